@@ -1,0 +1,141 @@
+"""CRAB attention (learnable mask + AbsAct), its ablations, and the DeCoP compression."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+ABSACT_EPS = 1e-4
+ABSACT_DELTA = 1e-8
+
+
+def abs_act(scores: torch.Tensor) -> torch.Tensor:
+    """AbsAct: signed row-wise normalisation by the absolute sum, replacing softmax.
+
+    ``AbsAct(a)_ij = (a_ij + 1e-4) / (sum_k |a_ik + 1e-4| + 1e-8)`` along the last axis.
+    Every row has L1 norm below one, so the Frobenius norm of an N-row matrix is at most
+    sqrt(N) (the paper's App. A.1), and the result is invariant to positive scaling of the
+    scores up to the two stabilisers (App. A.2).
+    """
+    shifted = scores + ABSACT_EPS
+    return shifted / (shifted.abs().sum(dim=-1, keepdim=True) + ABSACT_DELTA)
+
+
+def _split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """(B, L, H*d) -> (B, H, L, d)."""
+    b, length, _ = x.shape
+    return x.view(b, length, n_heads, -1).transpose(1, 2)
+
+
+def _merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """(B, H, L, d) -> (B, L, H*d)."""
+    b, h, length, d = x.shape
+    return x.transpose(1, 2).reshape(b, length, h * d)
+
+
+class CRABAttention(nn.Module):
+    """Full N x N attention: CRAB, or one of its ablations.
+
+    CRAB (``use_mask=True, activation="absact"``) per sample and head::
+
+        S  = Q K^T                       (no 1/sqrt(d): AbsAct is scale invariant)
+        A+ = S - min(S)                  (min over this sample's and head's N x N scores)
+        W  = AbsAct(M o A+)              (M: learnable H x N x N mask, He-normal init)
+        O  = dropout(W) V
+
+    ``use_mask=False`` drops the shift and the mask (``W = AbsAct(S)``);
+    ``activation="softmax"`` scales by 1/sqrt(d) and uses softmax instead of AbsAct, so both
+    switches together give vanilla attention.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        seq_len: int,
+        attn_dropout: float = 0.0,
+        use_mask: bool = True,
+        activation: str = "absact",
+    ) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        self.activation = activation
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+        self.attn_dropout = nn.Dropout(attn_dropout)
+        self.scale = 1.0 / math.sqrt(d_model // n_heads) if activation == "softmax" else 1.0
+        if use_mask:
+            he_std = math.sqrt(2.0 / seq_len)
+            self.mask = nn.Parameter(torch.randn(n_heads, seq_len, seq_len) * he_std)
+        else:
+            self.register_parameter("mask", None)
+
+    def attention_weights(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The (B, H, N, N) attention weights before dropout, and V as (B, H, N, d)."""
+        q = _split_heads(self.q_proj(x), self.n_heads)
+        k = _split_heads(self.k_proj(x), self.n_heads)
+        v = _split_heads(self.v_proj(x), self.n_heads)
+        scores = (q @ k.transpose(-2, -1)) * self.scale
+        if self.mask is not None:
+            # Per-sample, per-head shift: a batch-wide min would couple samples of a batch.
+            scores = self.mask * (scores - scores.amin(dim=(-2, -1), keepdim=True))
+        if self.activation == "softmax":
+            return scores.softmax(dim=-1), v
+        return abs_act(scores), v
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weights, v = self.attention_weights(x)
+        return self.out_proj(_merge_heads(self.attn_dropout(weights) @ v))
+
+
+class DeCoPAttention(nn.Module):
+    """CRAB with the Dependency Compression Plugin: N x k attention, never N x N.
+
+    Per head h, with a learnable compressor C_h in R^{N x k} (He-normal init)::
+
+        A_c = Q_h (K_h^T C_h)            (equals (Q_h K_h^T) C_h by associativity)
+        V   = W_v X                      (W_v: Linear over the token axis, N -> k)
+        O_h = dropout(AbsAct(A_c)) V_h   (V split into heads along the feature axis)
+
+    There is no mask and no min-shift: A_c has lost the pairwise token structure.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        seq_len: int,
+        k: int,
+        attn_dropout: float = 0.0,
+        activation: str = "absact",
+    ) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        self.activation = activation
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.token_compressor = nn.Linear(seq_len, k)  # W_v in R^{k x N}, along tokens
+        self.out_proj = nn.Linear(d_model, d_model)
+        self.attn_dropout = nn.Dropout(attn_dropout)
+        self.scale = 1.0 / math.sqrt(d_model // n_heads) if activation == "softmax" else 1.0
+        self.compressor = nn.Parameter(torch.randn(seq_len, n_heads, k) * math.sqrt(2.0 / seq_len))
+
+    def attention_weights(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The (B, H, N, k) compressed attention weights before dropout, and V as (B, H, k, d)."""
+        q = _split_heads(self.q_proj(x), self.n_heads)
+        k = _split_heads(self.k_proj(x), self.n_heads)
+        key_summary = torch.einsum("bhnd,nhk->bhdk", k, self.compressor)  # K^T C: (B, H, d, k)
+        scores = (q @ key_summary) * self.scale
+        # (B, N, D) -> (B, D, N) -> (B, D, k) -> (B, k, D) -> heads (B, H, k, d)
+        v = _split_heads(self.token_compressor(x.transpose(1, 2)).transpose(1, 2), self.n_heads)
+        if self.activation == "softmax":
+            return scores.softmax(dim=-1), v
+        return abs_act(scores), v
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weights, v = self.attention_weights(x)
+        return self.out_proj(_merge_heads(self.attn_dropout(weights) @ v))

@@ -1,0 +1,223 @@
+"""Typed configuration of the XCTFormer network, with validation and the memory guard."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+MIXINGS = ("full", "time", "channel")
+ACTIVATIONS = ("absact", "softmax")
+
+#: The paper's rule (App. C): DeCoP replaces full CRAB above this many channels.
+DECOP_CHANNEL_THRESHOLD = 60
+
+#: Default bound for one sample's full-CRAB attention memory (see ``attention_memory_bytes``).
+#: It admits every full-CRAB configuration of the paper (the largest, weather imputation with
+#: N = 2688 tokens, needs about 0.8 GB) and rejects e.g. Traffic without DeCoP (about 46 GB).
+DEFAULT_MAX_ATTENTION_BYTES = 4 * 1024**3
+
+# N x N float32 tensors kept per layer and sample during training: scores, shifted scores,
+# masked scores, AbsAct weights, dropped-out weights.
+_ACTIVATIONS_PER_LAYER = 5
+# Copies of the mask M held during training with Adam: the weights, the gradient, two moments.
+_MASK_COPIES = 4
+_FLOAT_BYTES = 4
+
+# The ablations of the paper's Sec. 5 / App. E, as field overrides.
+ABLATIONS: dict[str, dict] = {
+    "no_mask": {"use_mask": False},
+    "softmax": {"activation": "softmax"},
+    "vanilla": {"use_mask": False, "activation": "softmax", "decop_k": None},
+    "time": {"mixing": "time"},
+    "channel": {"mixing": "channel"},
+}
+
+
+def patch_count(seq_len: int, patch_len: int, stride: int) -> int:
+    """Number of patches per channel after padding the end of the window by ``stride``."""
+    return (seq_len - patch_len) // stride + 2
+
+
+def auto_decop_k(n_channels: int, k: int = 64) -> Optional[int]:
+    """The paper's rule: full CRAB up to 60 channels, DeCoP with ``k`` columns above."""
+    return k if n_channels > DECOP_CHANNEL_THRESHOLD else None
+
+
+def _format_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class XCTFormerConfig:
+    """Hyperparameters of :class:`~xct_estimators.nn.XCTFormerNet`.
+
+    Parameters
+    ----------
+    seq_len
+        Length of the input window (look-back length).
+    n_channels
+        Number of channels (variates) in the input window.
+    out_len
+        Length of the output: the horizon for forecasting, ``seq_len`` for reconstruction.
+    patch_len, stride
+        Patch length and stride of the tokenizer (the paper uses ``stride = patch_len / 2``).
+    d_model, n_heads, d_ff, e_layers
+        Token width, attention heads, feed-forward width and number of encoder layers.
+        ``d_model`` must be divisible by ``n_heads``.
+    dropout
+        Dropout on the patch tokens (after the positional embedding).
+    fc_dropout
+        Dropout on the attention output (before its residual) and inside the feed-forward block.
+    attn_dropout
+        Dropout on the attention weights (after AbsAct, before they multiply V).
+    head_dropout
+        Dropout on the flattened tokens in the output head.
+    decop_k
+        ``None`` for full CRAB attention; an integer ``k`` compresses the N x N attention to
+        N x k with DeCoP (no learnable mask then).
+    use_mask
+        Ablation switch: ``False`` removes the learnable mask (and the min-shift it needs).
+    activation
+        ``"absact"`` (the paper) or ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)).
+    mixing
+        ``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own
+        channel, as PatchTST) or ``"channel"`` (only to tokens of its own patch index, as
+        iTransformer-like channel mixing).
+    max_attention_bytes
+        Bound on the estimated memory of one sample's full CRAB attention; above it the
+        config is rejected with a suggestion to set ``decop_k``. ``None`` disables the guard.
+    """
+
+    seq_len: int
+    n_channels: int
+    out_len: int
+    patch_len: int = 16
+    stride: int = 8
+    d_model: int = 16
+    n_heads: int = 1
+    d_ff: int = 32
+    e_layers: int = 1
+    dropout: float = 0.1
+    fc_dropout: float = 0.05
+    attn_dropout: float = 0.5
+    head_dropout: float = 0.0
+    decop_k: Optional[int] = None
+    use_mask: bool = True
+    activation: Literal["absact", "softmax"] = "absact"
+    mixing: Literal["full", "time", "channel"] = "full"
+    max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES
+
+    def __post_init__(self) -> None:
+        for name in (
+            "seq_len",
+            "n_channels",
+            "out_len",
+            "patch_len",
+            "stride",
+            "d_model",
+            "n_heads",
+            "d_ff",
+            "e_layers",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        if self.patch_len > self.seq_len:
+            raise ValueError(
+                f"patch_len={self.patch_len} is longer than seq_len={self.seq_len}: "
+                "use a shorter patch_len or a longer input window."
+            )
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: "
+                "each head gets d_model / n_heads features."
+            )
+        for name in ("dropout", "fc_dropout", "attn_dropout", "head_dropout"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ValueError(f"{name} must be in [0, 1), got {value!r}.")
+        if self.decop_k is not None and (
+            isinstance(self.decop_k, bool) or not isinstance(self.decop_k, int) or self.decop_k < 1
+        ):
+            raise ValueError(
+                f"decop_k must be None (full CRAB) or a positive integer, got {self.decop_k!r}."
+            )
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}.")
+        if self.mixing not in MIXINGS:
+            raise ValueError(f"mixing must be one of {MIXINGS}, got {self.mixing!r}.")
+        if self.decop_k is not None and not self.use_mask:
+            raise ValueError(
+                "use_mask=False has no effect with DeCoP (decop_k is set), which never uses "
+                "the learnable mask: leave use_mask=True or set decop_k=None."
+            )
+        self._check_attention_memory()
+
+    # -- derived sizes -------------------------------------------------------------------
+    @property
+    def patch_num(self) -> int:
+        """Patches per channel: ``(seq_len - patch_len) // stride + 2``."""
+        return patch_count(self.seq_len, self.patch_len, self.stride)
+
+    @property
+    def n_tokens(self) -> int:
+        """Tokens in the flattened (patch, channel) sequence: ``patch_num * n_channels``."""
+        return self.patch_num * self.n_channels
+
+    @property
+    def attention_len(self) -> int:
+        """Length of the sequences attention runs over (depends on ``mixing``)."""
+        return {"full": self.n_tokens, "time": self.patch_num, "channel": self.n_channels}[
+            self.mixing
+        ]
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    def attention_memory_bytes(self, batch_size: int = 1) -> int:
+        """Estimated bytes of full CRAB's N x N tensors for training on ``batch_size`` samples.
+
+        Counts, per layer, the ``batch_size x n_heads x N^2`` score-shaped activations kept
+        for the backward pass and the ``n_heads x N^2`` mask with its gradient and Adam
+        moments (float32). Returns 0 with DeCoP, which never forms an N x N tensor.
+        """
+        if self.decop_k is not None:
+            return 0
+        groups = self.n_tokens // self.attention_len  # sequences per sample under `mixing`
+        square = self.n_heads * self.attention_len**2
+        per_layer = batch_size * groups * square * _ACTIVATIONS_PER_LAYER
+        if self.use_mask:
+            per_layer += square * _MASK_COPIES
+        return self.e_layers * per_layer * _FLOAT_BYTES
+
+    def _check_attention_memory(self) -> None:
+        if self.max_attention_bytes is None:
+            return
+        needed = self.attention_memory_bytes()
+        if needed > self.max_attention_bytes:
+            raise ValueError(
+                f"Too many tokens for full CRAB attention: N = {self.n_tokens} tokens "
+                f"({self.n_channels} channels x {self.patch_num} patches) need about "
+                f"{_format_bytes(needed)} for one training sample's N x N scores and mask, "
+                f"above max_attention_bytes = {_format_bytes(self.max_attention_bytes)}. "
+                f"Set decop_k (e.g. decop_k=64) to compress the attention to N x k with DeCoP "
+                f"(the paper uses DeCoP above {DECOP_CHANNEL_THRESHOLD} channels), use fewer "
+                "channels or a larger patch_len/stride, or raise max_attention_bytes."
+            )
+
+    # -- helpers -------------------------------------------------------------------------
+    def replace(self, **changes) -> XCTFormerConfig:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def ablation(self, name: str) -> XCTFormerConfig:
+        """This config with one of the paper's ablations applied (see ``ABLATIONS``)."""
+        if name not in ABLATIONS:
+            raise ValueError(f"Unknown ablation {name!r}; choose one of {sorted(ABLATIONS)}.")
+        return self.replace(**ABLATIONS[name])

@@ -1,0 +1,190 @@
+"""The paper's hyperparameters (App. B, Table "Hyperparameter settings"), per task and dataset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .config import XCTFormerConfig
+
+TASKS = ("forecast", "impute", "anomaly")
+
+#: Input window of each task in the paper: forecasting look-back 96 (TimesNet setup),
+#: imputation 1024 (TimeMixer++ setup), anomaly detection 100.
+TASK_SEQ_LEN = {"forecast": 96, "impute": 1024, "anomaly": 100}
+
+#: Channels of each benchmark dataset.
+DATASET_CHANNELS = {
+    "ETTh1": 7,
+    "ETTh2": 7,
+    "ETTm1": 7,
+    "ETTm2": 7,
+    "Weather": 21,
+    "ECL": 321,
+    "Traffic": 862,
+    "MSL": 55,
+    "PSM": 25,
+    "SMAP": 25,
+    "SMD": 38,
+    "SWaT": 51,
+}
+
+_ALIASES = {"electricity": "ECL"}
+
+
+@dataclass(frozen=True)
+class XCTFormerPreset:
+    """One row of the paper's hyperparameter table: architecture plus training recipe."""
+
+    task: str
+    dataset: str
+    patch_len: int
+    stride: int
+    e_layers: int
+    n_heads: int
+    d_model: int
+    d_ff: int
+    dropout: float
+    fc_dropout: float
+    attn_dropout: float
+    decop_k: Optional[int]
+    batch_size: int
+    learning_rate: float
+    epochs: int
+
+    @property
+    def n_channels(self) -> int:
+        return DATASET_CHANNELS[self.dataset]
+
+    @property
+    def seq_len(self) -> int:
+        return TASK_SEQ_LEN[self.task]
+
+    def architecture(self) -> dict:
+        """The network hyperparameters, as keyword arguments of :class:`XCTFormerConfig`."""
+        return {
+            "patch_len": self.patch_len,
+            "stride": self.stride,
+            "e_layers": self.e_layers,
+            "n_heads": self.n_heads,
+            "d_model": self.d_model,
+            "d_ff": self.d_ff,
+            "dropout": self.dropout,
+            "fc_dropout": self.fc_dropout,
+            "attn_dropout": self.attn_dropout,
+            "decop_k": self.decop_k,
+        }
+
+    def config(self, out_len: Optional[int] = None, **overrides) -> XCTFormerConfig:
+        """An :class:`XCTFormerConfig` for this row.
+
+        ``seq_len`` and ``n_channels`` default to the paper's setting for the task and
+        dataset; ``out_len`` defaults to ``seq_len`` (reconstruction) and is required for
+        forecasting. ``overrides`` replace any field.
+        """
+        if out_len is None:
+            if self.task == "forecast":
+                raise ValueError("A forecasting preset needs out_len (the horizon, e.g. 96).")
+            out_len = overrides.get("seq_len", self.seq_len)
+        fields = {"seq_len": self.seq_len, "n_channels": self.n_channels, "out_len": out_len}
+        fields.update(self.architecture())
+        fields.update(overrides)
+        return XCTFormerConfig(**fields)
+
+
+def _row(
+    task,
+    dataset,
+    patch_len,
+    stride,
+    e_layers,
+    n_heads,
+    d_model,
+    d_ff,
+    dropout,
+    fc_dropout,
+    attn_dropout,
+    k,
+    batch_size,
+    lr,
+    epochs,
+) -> XCTFormerPreset:
+    return XCTFormerPreset(
+        task,
+        dataset,
+        patch_len,
+        stride,
+        e_layers,
+        n_heads,
+        d_model,
+        d_ff,
+        dropout,
+        fc_dropout,
+        attn_dropout,
+        k,
+        batch_size,
+        lr,
+        epochs,
+    )
+
+
+# fmt: off
+_PRESETS = [
+    #                dataset  patch stride layers heads d_model d_ff drop  fc    attn  k    batch lr      epochs
+    _row("forecast", "ETTh1",   16,  8,    1,     1,    8,      16,  0.2,  0.3,  0.6,  None, 32,  0.001,  10),
+    _row("forecast", "ETTh2",   16,  8,    3,     1,    30,     60,  0.1,  0.2,  0.8,  None, 32,  0.01,   10),
+    _row("forecast", "ETTm1",   16,  8,    2,     4,    32,     64,  0.1,  0.05, 0.8,  None, 32,  0.005,  10),
+    _row("forecast", "ETTm2",   16,  8,    1,     1,    224,    448, 0.1,  0.05, 0.8,  None, 32,  0.005,  10),
+    _row("forecast", "Weather", 16,  8,    3,     2,    248,    496, 0.1,  0.05, 0.8,  None, 32,  0.0005, 10),
+    _row("forecast", "Traffic", 16,  8,    3,     4,    248,    496, 0.1,  0.05, 0.6,  192,  8,   0.001,  10),
+    _row("forecast", "ECL",     16,  8,    3,     1,    248,    496, 0.1,  0.05, 0.5,  64,   32,  0.005,  10),
+    _row("impute",   "ETTh1",   16,  8,    2,     1,    64,     128, 0.1,  0.05, 0.5,  None, 32,  0.01,   10),
+    _row("impute",   "ETTh2",   64,  32,   3,     1,    160,    320, 0.1,  0.05, 0.3,  None, 32,  0.005,  10),
+    _row("impute",   "ETTm1",   16,  8,    3,     4,    96,     192, 0.1,  0.05, 0.1,  None, 32,  0.005,  10),
+    _row("impute",   "ETTm2",   16,  8,    2,     1,    128,    256, 0.1,  0.05, 0.5,  None, 32,  0.001,  10),
+    _row("impute",   "Weather", 16,  8,    3,     1,    192,    384, 0.1,  0.05, 0.8,  None, 32,  0.001,  10),
+    _row("impute",   "ECL",     64,  32,   2,     2,    192,    384, 0.1,  0.05, 0.7,  128,  32,  0.005,  10),
+    _row("anomaly",  "MSL",     16,  8,    2,     4,    256,    512, 0.1,  0.05, 0.7,  None, 128, 0.01,   10),
+    _row("anomaly",  "PSM",     16,  8,    2,     1,    256,    512, 0.1,  0.05, 0.8,  None, 128, 0.001,  10),
+    _row("anomaly",  "SMAP",    16,  8,    3,     1,    256,    128, 0.1,  0.05, 0.3,  None, 128, 0.005,  10),
+    _row("anomaly",  "SMD",     16,  8,    2,     1,    168,    336, 0.1,  0.05, 0.3,  None, 128, 0.001,  10),
+    _row("anomaly",  "SWaT",    16,  8,    1,     2,    216,    432, 0.1,  0.05, 0.4,  None, 128, 0.0005, 10),
+]
+# fmt: on
+
+PRESETS: dict[tuple[str, str], XCTFormerPreset] = {(p.task, p.dataset): p for p in _PRESETS}
+
+
+def _canonical_dataset(dataset: str) -> str:
+    key = dataset.lower()
+    key = _ALIASES.get(key, key)
+    for name in DATASET_CHANNELS:
+        if name.lower() == key.lower():
+            return name
+    raise ValueError(
+        f"Unknown dataset {dataset!r}: the paper has presets for "
+        f"{', '.join(DATASET_CHANNELS)} (also 'Electricity' for ECL)."
+    )
+
+
+def get_preset(dataset: str, task: str = "forecast") -> XCTFormerPreset:
+    """The paper's row for ``dataset`` (case-insensitive) and ``task``.
+
+    ``task`` is one of ``"forecast"``, ``"impute"``, ``"anomaly"``.
+    """
+    if task not in TASKS:
+        raise ValueError(f"Unknown task {task!r}; choose one of {TASKS}.")
+    name = _canonical_dataset(dataset)
+    try:
+        return PRESETS[(task, name)]
+    except KeyError:
+        have = [d for (t, d) in PRESETS if t == task]
+        raise ValueError(
+            f"The paper has no {task!r} preset for {name}; {task!r} presets exist for "
+            f"{', '.join(have)}."
+        ) from None
+
+
+def list_presets(task: Optional[str] = None) -> list[XCTFormerPreset]:
+    """All presets, or those of one task, in the paper's table order."""
+    return [p for p in _PRESETS if task is None or p.task == task]
