@@ -1,3 +1,26 @@
-"""XCTFormer for Darts and sktime."""
+"""XCTFormer for Darts and sktime.
+
+The estimators are imported lazily, so ``import xct_estimators.nn`` stays free of Darts
+and sktime.
+"""
+
+from importlib import import_module
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "XCTFormerModel": "xct_estimators.forecasting",
+    "KeepBestValidationWeights": "xct_estimators.forecasting",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'xct_estimators' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

@@ -99,3 +99,15 @@ def test_vanilla_switches_give_scaled_softmax_attention():
     key = layer.k_proj(x).view(2, 10, 2, 4).transpose(1, 2)
     expected = torch.softmax(q @ key.transpose(-2, -1) / 2.0, dim=-1)
     torch.testing.assert_close(weights, expected)
+
+
+def test_weight_dropout_keeps_expected_share_and_scales():
+    from xct_estimators.nn.attention import WeightDropout
+
+    drop = WeightDropout(0.6)
+    x = torch.ones(200, 300)
+    y = drop(x)
+    kept = y != 0
+    assert abs(kept.float().mean().item() - 0.4) < 0.01
+    torch.testing.assert_close(y[kept], torch.full_like(y[kept], 1 / 0.4))
+    assert torch.equal(drop.eval()(x), x)

@@ -206,3 +206,12 @@ def test_wrong_input_shape_is_a_clear_error():
     net = XCTFormerNet(small_config())
     with pytest.raises(ValueError, match=r"n_channels=3\), got \(2, 48, 4\)"):
         net(torch.randn(2, 48, 4))
+
+
+def test_n_outputs_decodes_the_leading_channels_only():
+    net = XCTFormerNet(small_config()).eval()
+    x = torch.randn(2, 48, 3)
+    with torch.no_grad():
+        full, first_two = net(x), net(x, n_outputs=2)
+    assert first_two.shape == (2, 24, 2)
+    torch.testing.assert_close(first_two, full[..., :2])

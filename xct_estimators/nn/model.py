@@ -21,11 +21,12 @@ class FlattenHead(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.linear = nn.Linear(patch_num * d_model, out_len)
 
-    def forward(self, tokens: torch.Tensor, n_channels: int) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, n_channels: int, n_outputs: int) -> torch.Tensor:
         b, n, d = tokens.shape
         per_channel = tokens.view(b, n // n_channels, n_channels, d).transpose(1, 2)  # B,C,P,D
-        out = self.linear(self.dropout(per_channel.flatten(start_dim=2)))  # (B, C, out_len)
-        return out.transpose(1, 2)  # (B, out_len, C)
+        per_channel = per_channel[:, :n_outputs]  # decode only the channels asked for
+        out = self.linear(self.dropout(per_channel.flatten(start_dim=2)))  # (B, C_out, out_len)
+        return out.transpose(1, 2)  # (B, out_len, C_out)
 
 
 class XCTFormerNet(nn.Module):
@@ -37,6 +38,9 @@ class XCTFormerNet(nn.Module):
     shape as ``x``, true/1 = observed), the statistics use observed points only and
     unobserved inputs are set to zero after normalisation (the imputation setting);
     unobserved inputs may then be NaN.
+
+    ``n_outputs`` decodes only the first ``n_outputs`` channels (e.g. the targets, when the
+    remaining channels are covariates that every token may attend to but nobody forecasts).
     """
 
     def __init__(self, config: XCTFormerConfig):
@@ -50,14 +54,20 @@ class XCTFormerNet(nn.Module):
             config.patch_num, config.d_model, config.out_len, config.head_dropout
         )
 
-    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
+        n_outputs: Optional[int] = None,
+    ) -> torch.Tensor:
         self._check_input(x, mask)
+        n_outputs = self.config.n_channels if n_outputs is None else n_outputs
         mean, std = instance_stats(x, mask)
         x = (x - mean) / std
         if mask is not None:
             x = torch.where(mask.bool(), x, 0.0)
-        out = self.head(self.encoder(self.tokenizer(x)), self.config.n_channels)
-        return out * std + mean
+        out = self.head(self.encoder(self.tokenizer(x)), self.config.n_channels, n_outputs)
+        return out * std[..., :n_outputs] + mean[..., :n_outputs]
 
     def _check_input(self, x: torch.Tensor, mask: Optional[torch.Tensor]) -> None:
         c = self.config

@@ -1,0 +1,520 @@
+"""
+XCTFormer for Darts
+-------------------
+
+:class:`XCTFormerModel`, a Darts ``PastCovariatesTorchModel`` on :class:`~xct_estimators.nn.XCTFormerNet`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal, Optional, Union
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from darts import TimeSeries
+from darts.models.forecasting.pl_forecasting_module import PLForecastingModule, io_processor
+from darts.models.forecasting.torch_forecasting_model import PastCovariatesTorchModel
+from darts.utils.data.torch_datasets.utils import (
+    PLModuleInput,
+    PLModuleOutput,
+    TorchTrainingSample,
+)
+from darts.utils.likelihood_models.torch import QuantileRegression
+from darts.utils.serialization import add_safe_globals
+from torch import nn
+
+from .nn import (
+    DEFAULT_MAX_ATTENTION_BYTES,
+    XCTFormerConfig,
+    XCTFormerNet,
+    auto_decop_k,
+    get_preset,
+)
+
+DecopK = Union[int, Literal["auto"], None]
+
+#: The paper's OneCycleLR warm-up share (App. B).
+PAPER_PCT_START = 0.4
+
+
+class _XCTFormerModule(PLForecastingModule):
+    """Lightning module: the past target and past covariates become channels of one network.
+
+    The network decodes only the target channels; for a likelihood its head emits
+    ``output_chunk_length * nr_params`` values per target channel.
+    """
+
+    def __init__(self, network: dict[str, Any], n_targets: int, nr_params: int, **kwargs):
+        super().__init__(**kwargs)
+        self.network_params = network
+        self.n_target_channels = n_targets
+        self.nr_params = nr_params
+        self.net = XCTFormerNet(XCTFormerConfig(**network))
+
+    @io_processor
+    def forward(self, x_in: PLModuleInput) -> PLModuleOutput:
+        x = x_in.concatenate_past_features()  # (B, L, targets + past covariates)
+        y = self.net(x, n_outputs=self.n_target_channels)  # (B, T * nr_params, targets)
+        b = y.shape[0]
+        y = y.view(b, self.output_chunk_length, self.nr_params, self.n_target_channels)
+        return PLModuleOutput(prediction=y.transpose(2, 3))  # (B, T, targets, nr_params)
+
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        # Darts' batches are CPU tensors already; Lightning's generic walk over the batch
+        # dataclass costs about as much as a small model's forward pass.
+        if device.type == "cpu":
+            return batch
+        return super().transfer_batch_to_device(batch, device, dataloader_idx)
+
+    def configure_optimizers(self):
+        # OneCycleLR needs the run's total step count, known only once the trainer exists:
+        # fill it in unless the user gave total_steps or steps_per_epoch.
+        kwargs = self.lr_scheduler_kwargs
+        if (
+            self.lr_scheduler_cls is torch.optim.lr_scheduler.OneCycleLR
+            and not {"total_steps", "steps_per_epoch"} & kwargs.keys()
+            and self._trainer is not None
+        ):
+            self.lr_scheduler_kwargs = {
+                **kwargs,
+                "total_steps": int(self.trainer.estimated_stepping_batches),
+            }
+            try:
+                return super().configure_optimizers()
+            finally:
+                self.lr_scheduler_kwargs = kwargs
+        return super().configure_optimizers()
+
+
+class KeepBestValidationWeights(pl.Callback):
+    """Restore the weights of the epoch with the lowest validation loss when fitting ends.
+
+    The paper's recipe: train a fixed number of epochs without early stopping and keep the
+    best-validation checkpoint. This callback does it in memory (no checkpoint files); it
+    does nothing when no validation set is given.
+    """
+
+    def __init__(self, monitor: str = "val_loss"):
+        self.monitor = monitor
+        self.best_score = math.inf
+        self.best_epoch: Optional[int] = None
+        self._best_state: Optional[dict[str, torch.Tensor]] = None
+
+    def on_fit_start(self, trainer, pl_module) -> None:
+        self.best_score, self.best_epoch, self._best_state = math.inf, None, None
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        if trainer.sanity_checking:
+            return
+        score = trainer.callback_metrics.get(self.monitor)
+        if score is not None and float(score) < self.best_score:
+            self.best_score = float(score)
+            self.best_epoch = trainer.current_epoch
+            self._best_state = {k: v.detach().clone() for k, v in pl_module.state_dict().items()}
+
+    def on_fit_end(self, trainer, pl_module) -> None:
+        if self._best_state is not None:
+            pl_module.load_state_dict(self._best_state)
+            self._best_state = None  # keep pickles of the model small
+
+
+class XCTFormerModel(PastCovariatesTorchModel):
+    def __init__(
+        self,
+        input_chunk_length: int,
+        output_chunk_length: int,
+        output_chunk_shift: int = 0,
+        patch_len: int = 16,
+        stride: int = 8,
+        d_model: int = 32,
+        n_heads: int = 2,
+        d_ff: int = 64,
+        e_layers: int = 2,
+        dropout: float = 0.1,
+        fc_dropout: float = 0.05,
+        attn_dropout: float = 0.5,
+        head_dropout: float = 0.0,
+        decop_k: DecopK = None,
+        use_mask: bool = True,
+        activation: Literal["absact", "softmax"] = "absact",
+        mixing: Literal["full", "time", "channel"] = "full",
+        max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
+        **kwargs,
+    ) -> None:
+        """XCTFormer: cross-channel and cross-time attention over patch tokens.
+
+        Every component of the target series and of the past covariates is cut into patches
+        (``patch_len`` long, every ``stride`` steps); all (patch, channel) tokens form one
+        sequence, and a stack of CRAB attention blocks models every cross-time and
+        cross-channel pair directly: a learnable non-boolean mask on min-shifted scores and
+        AbsAct, a signed row-wise absolute-sum normalisation, instead of softmax [1]_. For many
+        channels, DeCoP (``decop_k``) compresses the N x N attention to N x k. Each input
+        window is instance-normalised per channel inside the network; a per-channel linear head
+        forecasts the target components only.
+
+        The paper's settings: "M" (multivariate) is all columns as ``series``; "MS" is one
+        target column as ``series`` and the other columns as ``past_covariates``. Use
+        :meth:`from_preset` for the paper's hyperparameters and training recipe.
+
+        This model supports past covariates (known for ``input_chunk_length`` points before
+        prediction time) and probabilistic forecasting with
+        :class:`~darts.utils.likelihood_models.torch.QuantileRegression`.
+
+        Parameters
+        ----------
+        input_chunk_length
+            Number of time steps in the past to take as a model input (per chunk). Applies to the target
+            series and past covariates. Must be at least ``patch_len``.
+        output_chunk_length
+            Number of time steps predicted at once (per chunk) by the internal model. It is not the same as
+            forecast horizon `n` used in `predict()`, which is the desired number of prediction points
+            generated using either a one-shot- or autoregressive forecast. Setting `n <= output_chunk_length`
+            prevents auto-regression.
+        output_chunk_shift
+            Optionally, the number of steps to shift the start of the output chunk into the future (relative to
+            the input chunk end). This will create a gap between the input and output. Predictions will start
+            `output_chunk_shift` steps after the end of the target `series`. If `output_chunk_shift` is set, the
+            model cannot generate autoregressive predictions (`n > output_chunk_length`).
+        patch_len
+            Length of each patch (token) cut from every channel. Default: ``16``.
+        stride
+            Step between the starts of consecutive patches. Default: ``8``.
+        d_model
+            Width of every token. Must be divisible by ``n_heads``. Default: ``32``.
+        n_heads
+            Number of attention heads. Default: ``2``.
+        d_ff
+            Width of the hidden layer of each encoder layer's feed-forward block. Default: ``64``.
+        e_layers
+            Number of encoder layers. Default: ``2``.
+        dropout
+            Dropout on the patch tokens. Default: ``0.1``.
+        fc_dropout
+            Dropout on the attention output and inside the feed-forward block. Default: ``0.05``.
+        attn_dropout
+            Dropout on the attention weights. Default: ``0.5``.
+        head_dropout
+            Dropout before the linear output head. Default: ``0.0``.
+        decop_k
+            ``None`` for full CRAB attention over all N = channels x patches tokens; an integer ``k`` to
+            compress the attention to N x k with DeCoP; ``"auto"`` for the paper's rule (DeCoP with
+            ``k=64`` above 60 channels, counting target and past-covariate components). Default: ``None``.
+        use_mask
+            Ablation switch: ``False`` removes CRAB's learnable mask. Default: ``True``.
+        activation
+            ``"absact"`` (the paper) or ``"softmax"`` (ablation). Default: ``"absact"``.
+        mixing
+            ``"full"`` (every token attends to every token), ``"time"`` (only within its channel) or
+            ``"channel"`` (only within its patch index); the last two are the paper's ablations.
+            Default: ``"full"``.
+        max_attention_bytes
+            Bound on the estimated memory of one sample's full CRAB attention; above it, fitting raises
+            an error that suggests ``decop_k``. ``None`` disables the check. Default: 4 GiB.
+        **kwargs
+            Optional arguments to initialize the pytorch_lightning.Module, pytorch_lightning.Trainer, and
+            Darts' :class:`TorchForecastingModel`.
+
+        loss_fn
+            PyTorch loss function used for training.
+            This parameter will be ignored for probabilistic models if the ``likelihood`` parameter is specified.
+            Default: ``torch.nn.MSELoss()``.
+        likelihood
+            A :class:`~darts.utils.likelihood_models.torch.QuantileRegression` for probabilistic forecasts
+            (the network's instance normalisation is undone on every quantile). Default: ``None``.
+        torch_metrics
+            A torch metric or a ``MetricCollection`` used for evaluation. Default: ``None``.
+        optimizer_cls
+            The PyTorch optimizer class to be used. Default: ``torch.optim.Adam``.
+        optimizer_kwargs
+            Optionally, some keyword arguments for the PyTorch optimizer (e.g., ``{'lr': 1e-3}``). Default: ``None``.
+        lr_scheduler_cls
+            Optionally, the PyTorch learning rate scheduler class to be used. Specifying ``None`` corresponds
+            to using a constant learning rate. For ``torch.optim.lr_scheduler.OneCycleLR`` without
+            ``total_steps`` or ``steps_per_epoch``, the run's total number of steps is filled in at fit time.
+            Default: ``None``.
+        lr_scheduler_kwargs
+            Optionally, some keyword arguments for the PyTorch learning rate scheduler; ``"interval": "step"``
+            steps it after every batch. Default: ``None``.
+        use_reversible_instance_norm
+            Whether to apply Darts' `RINorm` to the target features as well. XCTFormer already normalises every
+            channel of each window inside the network, so this is rarely useful. Default: ``False``.
+        batch_size
+            Number of time series (input and output sequences) used in each training pass. Default: ``32``.
+        n_epochs
+            Number of epochs over which to train the model. Default: ``100``.
+        model_name
+            Name of the model. Used for creating checkpoints and saving tensorboard data. If not specified,
+            defaults to the following string ``"YYYY-mm-dd_HH_MM_SS_torch_model_run_PID"``.
+        work_dir
+            Path of the working directory, where to save checkpoints and tensorboard summaries.
+            Default: current working directory.
+        log_tensorboard
+            If set, use tensorboard to log the different parameters. Default: ``False``.
+        nr_epochs_val_period
+            Number of epochs to wait before evaluating the validation loss (if a validation
+            ``TimeSeries`` is passed to the :func:`fit()` method). Default: ``1``.
+        force_reset
+            If set to ``True``, any previously-existing model with the same name will be reset (all checkpoints will
+            be discarded). Default: ``False``.
+        save_checkpoints
+            Whether to automatically save the untrained model and checkpoints from training.
+            To load the model from checkpoint, call :func:`XCTFormerModel.load_from_checkpoint()`. Default: ``False``.
+        add_encoders
+            Past covariates generated from the time index (see Darts'
+            :class:`~darts.dataprocessing.encoders.SequentialEncoder`); each becomes a channel. Default: ``None``.
+        random_state
+            Controls the randomness of the weights initialization and reproducible forecasting.
+        pl_trainer_kwargs
+            Keyword arguments for the PyTorch Lightning trainer, e.g. ``{"accelerator": "gpu", "devices": [0]}``
+            to train on a GPU, or ``{"callbacks": [...]}``. Default: ``None``.
+        show_warnings
+            Whether to show warnings raised from PyTorch Lightning. Default: ``False``.
+        enable_finetuning
+            Enables model fine-tuning (see Darts' :class:`TorchForecastingModel`). Default: ``None``.
+
+        References
+        ----------
+        .. [1] XCTFormer: cross-channel, cross-time attention for multivariate time series
+               (``shared/paper/XCTFormer.tex``).
+
+        Examples
+        --------
+        >>> from darts.datasets import ETTh1Dataset
+        >>> from darts.dataprocessing.transformers import Scaler
+        >>> from xct_estimators import XCTFormerModel
+        >>> series = Scaler().fit_transform(ETTh1Dataset().load()[:2000].astype("float32"))
+        >>> model = XCTFormerModel(
+        ...     input_chunk_length=96, output_chunk_length=24, d_model=16, n_heads=2,
+        ...     d_ff=32, e_layers=1, n_epochs=2, random_state=42,
+        ... )
+        >>> model.fit(series)
+        >>> forecast = model.predict(24)
+        >>> forecast.shape
+        (24, 7, 1)
+        >>> # the paper's ETTh1 hyperparameters and training recipe
+        >>> model = XCTFormerModel.from_preset("ETTh1", output_chunk_length=96)
+        """
+        model_kwargs = {key: val for key, val in self.model_params.items()}
+        super().__init__(**self._extract_torch_model_params(**model_kwargs))
+        self.pl_module_params = self._extract_pl_module_params(**model_kwargs)
+
+        self.patch_len = patch_len
+        self.stride = stride
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.d_ff = d_ff
+        self.e_layers = e_layers
+        self.dropout = dropout
+        self.fc_dropout = fc_dropout
+        self.attn_dropout = attn_dropout
+        self.head_dropout = head_dropout
+        self.decop_k = decop_k
+        self.use_mask = use_mask
+        self.activation = activation
+        self.mixing = mixing
+        self.max_attention_bytes = max_attention_bytes
+
+        likelihood = self.pl_module_params.get("likelihood")
+        if likelihood is not None and not isinstance(likelihood, QuantileRegression):
+            raise ValueError(
+                f"XCTFormerModel supports likelihood=QuantileRegression(...), got "
+                f"{type(likelihood).__name__}: the network de-normalises its outputs per channel, "
+                "which is right for quantiles but not for distribution parameters such as a scale."
+            )
+        if decop_k is not None and decop_k != "auto":
+            if isinstance(decop_k, bool) or not isinstance(decop_k, int) or decop_k < 1:
+                raise ValueError(
+                    f"decop_k must be None, 'auto' or a positive integer, got {decop_k!r}."
+                )
+        # Validate the architecture now (channel count unknown yet) rather than at fit time.
+        self._network_config(n_channels=1, nr_params=1, decop_k=None, max_attention_bytes=None)
+
+    # -- network -------------------------------------------------------------------------
+    def _network_config(
+        self, n_channels: int, nr_params: int, decop_k: Optional[int], max_attention_bytes
+    ) -> XCTFormerConfig:
+        return XCTFormerConfig(
+            seq_len=self.input_chunk_length,
+            n_channels=n_channels,
+            out_len=self.output_chunk_length * nr_params,
+            patch_len=self.patch_len,
+            stride=self.stride,
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            d_ff=self.d_ff,
+            e_layers=self.e_layers,
+            dropout=self.dropout,
+            fc_dropout=self.fc_dropout,
+            attn_dropout=self.attn_dropout,
+            head_dropout=self.head_dropout,
+            decop_k=decop_k,
+            use_mask=self.use_mask,
+            activation=self.activation,
+            mixing=self.mixing,
+            max_attention_bytes=max_attention_bytes,
+        )
+
+    def _create_model(self, train_sample: TorchTrainingSample) -> nn.Module:
+        n_targets = train_sample.past_target.shape[1]
+        past_covariates = train_sample.past_covariates
+        n_covariates = past_covariates.shape[1] if past_covariates is not None else 0
+        n_channels = n_targets + n_covariates
+        decop_k = auto_decop_k(n_channels) if self.decop_k == "auto" else self.decop_k
+        nr_params = 1 if self.likelihood is None else self.likelihood.num_parameters
+        config = self._network_config(n_channels, nr_params, decop_k, self.max_attention_bytes)
+        return _XCTFormerModule(
+            network=config.__dict__.copy(),
+            n_targets=n_targets,
+            nr_params=nr_params,
+            **self.pl_module_params,
+        )
+
+    @property
+    def network(self) -> XCTFormerNet:
+        """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
+        if self.model is None:
+            raise ValueError("The model has not been fitted yet: call fit() first.")
+        return self.model.net
+
+    @property
+    def supports_multivariate(self) -> bool:
+        return True
+
+    # -- input checks --------------------------------------------------------------------
+    def fit(
+        self,
+        series,
+        past_covariates=None,
+        future_covariates=None,
+        val_series=None,
+        val_past_covariates=None,
+        val_future_covariates=None,
+        *args,
+        **kwargs,
+    ):
+        _check_finite(series, "series")
+        _check_finite(past_covariates, "past_covariates")
+        _check_finite(val_series, "val_series")
+        _check_finite(val_past_covariates, "val_past_covariates")
+        needed = self.input_chunk_length + self.output_chunk_length + self.output_chunk_shift
+        for name, group in (("series", series), ("val_series", val_series)):
+            for i, s in enumerate(_as_list(group)):
+                if len(s) < needed:
+                    where = f"{name}[{i}]" if isinstance(group, Sequence) else name
+                    raise ValueError(
+                        f"{where} has {len(s)} time steps, too short for one training sample of "
+                        f"XCTFormerModel: it needs at least input_chunk_length + "
+                        f"output_chunk_length + output_chunk_shift = {self.input_chunk_length} + "
+                        f"{self.output_chunk_length} + {self.output_chunk_shift} = {needed}. "
+                        "Use a longer series or shorter input/output chunks."
+                    )
+        return super().fit(
+            series,
+            past_covariates,
+            future_covariates,
+            val_series,
+            val_past_covariates,
+            val_future_covariates,
+            *args,
+            **kwargs,
+        )
+
+    def predict(
+        self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs
+    ):
+        _check_finite(series, "series")
+        _check_finite(past_covariates, "past_covariates")
+        if self.model is not None and series is not None:
+            expected = self.model.n_target_channels
+            for i, s in enumerate(_as_list(series)):
+                if s.n_components != expected:
+                    where = f"series[{i}]" if isinstance(series, Sequence) else "series"
+                    raise ValueError(
+                        f"{where} has {s.n_components} components, but XCTFormerModel was fitted "
+                        f"on series with {expected} components: predict with series of the same "
+                        "components as in fit (or refit the model)."
+                    )
+        return super().predict(n, series, past_covariates, future_covariates, *args, **kwargs)
+
+    # -- the paper's recipe --------------------------------------------------------------
+    @classmethod
+    def from_preset(
+        cls,
+        dataset: str,
+        output_chunk_length: int,
+        keep_best_val_weights: bool = True,
+        **overrides,
+    ) -> XCTFormerModel:
+        """An XCTFormerModel with the paper's hyperparameters and training recipe for ``dataset``.
+
+        The recipe (App. B): input length 96, the preset's architecture, batch size and epochs;
+        Adam with ``OneCycleLR`` (``max_lr`` = the preset's learning rate, ``pct_start=0.4``,
+        stepped after every batch, torch's defaults otherwise, so Adam's beta1 cycles between
+        0.95 and 0.85); MSE loss; no early stopping; with ``val_series`` given to ``fit``, the
+        weights of the epoch with the lowest validation MSE are kept
+        (:class:`KeepBestValidationWeights`). The paper reports MSE on standardised data: scale
+        the series (e.g. with Darts' ``Scaler`` fitted on the training split) before fitting.
+
+        Parameters
+        ----------
+        dataset
+            A forecasting row of the paper's table: ``"ETTh1"``, ``"ETTh2"``, ``"ETTm1"``, ``"ETTm2"``,
+            ``"Weather"``, ``"Traffic"``, ``"ECL"`` (or ``"Electricity"``).
+        output_chunk_length
+            The forecast horizon (the paper: 96, 192, 336, 720).
+        keep_best_val_weights
+            Whether to restore the best-validation epoch's weights after ``fit``. Default: ``True``.
+        **overrides
+            Any :class:`XCTFormerModel` argument, replacing the preset's value (``pl_trainer_kwargs``
+            is merged, its ``callbacks`` extended).
+        """
+        preset = get_preset(dataset, "forecast")
+        lr = overrides.pop("learning_rate", preset.learning_rate)
+        params: dict[str, Any] = dict(
+            input_chunk_length=preset.seq_len,
+            output_chunk_length=output_chunk_length,
+            **preset.architecture(),
+            batch_size=preset.batch_size,
+            n_epochs=preset.epochs,
+            optimizer_cls=torch.optim.Adam,
+            optimizer_kwargs={"lr": lr},
+            lr_scheduler_cls=torch.optim.lr_scheduler.OneCycleLR,
+            lr_scheduler_kwargs={"max_lr": lr, "pct_start": PAPER_PCT_START, "interval": "step"},
+            loss_fn=torch.nn.MSELoss(),
+        )
+        trainer_kwargs = dict(overrides.pop("pl_trainer_kwargs", None) or {})
+        callbacks = list(trainer_kwargs.get("callbacks", []))
+        if keep_best_val_weights:
+            callbacks.append(KeepBestValidationWeights())
+        trainer_kwargs["callbacks"] = callbacks
+        params["pl_trainer_kwargs"] = trainer_kwargs
+        params.update(overrides)
+        return cls(**params)
+
+
+def _as_list(series) -> list[TimeSeries]:
+    if series is None:
+        return []
+    return list(series) if isinstance(series, Sequence) else [series]
+
+
+def _check_finite(series, name: str) -> None:
+    for i, s in enumerate(_as_list(series)):
+        if not isinstance(s, TimeSeries):
+            continue  # Darts raises its own error for wrong types
+        values = s.values(copy=False)
+        if not np.isfinite(values).all():
+            kind = "NaN" if np.isnan(values).any() else "infinite"
+            where = f"{name}[{i}]" if isinstance(series, Sequence) else name
+            bad = int((~np.isfinite(values)).sum())
+            raise ValueError(
+                f"{where} contains {bad} {kind} value(s); XCTFormerModel needs finite values. "
+                "Fill missing values first, e.g. with darts.dataprocessing.transformers."
+                "MissingValuesFiller or xct_estimators.XCTFormerImputer, and remove infinities."
+            )
+
+
+add_safe_globals([XCTFormerModel, _XCTFormerModule, KeepBestValidationWeights])
