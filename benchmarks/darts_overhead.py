@@ -38,9 +38,7 @@ def synthetic(rows: int, channels: int, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     t = np.arange(rows)[:, None]
     periods = rng.uniform(8, 200, channels)
-    return (np.sin(2 * np.pi * t / periods) + 0.1 * rng.standard_normal((rows, channels))).astype(
-        np.float32
-    )
+    return (np.sin(2 * np.pi * t / periods) + 0.1 * rng.standard_normal((rows, channels))).astype(np.float32)
 
 
 def bare_epoch(net, windows: torch.Tensor, in_len: int, batch_size: int, lr: float) -> float:
@@ -115,10 +113,7 @@ def main() -> None:
         f"batch {batch_size}, {args.threads} threads, median of {args.repeats}"
     )
     print(f"{'':<34}{'Darts':>10}{'bare':>10}{'ratio':>8}")
-    print(
-        f"{'training epoch (s)':<34}{darts_epoch:>10.3f}{bare_epoch_s:>10.3f}"
-        f"{darts_epoch / bare_epoch_s:>8.2f}"
-    )
+    print(f"{'training epoch (s)':<34}{darts_epoch:>10.3f}{bare_epoch_s:>10.3f}{darts_epoch / bare_epoch_s:>8.2f}")
     print(
         f"{'  fit() call per epoch (s)':<34}{fit_total / args.repeats:>10.3f}{bare_epoch_s:>10.3f}"
         f"{fit_total / args.repeats / bare_epoch_s:>8.2f}"
@@ -126,9 +121,7 @@ def main() -> None:
 
     start_index = args.rows
     test_windows = torch.from_numpy(
-        np.lib.stride_tricks.sliding_window_view(
-            values[start_index - in_len :], in_len + out_len, axis=0
-        )
+        np.lib.stride_tricks.sliding_window_view(values[start_index - in_len :], in_len + out_len, axis=0)
         .transpose(0, 2, 1)
         .copy()
     )
@@ -148,10 +141,7 @@ def main() -> None:
         bare_hf.append(bare_inference(net, test_windows, in_len, batch_size))
     assert len(forecasts) == len(test_windows)
     d, b = statistics.median(darts_hf), statistics.median(bare_hf)
-    print(
-        f"{'historical_forecasts, ' + str(len(forecasts)) + ' windows (s)':<34}{d:>10.3f}"
-        f"{b:>10.3f}{d / b:>8.2f}"
-    )
+    print(f"{'historical_forecasts, ' + str(len(forecasts)) + ' windows (s)':<34}{d:>10.3f}{b:>10.3f}{d / b:>8.2f}")
 
 
 if __name__ == "__main__":

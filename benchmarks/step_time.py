@@ -37,10 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    print(
-        f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats}, "
-        f"horizon {args.horizon}"
-    )
+    print(f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats}, horizon {args.horizon}")
     print(f"{'preset':<8} {'batch':>5} {'params':>9} {'train ms/step':>14} {'infer ms/batch':>15}")
     for dataset in args.datasets.split(","):
         preset = get_preset(dataset, "forecast")
@@ -63,10 +60,7 @@ def main() -> None:
 
         train = median_ms(train_step, args.repeats)
         infer = median_ms(infer_step, args.repeats)
-        print(
-            f"{dataset:<8} {preset.batch_size:>5} {net.num_parameters():>9} "
-            f"{train:>14.2f} {infer:>15.2f}"
-        )
+        print(f"{dataset:<8} {preset.batch_size:>5} {net.num_parameters():>9} {train:>14.2f} {infer:>15.2f}")
 
 
 if __name__ == "__main__":

@@ -24,12 +24,22 @@ class Recorder(pl.Callback):
             self.history.append((float(trainer.callback_metrics["val_loss"]), state))
 
 
-def make_series(n=400, channels=3, seed=0, offset=0.0):
+def make_series(n=400, channels=3, seed=0, offset=0.0, noise=0.05):
     rng = np.random.default_rng(seed)
     t = np.arange(n)[:, None]
     periods = np.array([12.0, 17.0, 9.0, 23.0, 7.0, 13.0, 29.0][:channels])
-    values = np.sin(2 * np.pi * t / periods) + 0.05 * rng.standard_normal((n, channels)) + offset
+    values = np.sin(2 * np.pi * t / periods) + noise * rng.standard_normal((n, channels)) + offset
     return TimeSeries.from_values(values.astype(np.float32))
+
+
+class SpoilLastEpoch(pl.Callback):
+    """Wrecks the weights during the last epoch, so its validation loss is never the best."""
+
+    def on_train_batch_end(self, trainer, pl_module, *args):
+        if trainer.current_epoch == trainer.max_epochs - 1:
+            with torch.no_grad():
+                for p in pl_module.parameters():
+                    p.add_(torch.randn_like(p))
 
 
 def noise_series(n=600, channels=3):
@@ -117,21 +127,21 @@ def test_save_load_round_trip(small, tmp_path):
 
 def test_load_from_checkpoint_best_restores_best_epoch(small, tmp_path):
     recorder = Recorder()
-    series = noise_series()  # on noise the model overfits: val loss bottoms out early
+    series = noise_series()
     train, val = series[:400], series[400 - IN :]
     model = small(
-        n_epochs=6,
+        n_epochs=4,
         model_name="best",
         save_checkpoints=True,
         force_reset=True,
         optimizer_kwargs={"lr": 0.05},
-        pl_trainer_kwargs={"enable_progress_bar": False, "callbacks": [recorder]},
+        pl_trainer_kwargs={"enable_progress_bar": False, "callbacks": [recorder, SpoilLastEpoch()]},
     )
     model.fit(train, val_series=val)
     losses = [loss for loss, _ in recorder.history]
     best_epoch = int(np.argmin(losses))
-    assert best_epoch < len(losses) - 1, losses  # else "best" would equal "last"
-    with safe_globals([Recorder]):
+    assert best_epoch < len(losses) - 1, losses  # "best" differs from "last"
+    with safe_globals([Recorder, SpoilLastEpoch]):
         best = XCTFormerModel.load_from_checkpoint("best", work_dir=str(tmp_path), best=True)
     for name, value in recorder.history[best_epoch][1].items():
         torch.testing.assert_close(best.model.state_dict()[name], value)
@@ -141,9 +151,9 @@ def test_keep_best_validation_weights_restores_lowest_val_loss_epoch(small):
     recorder, keeper = Recorder(), KeepBestValidationWeights()
     series = noise_series()
     model = small(
-        n_epochs=6,
+        n_epochs=4,
         optimizer_kwargs={"lr": 0.05},
-        pl_trainer_kwargs={"enable_progress_bar": False, "callbacks": [recorder, keeper]},
+        pl_trainer_kwargs={"enable_progress_bar": False, "callbacks": [recorder, SpoilLastEpoch(), keeper]},
     )
     model.fit(series[:400], val_series=series[400 - IN :])
     losses = [loss for loss, _ in recorder.history]
@@ -177,9 +187,7 @@ def test_historical_forecasts_equal_direct_batched_forward(small):
     stacked = np.stack([f.values() for f in forecasts])
     np.testing.assert_allclose(stacked, direct, atol=1e-5, rtol=0)
 
-    errors = model.backtest(
-        series, historical_forecasts=forecasts, metric=mse, last_points_only=False
-    )
+    errors = model.backtest(series, historical_forecasts=forecasts, metric=mse, last_points_only=False)
     truth = windows(values, starts + IN, OUT)
     assert errors == pytest.approx(np.mean((direct - truth) ** 2), rel=1e-5)
 
@@ -210,16 +218,16 @@ def test_gridsearch_over_two_values(small, tmp_path):
 
 
 def test_quantile_regression_is_ordered_and_median_close_to_deterministic(small):
-    series = make_series(600, channels=2)
+    series = make_series(800, channels=2, noise=0.3)  # quantiles well apart
     deterministic = small(n_epochs=8, optimizer_kwargs={"lr": 0.01}).fit(series)
     quantiles = [0.1, 0.5, 0.9]
-    probabilistic = small(
-        n_epochs=8, optimizer_kwargs={"lr": 0.01}, likelihood=QuantileRegression(quantiles)
-    ).fit(series)
+    probabilistic = small(n_epochs=8, optimizer_kwargs={"lr": 0.01}, likelihood=QuantileRegression(quantiles)).fit(
+        series
+    )
     params = probabilistic.predict(OUT, predict_likelihood_parameters=True)
     assert params.n_components == 2 * 3
     q = params.values().reshape(OUT, 2, 3)
-    assert (q[..., 0] <= q[..., 1]).mean() > 0.9 and (q[..., 1] <= q[..., 2]).mean() > 0.9
+    assert (q[..., 0] < q[..., 1]).all() and (q[..., 1] < q[..., 2]).all()
     samples = probabilistic.predict(OUT, num_samples=200)
     assert samples.n_samples == 200
     median = q[..., 1]

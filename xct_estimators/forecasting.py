@@ -326,9 +326,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
             )
         if decop_k is not None and decop_k != "auto":
             if isinstance(decop_k, bool) or not isinstance(decop_k, int) or decop_k < 1:
-                raise ValueError(
-                    f"decop_k must be None, 'auto' or a positive integer, got {decop_k!r}."
-                )
+                raise ValueError(f"decop_k must be None, 'auto' or a positive integer, got {decop_k!r}.")
         # Validate the architecture now (channel count unknown yet) rather than at fit time.
         self._network_config(n_channels=1, nr_params=1, decop_k=None, max_attention_bytes=None)
 
@@ -422,9 +420,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
             **kwargs,
         )
 
-    def predict(
-        self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs
-    ):
+    def predict(self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs):
         _check_finite(series, "series")
         _check_finite(past_covariates, "past_covariates")
         if self.model is not None and series is not None:

@@ -144,9 +144,7 @@ class XCTFormerConfig:
         if self.decop_k is not None and (
             isinstance(self.decop_k, bool) or not isinstance(self.decop_k, int) or self.decop_k < 1
         ):
-            raise ValueError(
-                f"decop_k must be None (full CRAB) or a positive integer, got {self.decop_k!r}."
-            )
+            raise ValueError(f"decop_k must be None (full CRAB) or a positive integer, got {self.decop_k!r}.")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}.")
         if self.mixing not in MIXINGS:
@@ -172,9 +170,7 @@ class XCTFormerConfig:
     @property
     def attention_len(self) -> int:
         """Length of the sequences attention runs over (depends on ``mixing``)."""
-        return {"full": self.n_tokens, "time": self.patch_num, "channel": self.n_channels}[
-            self.mixing
-        ]
+        return {"full": self.n_tokens, "time": self.patch_num, "channel": self.n_channels}[self.mixing]
 
     @property
     def head_dim(self) -> int:

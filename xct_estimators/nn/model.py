@@ -50,9 +50,7 @@ class XCTFormerNet(nn.Module):
             config.patch_len, config.stride, config.patch_num, config.d_model, config.dropout
         )
         self.encoder = Encoder(config)
-        self.head = FlattenHead(
-            config.patch_num, config.d_model, config.out_len, config.head_dropout
-        )
+        self.head = FlattenHead(config.patch_num, config.d_model, config.out_len, config.head_dropout)
 
     def forward(
         self,
@@ -77,9 +75,7 @@ class XCTFormerNet(nn.Module):
                 f"n_channels={c.n_channels}), got {tuple(x.shape)}."
             )
         if mask is not None and mask.shape != x.shape:
-            raise ValueError(
-                f"mask must have the input's shape {tuple(x.shape)}, got {tuple(mask.shape)}."
-            )
+            raise ValueError(f"mask must have the input's shape {tuple(x.shape)}, got {tuple(mask.shape)}.")
 
     def num_parameters(self, trainable_only: bool = True) -> int:
         """Number of (trainable) parameters."""

@@ -9,9 +9,7 @@ import torch
 NORM_EPS = 1e-5
 
 
-def instance_stats(
-    x: torch.Tensor, observed: Optional[torch.Tensor] = None
-) -> tuple[torch.Tensor, torch.Tensor]:
+def instance_stats(x: torch.Tensor, observed: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean and std of (B, L, C) windows over L, each (B, 1, C); biased variance, eps in sqrt.
 
     With ``observed`` (same shape, true/1 where a value is observed) both statistics use the

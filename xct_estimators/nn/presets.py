@@ -180,8 +180,7 @@ def get_preset(dataset: str, task: str = "forecast") -> XCTFormerPreset:
     except KeyError:
         have = [d for (t, d) in PRESETS if t == task]
         raise ValueError(
-            f"The paper has no {task!r} preset for {name}; {task!r} presets exist for "
-            f"{', '.join(have)}."
+            f"The paper has no {task!r} preset for {name}; {task!r} presets exist for {', '.join(have)}."
         ) from None
 
 
