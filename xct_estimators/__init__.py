@@ -11,6 +11,10 @@ __version__ = "0.1.0"
 _LAZY = {
     "XCTFormerModel": "xct_estimators.forecasting",
     "KeepBestValidationWeights": "xct_estimators.forecasting",
+    "ReconstructionEngine": "xct_estimators.reconstruction",
+    "XCTFormerScorer": "xct_estimators.reconstruction",
+    "XCTFormerImputer": "xct_estimators.sktime",
+    "XCTFormerAnomalyDetector": "xct_estimators.sktime",
 }
 
 __all__ = sorted(_LAZY)

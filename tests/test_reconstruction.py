@@ -1,0 +1,138 @@
+import numpy as np
+import pandas as pd
+import pytest
+from darts import TimeSeries
+from darts.ad import QuantileDetector
+from sklearn.metrics import roc_auc_score
+
+from xct_estimators import ReconstructionEngine, XCTFormerAnomalyDetector, XCTFormerImputer, XCTFormerScorer
+
+FAST = dict(window_length=48, patch_len=8, stride=4, n_epochs=5, learning_rate=0.005, random_state=0,
+            progress_bar=False, accelerator="cpu")  # fmt: skip
+
+
+def mixed_sines(n, channels, seed=0, noise=0.02):
+    """Channels that are mixtures of a few shared fast sines: strong cross-channel structure."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    latent = np.stack([np.sin(2 * np.pi * t / 6.3), np.sin(2 * np.pi * t / 9.7 + 1), np.sin(2 * np.pi * t / 4.1)], 1)
+    return latent @ rng.normal(size=(3, channels)) + noise * rng.normal(size=(n, channels))
+
+
+def test_imputation_beats_linear_interpolation_and_keeps_observed_values():
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(mixed_sines(2000, 5), columns=list("abcde"))
+    missing = rng.random(X.shape) < 0.25
+    X_missing = X.mask(missing)
+    Xt = XCTFormerImputer(mask_rate=0.25, **FAST).fit_transform(X_missing)
+    assert Xt.index.equals(X.index) and list(Xt.columns) == list(X.columns)
+    assert not Xt.isna().any().any()
+    observed = ~missing
+    assert np.array_equal(Xt.to_numpy()[observed], X_missing.to_numpy()[observed])  # bit-identical
+    mse = ((Xt.to_numpy() - X.to_numpy())[missing] ** 2).mean()
+    linear = X_missing.interpolate(limit_direction="both").to_numpy()
+    mse_linear = ((linear - X.to_numpy())[missing] ** 2).mean()
+    assert mse <= 0.5 * mse_linear, (mse, mse_linear)
+
+
+def anomalous_test_series(seed=0):
+    """Training data, test data with injected spikes and level shifts, and the labels."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(3000)
+    latent = np.stack([np.sin(2 * np.pi * t / 12), np.sin(2 * np.pi * t / 31 + 1)], 1)
+    values = latent @ rng.normal(size=(2, 4)) + 0.05 * rng.normal(size=(3000, 4))
+    train, test = values[:2000].copy(), values[2000:].copy()
+    labels = np.zeros(len(test), bool)
+    events = []
+    for position in (100, 300, 550, 800):  # spikes
+        test[position, rng.integers(4)] += 4.0
+        labels[position] = True
+        events.append((position, position + 1))
+    for start, stop in ((420, 440), (900, 915)):  # level shifts
+        test[start:stop, 1] += 2.5
+        labels[start:stop] = True
+        events.append((start, stop))
+    return train, test, labels, events
+
+
+def test_scorer_ranks_spikes_and_level_shifts_and_quantile_detector_finds_them():
+    train, test, labels, events = anomalous_test_series()
+    scorer = XCTFormerScorer(**FAST).fit(TimeSeries.from_values(train))
+    scores = scorer.score(TimeSeries.from_values(test))
+    assert scores.n_components == 1 and len(scores) == len(test)
+    assert roc_auc_score(labels, scores.values().ravel()) >= 0.95
+    detector = QuantileDetector(high_quantile=0.97).fit(scorer.score(TimeSeries.from_values(train)))
+    flags = detector.detect(scores).values().ravel().astype(bool)
+    for start, stop in events:
+        assert flags[start:stop].any(), (start, stop)
+    assert flags.mean() < 0.35
+    per_component = XCTFormerScorer(component_wise=True, **FAST).fit(TimeSeries.from_values(train))
+    assert per_component.score(TimeSeries.from_values(test)).n_components == 4
+
+
+def test_scorer_works_with_darts_eval_metric():
+    train, test, labels, _ = anomalous_test_series()
+    scorer = XCTFormerScorer(**FAST).fit(TimeSeries.from_values(train))
+    anomalies = TimeSeries.from_values(labels.astype(float)[:, None])
+    auc = scorer.eval_metric(anomalies, TimeSeries.from_values(test), metric="AUC_ROC")
+    assert auc >= 0.95
+
+
+def test_detector_scores_and_predictions():
+    train, test, labels, events = anomalous_test_series()
+    detector = XCTFormerAnomalyDetector(alpha=0.03, **FAST).fit(pd.DataFrame(train))
+    scores = detector.transform_scores(pd.DataFrame(test))
+    assert scores.shape == (len(test), 1)
+    assert roc_auc_score(labels, scores["score"]) >= 0.95
+    flagged = detector.predict(pd.DataFrame(test))["ilocs"].to_numpy()
+    for start, stop in events:
+        assert ((flagged >= start) & (flagged < stop)).any(), (start, stop)
+    # the threshold is the (1 - alpha) quantile of train + test scores
+    everything = np.concatenate([detector.train_scores_, scores["score"].to_numpy()])
+    assert (scores["score"].to_numpy() > np.quantile(everything, 0.97)).sum() == len(flagged)
+    assert len(detector.predict_scores(pd.DataFrame(test))) == len(flagged)
+
+
+def test_reconstruction_averages_overlapping_windows_over_any_length():
+    engine = ReconstructionEngine(window_stride=10, **FAST).fit(mixed_sines(300, 3))
+    for length in (48, 49, 131):
+        out = engine.reconstruct(mixed_sines(length, 3, seed=2))
+        assert out.shape == (length, 3) and np.isfinite(out).all()
+
+
+@pytest.fixture(scope="module")
+def fitted_imputer():
+    return XCTFormerImputer(**{**FAST, "n_epochs": 1}).fit(pd.DataFrame(mixed_sines(200, 3)))
+
+
+def test_window_longer_than_series_is_a_clear_error():
+    with pytest.raises(ValueError, match="has 30 time steps, shorter than window_length=48"):
+        XCTFormerImputer(**FAST).fit(pd.DataFrame(mixed_sines(30, 2)))
+
+
+def test_all_nan_column_is_a_clear_error():
+    X = pd.DataFrame(mixed_sines(200, 3))
+    X[1] = np.nan
+    with pytest.raises(ValueError, match=r"Channel\(s\) \[1\] have no observed value"):
+        XCTFormerImputer(**FAST).fit(X)
+
+
+def test_inf_is_a_clear_error(fitted_imputer):
+    X = pd.DataFrame(mixed_sines(200, 3))
+    X.iloc[5, 0] = np.inf
+    with pytest.raises(ValueError, match="1 infinite value"):
+        fitted_imputer.transform(X)
+
+
+def test_fewer_channels_at_transform_is_a_clear_error(fitted_imputer):
+    with pytest.raises(ValueError, match="has 2 channels, but the model was fitted on 3"):
+        fitted_imputer.transform(pd.DataFrame(mixed_sines(200, 2)))
+
+
+def test_presets_give_the_paper_rows():
+    imputer = XCTFormerImputer.from_preset("ETTh2")
+    assert (imputer.window_length, imputer.patch_len, imputer.d_model, imputer.learning_rate) == (1024, 64, 160, 0.005)
+    detector = XCTFormerAnomalyDetector.from_preset("SMD")
+    assert (detector.window_length, detector.d_model, detector.alpha) == (100, 168, 0.005)
+    assert XCTFormerAnomalyDetector.from_preset("MSL").alpha == 0.01
+    assert XCTFormerScorer.from_preset("SMAP").engine.architecture["d_ff"] == 128

@@ -1,0 +1,1 @@
+"""Benchmarks: the paper's datasets, protocols, runners and reports."""
