@@ -14,6 +14,7 @@ _LAZY = {
     "ReconstructionEngine": "xct_estimators.reconstruction",
     "XCTFormerScorer": "xct_estimators.reconstruction",
     "XCTFormerImputer": "xct_estimators.sktime",
+    "XCTFormerForecaster": "xct_estimators.sktime",
     "XCTFormerAnomalyDetector": "xct_estimators.sktime",
 }
 

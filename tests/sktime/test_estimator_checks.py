@@ -2,10 +2,10 @@
 
 from sktime.utils.estimator_checks import parametrize_with_checks
 
-from xct_estimators import XCTFormerAnomalyDetector, XCTFormerImputer
+from xct_estimators import XCTFormerAnomalyDetector, XCTFormerForecaster, XCTFormerImputer
 
 
-@parametrize_with_checks([XCTFormerImputer, XCTFormerAnomalyDetector])
+@parametrize_with_checks([XCTFormerImputer, XCTFormerAnomalyDetector, XCTFormerForecaster])
 def test_sktime_compatible_estimator(obj, test_name):
     from sktime.utils.estimator_checks import check_estimator
 

@@ -1,6 +1,7 @@
 """sktime estimators built on XCTFormer."""
 
 from .detector import XCTFormerAnomalyDetector
+from .forecaster import XCTFormerForecaster
 from .imputer import XCTFormerImputer
 
-__all__ = ["XCTFormerAnomalyDetector", "XCTFormerImputer"]
+__all__ = ["XCTFormerAnomalyDetector", "XCTFormerForecaster", "XCTFormerImputer"]

@@ -1,0 +1,295 @@
+"""sktime forecaster delegating to the Darts :class:`~xct_estimators.XCTFormerModel`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sktime.forecasting.base import BaseForecaster
+
+_TEST_PARAMS = dict(
+    input_chunk_length=8, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1,
+    batch_size=16, random_state=0, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False},
+)  # fmt: skip
+
+_NETWORK_PARAMS = (
+    "patch_len", "stride", "d_model", "n_heads", "d_ff", "e_layers", "dropout", "fc_dropout",
+    "attn_dropout", "head_dropout", "decop_k", "use_mask", "activation", "mixing",
+)  # fmt: skip
+
+
+class XCTFormerForecaster(BaseForecaster):
+    """XCTFormer forecaster for sktime: cross-channel, cross-time attention over patch tokens.
+
+    Training and prediction are delegated to the Darts :class:`~xct_estimators.XCTFormerModel`
+    (one training path). Every column of ``y`` and of the exogenous ``X`` becomes a channel of
+    tokens; the network forecasts the columns of ``y``. ``X`` is used as past covariates: for
+    horizons beyond ``output_chunk_length`` (autoregressive), ``X`` must be given for the
+    future steps.
+
+    Parameters
+    ----------
+    input_chunk_length : int, default=96
+        Look-back window length; ``y`` must be longer than ``input_chunk_length`` plus
+        ``output_chunk_length``.
+    output_chunk_length : int or None, default=None
+        Steps predicted at once. ``None``: the largest step of the ``fh`` seen in ``fit`` (1 if
+        ``fit`` sees no ``fh``). Longer horizons are forecast autoregressively.
+    patch_len, stride : int, default=16, 8
+        Patch length and step of the tokenizer.
+    d_model, n_heads, d_ff, e_layers : int, default=32, 2, 64, 2
+        Token width, attention heads, feed-forward width, encoder layers.
+    dropout, fc_dropout, attn_dropout, head_dropout : float, default=0.1, 0.05, 0.5, 0.0
+        Dropout rates.
+    decop_k : int, "auto" or None, default=None
+        ``None`` for full CRAB attention; ``k`` for DeCoP; ``"auto"`` for the paper's rule.
+    use_mask, activation, mixing : default=True, "absact", "full"
+        The paper's ablation switches.
+    n_epochs, batch_size : int, default=10, 32
+        Training epochs and batch size.
+    learning_rate : float, default=1e-3
+        Adam learning rate.
+    quantiles : list of float or None, default=None
+        Train with Darts' ``QuantileRegression`` on these quantiles, which enables
+        ``predict_quantiles`` and ``predict_interval``.
+    refit_on_update : bool, default=False
+        ``update`` always extends the context used for prediction; with ``True`` it also
+        refits the network on all data seen.
+    random_state : int or None, default=None
+        Seed for weights, training order and forecasts.
+    pl_trainer_kwargs : dict or None, default=None
+        Keyword arguments for the Lightning trainer, e.g. ``{"accelerator": "gpu"}``.
+
+    Attributes
+    ----------
+    darts_model_ : XCTFormerModel
+        The fitted Darts model.
+
+    Examples
+    --------
+    >>> from sktime.datasets import load_longley
+    >>> from xct_estimators import XCTFormerForecaster
+    >>> y, X = load_longley()
+    >>> forecaster = XCTFormerForecaster(input_chunk_length=4, patch_len=2, stride=1, n_epochs=2)
+    >>> forecaster.fit(y, X=X, fh=[1, 2])  # doctest: +SKIP
+    """
+
+    _tags = {
+        "authors": ["xct-estimators developers"],
+        "y_inner_mtype": "pd.DataFrame",
+        "X_inner_mtype": "pd.DataFrame",
+        "capability:multivariate": True,
+        "capability:exogenous": True,
+        "capability:missing_values": False,
+        "capability:insample": False,
+        "capability:pred_int": False,
+        "capability:pred_int:insample": False,
+        "capability:random_state": True,
+        "property:randomness": "derandomized",
+        "requires-fh-in-fit": False,
+        "X-y-must-have-same-index": True,
+        "python_dependencies": ["darts", "torch"],
+    }
+
+    def __init__(
+        self,
+        input_chunk_length=96,
+        output_chunk_length=None,
+        patch_len=16,
+        stride=8,
+        d_model=32,
+        n_heads=2,
+        d_ff=64,
+        e_layers=2,
+        dropout=0.1,
+        fc_dropout=0.05,
+        attn_dropout=0.5,
+        head_dropout=0.0,
+        decop_k=None,
+        use_mask=True,
+        activation="absact",
+        mixing="full",
+        n_epochs=10,
+        batch_size=32,
+        learning_rate=1e-3,
+        quantiles=None,
+        refit_on_update=False,
+        random_state=None,
+        pl_trainer_kwargs=None,
+    ):
+        self.input_chunk_length = input_chunk_length
+        self.output_chunk_length = output_chunk_length
+        self.patch_len = patch_len
+        self.stride = stride
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.d_ff = d_ff
+        self.e_layers = e_layers
+        self.dropout = dropout
+        self.fc_dropout = fc_dropout
+        self.attn_dropout = attn_dropout
+        self.head_dropout = head_dropout
+        self.decop_k = decop_k
+        self.use_mask = use_mask
+        self.activation = activation
+        self.mixing = mixing
+        self.n_epochs = n_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.quantiles = quantiles
+        self.refit_on_update = refit_on_update
+        self.random_state = random_state
+        self.pl_trainer_kwargs = pl_trainer_kwargs
+        super().__init__()
+        self.set_tags(**{"capability:pred_int": quantiles is not None})
+
+    # -- the Darts model -----------------------------------------------------------------
+    def _build_darts_model(self, output_chunk_length: int):
+        from darts.utils.likelihood_models.torch import QuantileRegression
+
+        from ..forecasting import XCTFormerModel
+
+        likelihood = QuantileRegression(list(self.quantiles)) if self.quantiles is not None else None
+        trainer_kwargs = {"enable_progress_bar": True, **(self.pl_trainer_kwargs or {})}
+        return XCTFormerModel(
+            input_chunk_length=self.input_chunk_length,
+            output_chunk_length=output_chunk_length,
+            **{name: getattr(self, name) for name in _NETWORK_PARAMS},
+            n_epochs=self.n_epochs,
+            batch_size=self.batch_size,
+            optimizer_kwargs={"lr": self.learning_rate},
+            likelihood=likelihood,
+            random_state=self.random_state,
+            pl_trainer_kwargs=trainer_kwargs,
+        )
+
+    @staticmethod
+    def _series(frame: pd.DataFrame):
+        from darts import TimeSeries
+
+        # Darts sees positions only: the network uses no calendar features, and sktime's index
+        # (Period, Datetime, Range, gaps) is restored from the cutoff and fh.
+        return TimeSeries.from_values(frame.to_numpy(np.float32), columns=[str(c) for c in frame.columns])
+
+    def fit(self, y, X=None, fh=None):
+        """Fit to ``y`` (and exogenous ``X``); see ``sktime``'s ``BaseForecaster.fit``."""
+        # Before sktime's generic missing-data error, so the message can name the fix.
+        if isinstance(y, (pd.Series, pd.DataFrame, np.ndarray)):
+            self._check_no_missing(y)
+        return super().fit(y, X=X, fh=fh)
+
+    @staticmethod
+    def _check_no_missing(y) -> None:
+        missing = int(pd.isna(np.asarray(y, dtype=float)).sum())
+        if missing:
+            raise ValueError(
+                f"y contains {missing} missing value(s); XCTFormerForecaster needs complete "
+                "data. Fill them first, e.g. in a pipeline: "
+                "TransformedTargetForecaster([('impute', XCTFormerImputer()), ('forecast', XCTFormerForecaster())])."
+            )
+
+    def _fit(self, y, X=None, fh=None):
+        # Largest fh step seen in fit; one step when fit sees no fh (then longer horizons are
+        # autoregressive).
+        default_chunk = 1 if fh is None else int(self._steps(fh).max())
+        self.output_chunk_length_ = self.output_chunk_length or default_chunk
+        self.darts_model_ = self._build_darts_model(self.output_chunk_length_)
+        self.x_columns_ = None if X is None else list(X.columns)
+        self.darts_model_.fit(self._series(y), past_covariates=None if X is None else self._series(X))
+        return self
+
+    def _update(self, y, X=None, update_params=True):
+        # sktime has already appended y and X to self._y and self._X: predictions use them.
+        if update_params and self.refit_on_update:
+            self._check_no_missing(self._y)
+            self.darts_model_ = self._build_darts_model(self.output_chunk_length_)
+            covariates = None if self._X is None else self._series(self._X)
+            self.darts_model_.fit(self._series(self._y), past_covariates=covariates)
+        return self
+
+    def _steps(self, fh) -> np.ndarray:
+        steps = np.asarray(fh.to_relative(self.cutoff), dtype=int)
+        if (steps < 1).any():
+            raise NotImplementedError("XCTFormerForecaster forecasts out of sample only: use fh steps >= 1.")
+        return steps
+
+    def _covariates_for_predict(self, X):
+        if self.x_columns_ is None:
+            return None
+        if X is not None and list(X.columns) != self.x_columns_:
+            raise ValueError(
+                f"X has columns {list(X.columns)}, but XCTFormerForecaster was fitted with X columns "
+                f"{self.x_columns_}: pass the same exogenous columns at predict."
+            )
+        history = self._X
+        if X is not None:
+            future = X.loc[~X.index.isin(history.index)]
+            history = pd.concat([history, future])
+        return self._series(history)
+
+    def _darts_predict(self, fh, X, **kwargs):
+        steps = self._steps(fh)
+        y = self._y
+        if X is None and self.x_columns_ is not None and steps.max() > self.output_chunk_length_:
+            raise ValueError(
+                f"Forecasting {steps.max()} steps ahead with output_chunk_length={self.output_chunk_length_} is "
+                "autoregressive and needs the future values of X: pass X covering the forecast horizon."
+            )
+        forecast = self.darts_model_.predict(
+            int(steps.max()),
+            series=self._series(y),
+            past_covariates=self._covariates_for_predict(X),
+            verbose=False,
+            **kwargs,
+        )
+        return forecast, steps - 1
+
+    def _predict(self, fh, X=None):
+        if self.quantiles is None:
+            forecast, rows = self._darts_predict(fh, X)
+            values = forecast.values()[rows]
+        else:  # the median of the fitted quantiles: deterministic, unlike one sample
+            values = self._quantile_params(fh, X)
+            levels = sorted(self.quantiles)
+            order = np.argsort(self.quantiles)
+            values = np.apply_along_axis(lambda q: np.interp(0.5, levels, q[order]), -1, values)
+        index = fh.to_absolute_index(self.cutoff)
+        return pd.DataFrame(values, index=index, columns=self._y.columns)
+
+    def _predict_quantiles(self, fh, X, alpha):
+        quantiles = list(self.quantiles)
+        index = fh.to_absolute_index(self.cutoff)
+        if all(a in quantiles for a in alpha):
+            params = self._quantile_params(fh, X)
+            values = {(c, a): params[:, j, quantiles.index(a)] for j, c in enumerate(self._y.columns) for a in alpha}
+        else:  # sample the fitted quantile function
+            forecast, rows = self._darts_predict(fh, X, num_samples=1000)
+            samples = forecast.all_values()[rows]  # (steps, components, samples)
+            values = {
+                (c, a): np.quantile(samples[:, j, :], a, axis=-1) for j, c in enumerate(self._y.columns) for a in alpha
+            }
+        columns = pd.MultiIndex.from_tuples(list(values))
+        return pd.DataFrame(np.column_stack(list(values.values())), index=index, columns=columns)
+
+    def _quantile_params(self, fh, X) -> np.ndarray:
+        """The fitted quantiles at the fh steps, (steps, columns, quantiles)."""
+        forecast, rows = self._darts_predict(fh, X, predict_likelihood_parameters=True)
+        return forecast.values()[rows].reshape(len(rows), self._y.shape[1], len(self.quantiles))
+
+    # -- pickling: Darts drops the trained Lightning module from its pickles ---------------
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        darts_model = state.get("darts_model_")
+        if darts_model is not None:
+            state["_trained_module"] = darts_model.model
+        return state
+
+    def __setstate__(self, state):
+        module = state.pop("_trained_module", None)
+        self.__dict__.update(state)
+        if module is not None:
+            self.darts_model_.model = module
+
+    @classmethod
+    def get_test_params(cls, parameter_set="default"):
+        """Tiny settings (one epoch, short windows) for sktime's estimator checks."""
+        return [dict(_TEST_PARAMS), dict(_TEST_PARAMS, quantiles=[0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95], decop_k=4)]
