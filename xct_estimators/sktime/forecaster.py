@@ -179,7 +179,7 @@ class XCTFormerForecaster(BaseForecaster):
 
     @staticmethod
     def _check_no_missing(y) -> None:
-        missing = int(pd.isna(np.asarray(y, dtype=float)).sum())
+        missing = int(pd.isna(np.asarray(y)).sum())  # no float cast: categorical y gets sktime's error
         if missing:
             raise ValueError(
                 f"y contains {missing} missing value(s); XCTFormerForecaster needs complete "
