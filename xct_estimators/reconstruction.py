@@ -22,27 +22,6 @@ from darts.ad.scorers.scorers import FittableAnomalyScorer
 
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, get_preset
 
-#: Constructor arguments shared by the imputer, the detector and the scorer, with defaults that
-#: train in about a minute on a 2-core CPU for a few thousand points.
-ENGINE_DEFAULTS: dict[str, Any] = dict(
-    window_length=96,
-    patch_len=16,
-    stride=8,
-    d_model=32,
-    n_heads=2,
-    d_ff=64,
-    e_layers=2,
-    dropout=0.1,
-    fc_dropout=0.05,
-    attn_dropout=0.3,
-    decop_k=None,
-    n_epochs=10,
-    batch_size=32,
-    learning_rate=1e-3,
-    random_state=None,
-    accelerator="auto",
-)
-
 _PAPER_PCT_START = 0.4
 
 
