@@ -137,15 +137,8 @@ class XCTFormerImputer(BaseTransformer):
         missing = np.isnan(values)
         if not missing.any():
             return X.copy()
-        reconstruction = self.engine_.reconstruct(values)
-        Xt = X.copy()
-        for j, column in enumerate(Xt.columns):  # observed values stay untouched
-            rows = missing[:, j]
-            if rows.any():
-                filled = Xt[column].to_numpy(np.float64, copy=True)
-                filled[rows] = reconstruction[rows, j]
-                Xt[column] = pd.Series(filled, index=Xt.index)
-        return Xt
+        reconstruction = pd.DataFrame(self.engine_.reconstruct(values), index=X.index, columns=X.columns)
+        return X.mask(missing, reconstruction)  # observed values are kept as they are
 
     @classmethod
     def get_test_params(cls, parameter_set="default"):
