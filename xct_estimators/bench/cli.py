@@ -1,0 +1,200 @@
+"""The ``xct-bench`` command: the paper's benchmarks through Darts, against Darts baselines.
+
+Run with no arguments for the main job (the synthetic dataset, a few minutes on a CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from . import paper
+from .datasets import ANOMALY_DATASETS, DATA_DIR_ENV, FORECAST_DATASETS
+from .models import DEFAULT_MODELS, MODELS
+from .protocols import IMPUTATION_MASK_RATES
+from .results import ResultStore, run_key
+
+DEFAULT_OUTPUT = "xct-bench-results"
+QUICK_EPOCHS = 3
+
+EPILOG = f"""\
+examples:
+  xct-bench                                   main job: synthetic data, horizon 96, XCTFormer vs Darts baselines
+  xct-bench forecast --full                   the paper's setting: horizons 96-720, the presets' epochs
+  xct-bench forecast --dataset ETTh1,ETTh2 --full --models xctformer --data-dir ../shared/data
+  xct-bench impute --dataset ETTh1 --data-dir ../shared/data
+  xct-bench detect --dataset MSL --data-dir ../shared/data
+  xct-bench profile
+  xct-bench report --output xct-bench-results
+
+Results go to --output (default ./{DEFAULT_OUTPUT}): results.jsonl (one line per finished run,
+written at once), report.md and PNG plots. Rerun with --resume to skip finished runs.
+Data: --data-dir or ${DATA_DIR_ENV}; ETT files are otherwise downloaded by Darts.
+"""
+
+
+def _csv(kind):
+    def parse(text: str):
+        try:
+            return [kind(item.strip()) for item in text.split(",") if item.strip()]
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}") from error
+
+    return parse
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", default=None, help=f"folder with the datasets (default: ${DATA_DIR_ENV})")
+    parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
+    parser.add_argument("--resume", action="store_true", help="skip runs already in OUTPUT/results.jsonl")
+    parser.add_argument("--seed", type=int, default=2021, help="random seed (default: %(default)s)")
+    parser.add_argument("--epochs", type=int, default=None, help="training epochs (default: quick run or preset)")
+    parser.add_argument("--accelerator", choices=("auto", "cpu", "gpu"), default="auto")
+    parser.add_argument("--devices", default="auto", help="Lightning devices, e.g. 1 (default: %(default)s)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the epoch progress bars")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="xct-bench",
+        description="Run the XCTFormer paper's benchmarks through Darts and compare with Darts baselines "
+        "and with the paper's published numbers.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{forecast,impute,detect,profile,report}")
+
+    forecast = sub.add_parser("forecast", help="long-term forecasting (default command)",
+                              description="Train each model on the training split, forecast every test window with "
+                              "Darts' historical_forecasts, score with darts.metrics.")
+    forecast.add_argument("--dataset", type=_csv(str), default=["synthetic"],
+                          help=f"comma-separated: {', '.join(FORECAST_DATASETS)} or a CSV path (default: synthetic)")
+    forecast.add_argument("--horizons", type=_csv(int), default=None,
+                          help="comma-separated horizons (default: 96; with --full: 96,192,336,720)")
+    forecast.add_argument("--models", type=_csv(str), default=list(DEFAULT_MODELS),
+                          help=f"comma-separated: {', '.join(MODELS)} (default: %(default)s)")
+    forecast.add_argument("--features", choices=("M", "MS"), default=None,
+                          help="M: every column a target; MS: last column the target, others past covariates "
+                          "(default: MS for synthetic, M otherwise)")
+    forecast.add_argument("--seq-len", type=int, default=96, help="look-back window (default: %(default)s)")
+    forecast.add_argument("--full", action="store_true", help="the paper's horizons and each preset's epochs")
+    _add_common(forecast)
+
+    impute = sub.add_parser("impute", help="imputation (input 1024, random point masks)")
+    impute.add_argument("--dataset", type=_csv(str), default=["ETTh1"], help="comma-separated dataset names")
+    impute.add_argument("--mask-rates", type=_csv(float), default=list(IMPUTATION_MASK_RATES),
+                        help="comma-separated mask rates (default: %(default)s)")
+    _add_common(impute)
+
+    detect = sub.add_parser("detect", help="anomaly detection (reconstruction error, point-adjusted F1)")
+    detect.add_argument("--dataset", type=_csv(str), default=["MSL"],
+                        help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}")
+    _add_common(detect)
+
+    profile = sub.add_parser("profile", help="trainable parameters and FLOPs per preset vs the paper's Tables 14-15")
+    profile.add_argument("--dataset", type=_csv(str), default=None, help="comma-separated presets (default: all)")
+
+    report = sub.add_parser("report", help="print the table and redraw the plots of a results folder")
+    report.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = ["forecast", *argv]  # the main job; its options may be given without the subcommand
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "forecast":
+            return run_forecasts(args)
+        if args.command == "impute":
+            from .tasks import run_imputations
+
+            return run_imputations(args)
+        if args.command == "detect":
+            from .tasks import run_detections
+
+            return run_detections(args)
+        if args.command == "profile":
+            from .profile import print_profile
+
+            return print_profile(args.dataset)
+        if args.command == "report":
+            return print_report(Path(args.output))
+    except KeyboardInterrupt:
+        output = getattr(args, "output", DEFAULT_OUTPUT)
+        print(f"\nInterrupted. Finished runs are kept in {Path(output) / 'results.jsonl'}; "
+              "rerun the same command with --resume to continue.", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError, ImportError) as error:
+        print(f"xct-bench: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def run_forecasts(args) -> int:
+    from tqdm.auto import tqdm
+
+    from .datasets import load_forecast_dataset
+    from .forecast import prepare, run_forecast
+    from .models import build_model
+    from .report import save_example
+
+    unknown = [m for m in args.models if m not in MODELS]
+    if unknown:
+        raise ValueError(f"Unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}.")
+    horizons = args.horizons or (list(paper.HORIZONS) if args.full else [96])
+    epochs = args.epochs or (None if args.full else QUICK_EPOCHS)
+    output = Path(args.output)
+    store = ResultStore(output)
+    finished = store.finished() if args.resume else set()
+    plan = [(d, h, m) for d in args.dataset for h in horizons for m in args.models]
+    datasets = {}
+    bar = tqdm(plan, desc="runs", unit="run", position=0)
+    for dataset, horizon, model_name in bar:
+        record = {"dataset": dataset, "task": "forecast", "horizon": horizon, "model": model_name, "seed": args.seed}
+        if run_key(record) in finished:
+            bar.write(f"skip (already in results): {dataset} horizon {horizon} {model_name}")
+            continue
+        if dataset not in datasets:
+            data = load_forecast_dataset(dataset, args.data_dir, seed=args.seed)
+            features = args.features or ("MS" if dataset == "synthetic" else "M")
+            datasets[dataset] = prepare(data, args.seq_len, features)
+        data = datasets[dataset]
+        bar.set_postfix_str(f"{dataset} H={horizon} {model_name}")
+        model = build_model(model_name, dataset, horizon, seq_len=args.seq_len, epochs=epochs, seed=args.seed,
+                            accelerator=args.accelerator, devices=_devices(args.devices),
+                            progress=not args.no_progress, work_dir=output / "darts_logs")
+        fields, example = run_forecast(model, data, horizon)
+        record.update(features=data.features, seq_len=args.seq_len, epochs=model.n_epochs, **fields,
+                      accelerator=args.accelerator, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        store.append(record)
+        save_example(output, record, example)
+        bar.write(f"{dataset} H={horizon} {model_name}: MSE {fields['mse']:.4f} MAE {fields['mae']:.4f} "
+                  f"(fit {fields['fit_seconds']:.0f} s)")
+    return print_report(output)
+
+
+def print_report(output: Path) -> int:
+    from .report import write_report
+
+    text, files = write_report(output)
+    print(text)
+    print(f"\nResults: {output / 'results.jsonl'}")
+    for path in files:
+        print(f"Wrote {path}")
+    return 0
+
+
+def _devices(value: str):
+    return int(value) if value.isdigit() else value
+
+
+def entry_point() -> None:  # console script
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""Benchmark datasets and the paper's train/validation/test splits.
+
+Forecasting data comes as one :class:`~darts.TimeSeries` per dataset: the ETT files through
+``darts.datasets`` (a ``--data-dir`` holding the same files seeds Darts' cache, so nothing is
+downloaded), Time-Series-Library CSVs by name under the data directory or by path, and the
+paper's synthetic dataset generated in-package. Anomaly data (MSL, SMAP) comes as numpy arrays.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+from darts import TimeSeries
+
+from .synthetic import make_synthetic
+
+DATA_DIR_ENV = "XCT_DATA_DIR"
+
+#: Split rules: "ett_hour" / "ett_minute" use the ETT borders (12/4/4 months), "ratio" 70/10/20.
+ETT_KINDS = {"ETTh1": "ett_hour", "ETTh2": "ett_hour", "ETTm1": "ett_minute", "ETTm2": "ett_minute"}
+#: Time-Series-Library CSV layout: name -> path under the data directory.
+TSLIB_CSVS = {
+    "weather": "weather/weather.csv",
+    "exchange_rate": "exchange_rate/exchange_rate.csv",
+    "illness": "illness/national_illness.csv",
+    "electricity": "electricity/electricity.csv",
+    "traffic": "traffic/traffic.csv",
+}
+ANOMALY_DATASETS = ("MSL", "SMAP")
+FORECAST_DATASETS = ("synthetic", *ETT_KINDS, *TSLIB_CSVS)
+
+_HOURS_PER_MONTH = 30 * 24
+
+
+@dataclass(frozen=True)
+class Splits:
+    """Row ranges ``[start, stop)`` of each split; val and test start ``seq_len`` rows early."""
+
+    train: tuple[int, int]
+    val: tuple[int, int]
+    test: tuple[int, int]
+
+
+def split_borders(n_rows: int, kind: str, seq_len: int) -> Splits:
+    """The paper's (Time-Series-Library's) split borders for a dataset of ``n_rows`` rows.
+
+    ETT hourly: train [0, 8640), val [8640 - L, 11520), test [11520 - L, 14400); ETT minute: the
+    same times 4; any other dataset: 70 % / 10 % / 20 % with val and test moved back by L, so
+    their first window's input lies in the previous split.
+    """
+    if kind in ("ett_hour", "ett_minute"):
+        unit = _HOURS_PER_MONTH * (4 if kind == "ett_minute" else 1)
+        train_end, val_end, test_end = 12 * unit, 16 * unit, 20 * unit
+        if n_rows < test_end:
+            raise ValueError(f"An ETT dataset needs at least {test_end} rows, got {n_rows}.")
+    elif kind == "ratio":
+        train_end = int(n_rows * 0.7)
+        test_len = int(n_rows * 0.2)
+        val_end, test_end = n_rows - test_len, n_rows
+    else:
+        raise ValueError(f"Unknown split kind {kind!r}; use 'ett_hour', 'ett_minute' or 'ratio'.")
+    if train_end - seq_len <= 0:
+        raise ValueError(f"The dataset ({n_rows} rows) is too short for an input length of {seq_len}.")
+    return Splits((0, train_end), (train_end - seq_len, val_end), (val_end - seq_len, test_end))
+
+
+@dataclass
+class ForecastDataset:
+    """A forecasting dataset: the whole series, its split kind and its target column(s)."""
+
+    name: str
+    series: TimeSeries
+    split_kind: str
+    target: str  # the column used as target in the MS setting
+
+    def splits(self, seq_len: int) -> Splits:
+        return split_borders(len(self.series), self.split_kind, seq_len)
+
+
+def resolve_data_dir(data_dir: Optional[str | Path] = None) -> Optional[Path]:
+    """``data_dir`` if given, else ``$XCT_DATA_DIR``, else ``None`` (download through Darts)."""
+    value = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
+    if value in (None, ""):
+        return None
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(f"Data directory {path} does not exist; pass --data-dir or set {DATA_DIR_ENV}.")
+    return path
+
+
+def load_forecast_dataset(name: str, data_dir: Optional[str | Path] = None, seed: int = 0) -> ForecastDataset:
+    """Load a forecasting dataset by name (see :data:`FORECAST_DATASETS`) or by CSV path."""
+    if name == "synthetic":
+        frame = make_synthetic(seed=seed)
+        return ForecastDataset(name, TimeSeries.from_dataframe(frame), "ratio", "target")
+    if name in ETT_KINDS:
+        return ForecastDataset(name, _load_ett(name, resolve_data_dir(data_dir)), ETT_KINDS[name], "OT")
+    if name in TSLIB_CSVS or name.endswith(".csv"):
+        path = Path(name) if name.endswith(".csv") else _tslib_path(name, data_dir)
+        return ForecastDataset(Path(name).stem if name.endswith(".csv") else name, _read_csv(path), "ratio", "OT")
+    raise ValueError(
+        f"Unknown dataset {name!r}. Choose one of {', '.join(FORECAST_DATASETS)}, or give the path of a "
+        "CSV in the Time-Series-Library layout (a 'date' column, then one column per channel)."
+    )
+
+
+def _load_ett(name: str, data_dir: Optional[Path]) -> TimeSeries:
+    import darts.datasets as darts_datasets
+
+    loader = getattr(darts_datasets, f"{name}Dataset")()
+    if data_dir is not None:
+        _seed_darts_cache(loader, data_dir)
+    return loader.load().astype(np.float32)
+
+
+def _seed_darts_cache(loader, data_dir: Path) -> None:
+    """Copy the dataset file from ``data_dir`` into Darts' cache when its md5 matches Darts'."""
+    file_name = loader._metadata.name
+    cached = loader._get_path_dataset()
+    candidates = [data_dir / "ETT-small" / file_name, data_dir / file_name]
+    source = next((path for path in candidates if path.is_file()), None)
+    if source is None:
+        raise FileNotFoundError(
+            f"{file_name} is not in {data_dir} (looked for {', '.join(map(str, candidates))}). Pass the folder "
+            "holding ETT-small/, or leave out --data-dir to let Darts download it."
+        )
+    if cached.is_file() and _md5(cached) == loader._metadata.hash:
+        return
+    digest = _md5(source)
+    if digest != loader._metadata.hash:
+        raise ValueError(f"{source} has md5 {digest}, but Darts expects {loader._metadata.hash}: a different file.")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, cached)
+
+
+def _md5(path: Path) -> str:
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+def _tslib_path(name: str, data_dir) -> Path:
+    root = resolve_data_dir(data_dir)
+    if root is None:
+        raise ValueError(f"Dataset {name!r} is read from a CSV: pass --data-dir (or set {DATA_DIR_ENV}).")
+    path = root / TSLIB_CSVS[name]
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found; {name!r} is expected at <data-dir>/{TSLIB_CSVS[name]}.")
+    return path
+
+
+def _read_csv(path: Path) -> TimeSeries:
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"CSV file {path} not found.")
+    frame = pd.read_csv(path)
+    if "date" in frame.columns:
+        index = pd.DatetimeIndex(pd.to_datetime(frame.pop("date")))
+        frame.index = index if index.inferred_freq is not None else pd.RangeIndex(len(frame))
+    # Irregular timestamps (e.g. weather) get a range index: the protocol works on rows anyway.
+    if isinstance(frame.index, pd.DatetimeIndex):
+        frame.index.freq = frame.index.inferred_freq
+    return TimeSeries.from_dataframe(frame.astype(np.float32))
+
+
+@dataclass
+class AnomalyDataset:
+    name: str
+    train: np.ndarray
+    test: np.ndarray
+    labels: np.ndarray
+
+
+def load_anomaly_dataset(name: str, data_dir: Optional[str | Path] = None) -> AnomalyDataset:
+    """MSL or SMAP in the Time-Series-Library layout (``<name>/<name>_train.npy[.gz]`` etc.)."""
+    if name not in ANOMALY_DATASETS:
+        raise ValueError(f"Unknown anomaly dataset {name!r}; choose one of {', '.join(ANOMALY_DATASETS)}.")
+    root = resolve_data_dir(data_dir)
+    if root is None:
+        raise ValueError(f"{name} is read from .npy files: pass --data-dir (or set {DATA_DIR_ENV}).")
+    arrays = [_load_npy(root / name / f"{name}_{part}.npy") for part in ("train", "test", "test_label")]
+    train, test, labels = arrays
+    if len(test) != len(labels):
+        raise ValueError(f"{name}: {len(test)} test rows but {len(labels)} labels.")
+    return AnomalyDataset(name, train.astype(np.float32), test.astype(np.float32), labels.astype(bool))
+
+
+def _load_npy(path: Path) -> np.ndarray:
+    if path.is_file():
+        return np.load(path)
+    gz = path.with_name(path.name + ".gz")
+    if gz.is_file():
+        with gzip.open(gz, "rb") as f:
+            return np.load(f)
+    raise FileNotFoundError(f"Neither {path} nor {gz} exists.")

@@ -1,0 +1,138 @@
+"""The paper's forecasting protocol, run through Darts.
+
+Split (see :func:`~xct_estimators.bench.datasets.split_borders`), standardise with a scaler
+fitted on the training rows, train on every stride-1 window of the training split (the
+validation split picks the best epoch), then forecast every stride-1 window of the test split
+with ``historical_forecasts(retrain=False, last_points_only=False)`` and score with
+``darts.metrics`` through ``backtest``: MSE/MAE averaged over windows x horizon x channels.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from darts import TimeSeries
+from darts.dataprocessing.transformers import Scaler
+from darts.metrics import mae, mse
+from sklearn.preprocessing import StandardScaler
+
+from .datasets import ForecastDataset
+
+FEATURES = ("M", "MS")
+
+
+@dataclass
+class PreparedSeries:
+    """Standardised splits: targets and (MS setting only) past covariates."""
+
+    dataset: str
+    features: str
+    seq_len: int
+    train: TimeSeries
+    val: TimeSeries
+    test: TimeSeries
+    train_covariates: Optional[TimeSeries]
+    val_covariates: Optional[TimeSeries]
+    test_covariates: Optional[TimeSeries]
+
+    @property
+    def n_channels(self) -> int:
+        covariates = 0 if self.test_covariates is None else self.test_covariates.n_components
+        return self.test.n_components + covariates
+
+
+def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M") -> PreparedSeries:
+    """Split and standardise ``data``. ``features``: "M" (every column a target) or "MS" (one target,
+    the other columns past covariates)."""
+    if features not in FEATURES:
+        raise ValueError(f"features must be one of {FEATURES}, got {features!r}.")
+    splits = data.splits(seq_len)
+    scaler = Scaler(StandardScaler())
+    scaler.fit(data.series[splits.train[0] : splits.train[1]])
+    scaled = scaler.transform(data.series).astype(np.float32)
+    parts = [scaled[start:stop] for start, stop in (splits.train, splits.val, splits.test)]
+    if features == "M":
+        return PreparedSeries(data.name, features, seq_len, *parts, None, None, None)
+    others = [c for c in scaled.components if c != data.target]
+    targets = [part[data.target] for part in parts]
+    covariates = [part[others] for part in parts]
+    return PreparedSeries(data.name, features, seq_len, *targets, *covariates)
+
+
+def fit_model(model, data: PreparedSeries) -> float:
+    """Fit on the training split with the validation split; returns the wall time in seconds."""
+    start = time.perf_counter()
+    kwargs = {}
+    if data.train_covariates is not None:
+        kwargs = {"past_covariates": data.train_covariates, "val_past_covariates": data.val_covariates}
+    model.fit(data.train, val_series=data.val, verbose=None, **kwargs)
+    return time.perf_counter() - start
+
+
+def forecast_test_split(model, data: PreparedSeries, horizon: int) -> list[TimeSeries]:
+    """One forecast of ``horizon`` steps for every stride-1 window of the test split."""
+    kwargs = {} if data.test_covariates is None else {"past_covariates": data.test_covariates}
+    return model.historical_forecasts(
+        data.test,
+        start=data.seq_len,
+        start_format="position",
+        forecast_horizon=horizon,
+        stride=1,
+        retrain=False,
+        overlap_end=False,
+        last_points_only=False,
+        verbose=False,
+        **kwargs,
+    )
+
+
+def score(model, data: PreparedSeries, forecasts: list[TimeSeries]) -> dict[str, float]:
+    """MSE and MAE of ``forecasts`` through ``backtest`` and ``darts.metrics``."""
+    values = model.backtest(
+        data.test, historical_forecasts=forecasts, metric=[mse, mae], reduction=np.mean, last_points_only=False
+    )
+    return {"mse": float(values[0]), "mae": float(values[1])}
+
+
+def numpy_scores(actual: np.ndarray, forecasts: np.ndarray, seq_len: int) -> dict[str, float]:
+    """The same metrics computed directly: ``forecasts[i]`` predicts ``actual[seq_len + i : seq_len + i + H]``."""
+    n_windows, horizon = forecasts.shape[:2]
+    rows = seq_len + np.arange(n_windows)[:, None] + np.arange(horizon)[None, :]
+    errors = forecasts - actual[rows]
+    return {"mse": float(np.mean(errors**2)), "mae": float(np.mean(np.abs(errors)))}
+
+
+def expected_windows(test_len: int, seq_len: int, horizon: int) -> int:
+    """Number of stride-1 test windows (the Time-Series-Library count, no dropped last batch)."""
+    return test_len - seq_len - horizon + 1
+
+
+def run_forecast(model, data: PreparedSeries, horizon: int) -> tuple[dict, dict]:
+    """Fit, forecast the test split, score. Returns the result fields and one example window."""
+    fit_seconds = fit_model(model, data)
+    start = time.perf_counter()
+    forecasts = forecast_test_split(model, data, horizon)
+    scores = score(model, data, forecasts)
+    eval_seconds = time.perf_counter() - start
+    n_windows = expected_windows(len(data.test), data.seq_len, horizon)
+    if len(forecasts) != n_windows:
+        raise RuntimeError(f"Expected {n_windows} test windows, Darts produced {len(forecasts)}.")
+    example = _example(data, forecasts[0])
+    fields = {**scores, "n_windows": n_windows, "fit_seconds": fit_seconds, "eval_seconds": eval_seconds}
+    return fields, example
+
+
+def _example(data: PreparedSeries, forecast: TimeSeries) -> dict:
+    """The first test window's last target channel: input, truth and forecast, for the plot."""
+    channel = -1
+    history = data.test[: data.seq_len].values(copy=False)[:, channel]
+    truth = data.test[data.seq_len : data.seq_len + len(forecast)].values(copy=False)[:, channel]
+    return {
+        "channel": str(data.test.components[channel]),
+        "history": history.tolist(),
+        "truth": truth.tolist(),
+        "forecast": forecast.values(copy=False)[:, channel].tolist(),
+    }

@@ -1,0 +1,174 @@
+"""Tables and plots from ``results.jsonl``, beside the paper's published numbers."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Optional
+
+from . import paper
+from .results import ResultStore
+
+EXAMPLES_DIR = "examples"
+
+
+def _fmt(value, spec=".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _gap(value) -> str:
+    return "-" if value is None else f"{100 * value:+.1f}%"
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=False)]
+    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)) + " |"  # noqa: E731
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+
+
+def forecast_table(records: list[dict]) -> str:
+    """Per (dataset, horizon, model): measured MSE/MAE, the paper's XCTFormer numbers and the gaps;
+    then the average over horizons for every (dataset, model) with all its horizons run."""
+    records = sorted((r for r in records if r["task"] == "forecast"), key=lambda r: (r["dataset"], r["horizon"], r["model"]))
+    rows = []
+    for r in records:
+        ref = paper.forecast_reference(r["dataset"], r["horizon"]) if r["model"] == "xctformer" else None
+        rows.append([
+            r["dataset"], r["horizon"], r["model"], r["seed"], _fmt(r["mse"]), _fmt(r["mae"]),
+            _fmt(ref and ref[0]), _fmt(ref and ref[1]),
+            _gap(paper.relative_gap(r["mse"], ref and ref[0])), _gap(paper.relative_gap(r["mae"], ref and ref[1])),
+            _fmt(r["fit_seconds"], ".0f"), _fmt(r["eval_seconds"], ".1f"),
+        ])
+    header = ["dataset", "horizon", "model", "seed", "MSE", "MAE", "paper MSE", "paper MAE", "gap MSE", "gap MAE",
+              "fit s", "eval s"]
+    out = markdown_table(header, rows)
+    averages = average_rows(records)
+    if averages:
+        out += "\n\nAverage over horizons " + ", ".join(map(str, paper.HORIZONS)) + ":\n\n" + averages
+    return out
+
+
+def average_rows(records: list[dict]) -> str:
+    groups: dict[tuple, dict[int, dict]] = defaultdict(dict)
+    for r in records:
+        groups[(r["dataset"], r["model"], r["seed"])][r["horizon"]] = r
+    rows = []
+    for (dataset, model, seed), by_horizon in sorted(groups.items()):
+        if not set(paper.HORIZONS) <= set(by_horizon):
+            continue
+        mse = sum(by_horizon[h]["mse"] for h in paper.HORIZONS) / len(paper.HORIZONS)
+        mae = sum(by_horizon[h]["mae"] for h in paper.HORIZONS) / len(paper.HORIZONS)
+        ref = paper.forecast_reference(dataset, "avg") if model == "xctformer" else None
+        seconds = sum(by_horizon[h]["fit_seconds"] + by_horizon[h]["eval_seconds"] for h in paper.HORIZONS)
+        rows.append([dataset, model, seed, _fmt(mse), _fmt(mae), _fmt(ref and ref[0]), _fmt(ref and ref[1]),
+                     _gap(paper.relative_gap(mse, ref and ref[0])), _gap(paper.relative_gap(mae, ref and ref[1])),
+                     _fmt(seconds, ".0f")])
+    if not rows:
+        return ""
+    header = ["dataset", "model", "seed", "avg MSE", "avg MAE", "paper MSE", "paper MAE", "gap MSE", "gap MAE",
+              "total s"]
+    return markdown_table(header, rows)
+
+
+def imputation_table(records: list[dict]) -> str:
+    records = sorted((r for r in records if r["task"] == "impute"), key=lambda r: (r["dataset"], r["mask_rate"]))
+    rows = []
+    for r in records:
+        ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
+        rows.append([r["dataset"], r["mask_rate"], r["model"], r["seed"], _fmt(r["mse"]), _fmt(r["mae"]),
+                     _fmt(ref and ref[0]), _fmt(ref and ref[1]), _gap(paper.relative_gap(r["mse"], ref and ref[0])),
+                     _fmt(r["fit_seconds"], ".0f"), _fmt(r["eval_seconds"], ".1f")])
+    header = ["dataset", "mask rate", "model", "seed", "MSE", "MAE", "paper MSE", "paper MAE", "gap MSE", "fit s",
+              "eval s"]
+    return markdown_table(header, rows)
+
+
+def anomaly_table(records: list[dict]) -> str:
+    records = sorted((r for r in records if r["task"] == "detect"), key=lambda r: r["dataset"])
+    rows = []
+    for r in records:
+        ref = paper.ANOMALY.get(r["dataset"])
+        published = ref and ref[2] / 100
+        rows.append([r["dataset"], r["model"], r["seed"], _fmt(r["f1"]), _fmt(r["f1_adjusted"]), _fmt(r["auc_pr"]),
+                     _fmt(published), _gap(paper.relative_gap(r["f1_adjusted"], published)),
+                     _fmt(r["fit_seconds"], ".0f"), _fmt(r["eval_seconds"], ".1f")])
+    header = ["dataset", "model", "seed", "F1", "F1 adjusted", "AUC-PR", "paper F1 (adjusted)", "gap", "fit s",
+              "eval s"]
+    return markdown_table(header, rows)
+
+
+def full_report(records: list[dict]) -> str:
+    sections = []
+    for title, task, table in (("Forecasting", "forecast", forecast_table), ("Imputation", "impute", imputation_table),
+                               ("Anomaly detection", "detect", anomaly_table)):
+        if any(r["task"] == task for r in records):
+            sections.append(f"## {title}\n\n{table(records)}")
+    return "\n\n".join(sections) if sections else "No results yet."
+
+
+def save_example(output: Path, record: dict, example: dict) -> None:
+    folder = Path(output) / EXAMPLES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{record['dataset']}_{record['horizon']}_{record['model']}_{record['seed']}.json"
+    (folder / name).write_text(json.dumps(example))
+
+
+def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
+    """``forecast_example.png`` (truth vs every model on the first test window) and ``mse_by_model.png``;
+    one pair per dataset and horizon. Returns the files written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    output = Path(output)
+    written = []
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in records:
+        if r["task"] == "forecast":
+            groups[(r["dataset"], r["horizon"])].append(r)
+    for (dataset, horizon), group in sorted(groups.items()):
+        group = sorted(group, key=lambda r: r["mse"])
+        fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4), gridspec_kw={"width_ratios": [2, 1]})
+        plotted_truth = False
+        for r in group:
+            example = _load_example(output, r)
+            if example is None:
+                continue
+            n_hist = len(example["history"])
+            if not plotted_truth:
+                truth = example["history"] + example["truth"]
+                left.plot(range(len(truth)), truth, color="black", lw=1.5, label=f"truth ({example['channel']})")
+                left.axvline(n_hist - 0.5, color="grey", ls=":")
+                plotted_truth = True
+            left.plot(range(n_hist, n_hist + len(example["forecast"])), example["forecast"], lw=1, label=r["model"])
+        left.set_title(f"{dataset}, horizon {horizon}: first test window")
+        left.set_xlabel("step")
+        left.legend(fontsize=8)
+        right.barh([r["model"] for r in group], [r["mse"] for r in group], color="tab:blue")
+        right.invert_yaxis()
+        right.set_xlabel("test MSE (standardised)")
+        right.set_title("MSE by model")
+        fig.tight_layout()
+        path = output / f"forecast_{dataset}_{horizon}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def _load_example(output: Path, record: dict) -> Optional[dict]:
+    path = output / EXAMPLES_DIR / f"{record['dataset']}_{record['horizon']}_{record['model']}_{record['seed']}.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def write_report(output: Path) -> tuple[str, list[Path]]:
+    """Write ``report.md`` and the plots for everything in ``output``; return the text and the files."""
+    records = ResultStore(output).latest()
+    text = full_report(records)
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "report.md").write_text("# xct-bench results\n\n" + text + "\n")
+    plots = plot_forecasts(output, records)
+    return text, [output / "report.md", *plots]
