@@ -68,31 +68,55 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="{forecast,impute,detect,profile,report}")
 
-    forecast = sub.add_parser("forecast", help="long-term forecasting (default command)",
-                              description="Train each model on the training split, forecast every test window with "
-                              "Darts' historical_forecasts, score with darts.metrics.")
-    forecast.add_argument("--dataset", type=_csv(str), default=["synthetic"],
-                          help=f"comma-separated: {', '.join(FORECAST_DATASETS)} or a CSV path (default: synthetic)")
-    forecast.add_argument("--horizons", type=_csv(int), default=None,
-                          help="comma-separated horizons (default: 96; with --full: 96,192,336,720)")
-    forecast.add_argument("--models", type=_csv(str), default=list(DEFAULT_MODELS),
-                          help=f"comma-separated: {', '.join(MODELS)} (default: %(default)s)")
-    forecast.add_argument("--features", choices=("M", "MS"), default=None,
-                          help="M: every column a target; MS: last column the target, others past covariates "
-                          "(default: MS for synthetic, M otherwise)")
+    forecast = sub.add_parser(
+        "forecast",
+        help="long-term forecasting (default command)",
+        description="Train each model on the training split, forecast every test window with "
+        "Darts' historical_forecasts, score with darts.metrics.",
+    )
+    forecast.add_argument(
+        "--dataset",
+        type=_csv(str),
+        default=["synthetic"],
+        help=f"comma-separated: {', '.join(FORECAST_DATASETS)} or a CSV path (default: synthetic)",
+    )
+    forecast.add_argument(
+        "--horizons",
+        type=_csv(int),
+        default=None,
+        help="comma-separated horizons (default: 96; with --full: 96,192,336,720)",
+    )
+    forecast.add_argument(
+        "--models",
+        type=_csv(str),
+        default=list(DEFAULT_MODELS),
+        help=f"comma-separated: {', '.join(MODELS)} (default: %(default)s)",
+    )
+    forecast.add_argument(
+        "--features",
+        choices=("M", "MS"),
+        default=None,
+        help="M: every column a target; MS: last column the target, others past covariates "
+        "(default: MS for synthetic, M otherwise)",
+    )
     forecast.add_argument("--seq-len", type=int, default=96, help="look-back window (default: %(default)s)")
     forecast.add_argument("--full", action="store_true", help="the paper's horizons and each preset's epochs")
     _add_common(forecast)
 
     impute = sub.add_parser("impute", help="imputation (input 1024, random point masks)")
     impute.add_argument("--dataset", type=_csv(str), default=["ETTh1"], help="comma-separated dataset names")
-    impute.add_argument("--mask-rates", type=_csv(float), default=list(IMPUTATION_MASK_RATES),
-                        help="comma-separated mask rates (default: %(default)s)")
+    impute.add_argument(
+        "--mask-rates",
+        type=_csv(float),
+        default=list(IMPUTATION_MASK_RATES),
+        help="comma-separated mask rates (default: %(default)s)",
+    )
     _add_common(impute)
 
     detect = sub.add_parser("detect", help="anomaly detection (reconstruction error, point-adjusted F1)")
-    detect.add_argument("--dataset", type=_csv(str), default=["MSL"],
-                        help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}")
+    detect.add_argument(
+        "--dataset", type=_csv(str), default=["MSL"], help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}"
+    )
     _add_common(detect)
 
     profile = sub.add_parser("profile", help="trainable parameters and FLOPs per preset vs the paper's Tables 14-15")
@@ -128,8 +152,11 @@ def main(argv: Optional[list[str]] = None) -> int:
             return print_report(Path(args.output))
     except KeyboardInterrupt:
         output = getattr(args, "output", DEFAULT_OUTPUT)
-        print(f"\nInterrupted. Finished runs are kept in {Path(output) / 'results.jsonl'}; "
-              "rerun the same command with --resume to continue.", file=sys.stderr)
+        print(
+            f"\nInterrupted. Finished runs are kept in {Path(output) / 'results.jsonl'}; "
+            "rerun the same command with --resume to continue.",
+            file=sys.stderr,
+        )
         return 130
     except (ValueError, FileNotFoundError, ImportError) as error:
         print(f"xct-bench: error: {error}", file=sys.stderr)
@@ -167,16 +194,33 @@ def run_forecasts(args) -> int:
             datasets[dataset] = prepare(data, args.seq_len, features)
         data = datasets[dataset]
         bar.set_postfix_str(f"{dataset} H={horizon} {model_name}")
-        model = build_model(model_name, dataset, horizon, seq_len=args.seq_len, epochs=epochs, seed=args.seed,
-                            accelerator=args.accelerator, devices=_devices(args.devices),
-                            progress=not args.no_progress, work_dir=output / "darts_logs")
+        model = build_model(
+            model_name,
+            dataset,
+            horizon,
+            seq_len=args.seq_len,
+            epochs=epochs,
+            seed=args.seed,
+            accelerator=args.accelerator,
+            devices=_devices(args.devices),
+            progress=not args.no_progress,
+            work_dir=output / "darts_logs",
+        )
         fields, example = run_forecast(model, data, horizon)
-        record.update(features=data.features, seq_len=args.seq_len, epochs=model.n_epochs, **fields,
-                      accelerator=args.accelerator, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        record.update(
+            features=data.features,
+            seq_len=args.seq_len,
+            epochs=model.n_epochs,
+            **fields,
+            accelerator=args.accelerator,
+            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        )
         store.append(record)
         save_example(output, record, example)
-        bar.write(f"{dataset} H={horizon} {model_name}: MSE {fields['mse']:.4f} MAE {fields['mae']:.4f} "
-                  f"(fit {fields['fit_seconds']:.0f} s)")
+        bar.write(
+            f"{dataset} H={horizon} {model_name}: MSE {fields['mse']:.4f} MAE {fields['mae']:.4f} "
+            f"(fit {fields['fit_seconds']:.0f} s)"
+        )
     return print_report(output)
 
 

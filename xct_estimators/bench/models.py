@@ -38,19 +38,50 @@ BASELINE_SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "tsmixer": (
         "TSMixerModel",
-        {"hidden_size": 64, "ff_size": 64, "num_blocks": 2, "dropout": 0.1, "use_reversible_instance_norm": True,
-         "lr": 1e-3},
+        {
+            "hidden_size": 64,
+            "ff_size": 64,
+            "num_blocks": 2,
+            "dropout": 0.1,
+            "use_reversible_instance_norm": True,
+            "lr": 1e-3,
+        },
     ),
 }
 
 #: neuralforecast models hosted by Darts' NeuralForecastModel: name -> (neuralforecast class, model_kwargs, lr).
 NEURALFORECAST_SETTINGS: dict[str, tuple[str, dict[str, Any], float]] = {
-    "patchtst": ("PatchTST", {"patch_len": 16, "stride": 8, "hidden_size": 128, "n_heads": 16,
-                              "encoder_layers": 3, "linear_hidden_size": 256, "dropout": 0.2, "revin": True}, 1e-4),
-    "itransformer": ("iTransformer", {"hidden_size": 512, "n_heads": 8, "e_layers": 2, "d_ff": 512,
-                                      "dropout": 0.1}, 1e-4),
-    "timemixer": ("TimeMixer", {"d_model": 16, "d_ff": 32, "e_layers": 2, "down_sampling_layers": 3,
-                                "down_sampling_window": 2, "dropout": 0.1}, 1e-2),
+    "patchtst": (
+        "PatchTST",
+        {
+            "patch_len": 16,
+            "stride": 8,
+            "hidden_size": 128,
+            "n_heads": 16,
+            "encoder_layers": 3,
+            "linear_hidden_size": 256,
+            "dropout": 0.2,
+            "revin": True,
+        },
+        1e-4,
+    ),
+    "itransformer": (
+        "iTransformer",
+        {"hidden_size": 512, "n_heads": 8, "e_layers": 2, "d_ff": 512, "dropout": 0.1},
+        1e-4,
+    ),
+    "timemixer": (
+        "TimeMixer",
+        {
+            "d_model": 16,
+            "d_ff": 32,
+            "e_layers": 2,
+            "down_sampling_layers": 3,
+            "down_sampling_window": 2,
+            "dropout": 0.1,
+        },
+        1e-2,
+    ),
     "nf_tsmixer": ("TSMixer", {"n_block": 2, "ff_dim": 64, "dropout": 0.1, "revin": True}, 1e-3),
     "nf_tide": ("TiDE", {"hidden_size": 256, "decoder_output_dim": 8, "dropout": 0.3}, 1e-3),
 }
@@ -139,6 +170,7 @@ def build_model(
                 "pip install 'xct-estimators[baselines]'."
             ) from error
         nf_class, model_kwargs, lr = NEURALFORECAST_SETTINGS[name]
-        return NeuralForecastModel(model=nf_class, model_kwargs=dict(model_kwargs), **shared,
-                                   optimizer_kwargs={"lr": lr})
+        return NeuralForecastModel(
+            model=nf_class, model_kwargs=dict(model_kwargs), **shared, optimizer_kwargs={"lr": lr}
+        )
     raise ValueError(f"Unknown model {name!r}; choose from {', '.join(MODELS)}.")

@@ -39,8 +39,12 @@ def profile_dataset(dataset: str) -> dict:
         net = XCTFormerNet(preset.config(out_len=horizon, max_attention_bytes=None))
         params.append(sum(p.numel() for p in net.parameters() if p.requires_grad))
         macs.append(count_flops(net, preset.seq_len, preset.n_channels) / 2)
-    return {"dataset": dataset, "preset": preset.dataset, "params": sum(params) / len(params),
-            "macs": sum(macs) / len(macs)}
+    return {
+        "dataset": dataset,
+        "preset": preset.dataset,
+        "params": sum(params) / len(params),
+        "macs": sum(macs) / len(macs),
+    }
 
 
 def print_profile(datasets: Optional[list[str]] = None) -> int:
@@ -49,13 +53,21 @@ def print_profile(datasets: Optional[list[str]] = None) -> int:
         row = profile_dataset(dataset)
         ref = paper.PROFILE.get(paper.dataset_key(dataset))
         ref_params, ref_flops = ref if ref else (None, None)
-        rows.append([
-            dataset, row["preset"], f"{row['params']:.2e}", "-" if ref is None else f"{ref_params:.1e}",
-            f"{row['macs']:.2e}", "-" if ref is None else f"{ref_flops:.1e}",
-            "-" if ref is None else f"{row['macs'] / ref_flops:.2f}",
-        ])
+        rows.append(
+            [
+                dataset,
+                row["preset"],
+                f"{row['params']:.2e}",
+                "-" if ref is None else f"{ref_params:.1e}",
+                f"{row['macs']:.2e}",
+                "-" if ref is None else f"{ref_flops:.1e}",
+                "-" if ref is None else f"{row['macs'] / ref_flops:.2f}",
+            ]
+        )
     header = ["dataset", "preset", "params", "paper params", "FLOPs (MACs)", "paper FLOPs", "ratio"]
     print(markdown_table(header, rows))
-    print("\nFLOPs: torch.utils.flop_counter on one window, halved to count multiply-accumulates as the paper's "
-          "fvcore does; averaged over horizons 96-720.")
+    print(
+        "\nFLOPs: torch.utils.flop_counter on one window, halved to count multiply-accumulates as the paper's "
+        "fvcore does; averaged over horizons 96-720."
+    )
     return 0

@@ -30,18 +30,42 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 def forecast_table(records: list[dict]) -> str:
     """Per (dataset, horizon, model): measured MSE/MAE, the paper's XCTFormer numbers and the gaps;
     then the average over horizons for every (dataset, model) with all its horizons run."""
-    records = sorted((r for r in records if r["task"] == "forecast"), key=lambda r: (r["dataset"], r["horizon"], r["model"]))
+    records = sorted(
+        (r for r in records if r["task"] == "forecast"), key=lambda r: (r["dataset"], r["horizon"], r["model"])
+    )
     rows = []
     for r in records:
         ref = paper.forecast_reference(r["dataset"], r["horizon"]) if r["model"] == "xctformer" else None
-        rows.append([
-            r["dataset"], r["horizon"], r["model"], r["seed"], _fmt(r["mse"]), _fmt(r["mae"]),
-            _fmt(ref and ref[0]), _fmt(ref and ref[1]),
-            _gap(paper.relative_gap(r["mse"], ref and ref[0])), _gap(paper.relative_gap(r["mae"], ref and ref[1])),
-            _fmt(r["fit_seconds"], ".0f"), _fmt(r["eval_seconds"], ".1f"),
-        ])
-    header = ["dataset", "horizon", "model", "seed", "MSE", "MAE", "paper MSE", "paper MAE", "gap MSE", "gap MAE",
-              "fit s", "eval s"]
+        rows.append(
+            [
+                r["dataset"],
+                r["horizon"],
+                r["model"],
+                r["seed"],
+                _fmt(r["mse"]),
+                _fmt(r["mae"]),
+                _fmt(ref and ref[0]),
+                _fmt(ref and ref[1]),
+                _gap(paper.relative_gap(r["mse"], ref and ref[0])),
+                _gap(paper.relative_gap(r["mae"], ref and ref[1])),
+                _fmt(r["fit_seconds"], ".0f"),
+                _fmt(r["eval_seconds"], ".1f"),
+            ]
+        )
+    header = [
+        "dataset",
+        "horizon",
+        "model",
+        "seed",
+        "MSE",
+        "MAE",
+        "paper MSE",
+        "paper MAE",
+        "gap MSE",
+        "gap MAE",
+        "fit s",
+        "eval s",
+    ]
     out = markdown_table(header, rows)
     averages = average_rows(records)
     if averages:
@@ -61,13 +85,34 @@ def average_rows(records: list[dict]) -> str:
         mae = sum(by_horizon[h]["mae"] for h in paper.HORIZONS) / len(paper.HORIZONS)
         ref = paper.forecast_reference(dataset, "avg") if model == "xctformer" else None
         seconds = sum(by_horizon[h]["fit_seconds"] + by_horizon[h]["eval_seconds"] for h in paper.HORIZONS)
-        rows.append([dataset, model, seed, _fmt(mse), _fmt(mae), _fmt(ref and ref[0]), _fmt(ref and ref[1]),
-                     _gap(paper.relative_gap(mse, ref and ref[0])), _gap(paper.relative_gap(mae, ref and ref[1])),
-                     _fmt(seconds, ".0f")])
+        rows.append(
+            [
+                dataset,
+                model,
+                seed,
+                _fmt(mse),
+                _fmt(mae),
+                _fmt(ref and ref[0]),
+                _fmt(ref and ref[1]),
+                _gap(paper.relative_gap(mse, ref and ref[0])),
+                _gap(paper.relative_gap(mae, ref and ref[1])),
+                _fmt(seconds, ".0f"),
+            ]
+        )
     if not rows:
         return ""
-    header = ["dataset", "model", "seed", "avg MSE", "avg MAE", "paper MSE", "paper MAE", "gap MSE", "gap MAE",
-              "total s"]
+    header = [
+        "dataset",
+        "model",
+        "seed",
+        "avg MSE",
+        "avg MAE",
+        "paper MSE",
+        "paper MAE",
+        "gap MSE",
+        "gap MAE",
+        "total s",
+    ]
     return markdown_table(header, rows)
 
 
@@ -76,11 +121,34 @@ def imputation_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
-        rows.append([r["dataset"], r["mask_rate"], r["model"], r["seed"], _fmt(r["mse"]), _fmt(r["mae"]),
-                     _fmt(ref and ref[0]), _fmt(ref and ref[1]), _gap(paper.relative_gap(r["mse"], ref and ref[0])),
-                     _fmt(r["fit_seconds"], ".0f"), _fmt(r["eval_seconds"], ".1f")])
-    header = ["dataset", "mask rate", "model", "seed", "MSE", "MAE", "paper MSE", "paper MAE", "gap MSE", "fit s",
-              "eval s"]
+        rows.append(
+            [
+                r["dataset"],
+                r["mask_rate"],
+                r["model"],
+                r["seed"],
+                _fmt(r["mse"]),
+                _fmt(r["mae"]),
+                _fmt(ref and ref[0]),
+                _fmt(ref and ref[1]),
+                _gap(paper.relative_gap(r["mse"], ref and ref[0])),
+                _fmt(r["fit_seconds"], ".0f"),
+                _fmt(r["eval_seconds"], ".1f"),
+            ]
+        )
+    header = [
+        "dataset",
+        "mask rate",
+        "model",
+        "seed",
+        "MSE",
+        "MAE",
+        "paper MSE",
+        "paper MAE",
+        "gap MSE",
+        "fit s",
+        "eval s",
+    ]
     return markdown_table(header, rows)
 
 
@@ -90,18 +158,42 @@ def anomaly_table(records: list[dict]) -> str:
     for r in records:
         ref = paper.ANOMALY.get(r["dataset"])
         published = ref and ref[2] / 100
-        rows.append([r["dataset"], r["model"], r["seed"], _fmt(r["f1"]), _fmt(r["f1_adjusted"]), _fmt(r["auc_pr"]),
-                     _fmt(published), _gap(paper.relative_gap(r["f1_adjusted"], published)),
-                     _fmt(r["fit_seconds"], ".0f"), _fmt(r["eval_seconds"], ".1f")])
-    header = ["dataset", "model", "seed", "F1", "F1 adjusted", "AUC-PR", "paper F1 (adjusted)", "gap", "fit s",
-              "eval s"]
+        rows.append(
+            [
+                r["dataset"],
+                r["model"],
+                r["seed"],
+                _fmt(r["f1"]),
+                _fmt(r["f1_adjusted"]),
+                _fmt(r["auc_pr"]),
+                _fmt(published),
+                _gap(paper.relative_gap(r["f1_adjusted"], published)),
+                _fmt(r["fit_seconds"], ".0f"),
+                _fmt(r["eval_seconds"], ".1f"),
+            ]
+        )
+    header = [
+        "dataset",
+        "model",
+        "seed",
+        "F1",
+        "F1 adjusted",
+        "AUC-PR",
+        "paper F1 (adjusted)",
+        "gap",
+        "fit s",
+        "eval s",
+    ]
     return markdown_table(header, rows)
 
 
 def full_report(records: list[dict]) -> str:
     sections = []
-    for title, task, table in (("Forecasting", "forecast", forecast_table), ("Imputation", "impute", imputation_table),
-                               ("Anomaly detection", "detect", anomaly_table)):
+    for title, task, table in (
+        ("Forecasting", "forecast", forecast_table),
+        ("Imputation", "impute", imputation_table),
+        ("Anomaly detection", "detect", anomaly_table),
+    ):
         if any(r["task"] == task for r in records):
             sections.append(f"## {title}\n\n{table(records)}")
     return "\n\n".join(sections) if sections else "No results yet."

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 RESULTS_FILE = "results.jsonl"
 #: Fields that identify a run; a run with the same values is the same run.

@@ -24,8 +24,14 @@ def _engine(dataset_preset: str, task: str, args, **extra):
         params["n_epochs"] = args.epochs
     accelerator = args.accelerator
     devices = int(args.devices) if str(args.devices).isdigit() else args.devices
-    return ReconstructionEngine(**params, random_state=args.seed, accelerator=accelerator, devices=devices,
-                                progress_bar=not args.no_progress, **extra)
+    return ReconstructionEngine(
+        **params,
+        random_state=args.seed,
+        accelerator=accelerator,
+        devices=devices,
+        progress_bar=not args.no_progress,
+        **extra,
+    )
 
 
 def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -61,8 +67,13 @@ def run_imputations(args) -> int:
         fit_seconds = time.perf_counter() - start
         start = time.perf_counter()
         scores = evaluate_imputation(engine, test, rate, seed=args.seed)
-        record.update(scores, epochs=engine.n_epochs, fit_seconds=fit_seconds,
-                      eval_seconds=time.perf_counter() - start, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        record.update(
+            scores,
+            epochs=engine.n_epochs,
+            fit_seconds=fit_seconds,
+            eval_seconds=time.perf_counter() - start,
+            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        )
         store.append(record)
         bar.write(f"{dataset} mask {rate}: MSE {scores['mse']:.4f} MAE {scores['mae']:.4f}")
     return print_report(output)
@@ -94,8 +105,13 @@ def run_detections(args) -> int:
         train_scores = engine.score(train).mean(axis=1)
         test_scores = engine.score(test).mean(axis=1)
         metrics = anomaly_metrics(test_scores, data.labels, train_scores, ANOMALY_RATIOS[dataset])
-        record.update(metrics, epochs=engine.n_epochs, fit_seconds=fit_seconds,
-                      eval_seconds=time.perf_counter() - start, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        record.update(
+            metrics,
+            epochs=engine.n_epochs,
+            fit_seconds=fit_seconds,
+            eval_seconds=time.perf_counter() - start,
+            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        )
         store.append(record)
         bar.write(f"{dataset}: F1 {metrics['f1']:.4f}, point-adjusted F1 {metrics['f1_adjusted']:.4f}")
     return print_report(output)
