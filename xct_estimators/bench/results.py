@@ -51,8 +51,13 @@ class ResultStore:
 
     def append(self, record: dict) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(record, sort_keys=False)
+        line = json.dumps(record, sort_keys=False) + "\n"
+        if self.path.is_file() and self.path.stat().st_size:
+            with self.path.open("rb") as f:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    line = "\n" + line  # end a line torn by a crash, so this record stays readable
         with self.path.open("a") as f:
-            f.write(line + "\n")
+            f.write(line)
             f.flush()
             os.fsync(f.fileno())

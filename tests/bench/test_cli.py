@@ -1,0 +1,76 @@
+import pytest
+
+import xct_estimators.bench.forecast as forecast_module
+from xct_estimators.bench.cli import build_parser, main
+from xct_estimators.bench.results import ResultStore
+
+
+class FakeRun:
+    """Stands in for training: records calls, fails on the chosen call like a crash or Ctrl-C."""
+
+    def __init__(self, fail_on=None, error=KeyboardInterrupt):
+        self.calls, self.fail_on, self.error = [], fail_on, error
+
+    def __call__(self, model, data, horizon):
+        self.calls.append((model.model_name, horizon))
+        if len(self.calls) == self.fail_on:
+            raise self.error()
+        fields = {"mse": 0.1 * len(self.calls), "mae": 0.2, "n_windows": 1, "fit_seconds": 1.0, "eval_seconds": 0.1}
+        example = {"channel": "target", "history": [0.0, 1.0], "truth": [1.0], "forecast": [0.9]}
+        return fields, example
+
+
+ARGS = ["forecast", "--models", "dlinear,nlinear", "--horizons", "96,192", "--no-progress"]
+
+
+def test_resume_after_interrupt_keeps_finished_runs(monkeypatch, tmp_path, capsys):
+    interrupted = FakeRun(fail_on=3)
+    monkeypatch.setattr(forecast_module, "run_forecast", interrupted)
+    assert main([*ARGS, "--output", str(tmp_path)]) == 130
+    assert "--resume" in capsys.readouterr().err
+    done = ResultStore(tmp_path).records()
+    assert [(r["horizon"], r["model"]) for r in done] == [(96, "dlinear"), (96, "nlinear")]
+
+    resumed = FakeRun()
+    monkeypatch.setattr(forecast_module, "run_forecast", resumed)
+    assert main([*ARGS, "--output", str(tmp_path), "--resume"]) == 0
+    assert [h for _, h in resumed.calls] == [192, 192]  # only the unfinished runs
+    records = ResultStore(tmp_path).records()
+    assert len(records) == 4
+    for field in ("dataset", "task", "horizon", "model", "seed", "mse", "mae", "fit_seconds", "eval_seconds"):
+        assert all(field in r for r in records)
+    out = capsys.readouterr().out
+    assert "| synthetic | 192" in out and (tmp_path / "report.md").is_file()
+    assert (tmp_path / "forecast_synthetic_96.png").is_file()
+
+
+def test_crash_mid_run_loses_nothing_finished(monkeypatch, tmp_path):
+    monkeypatch.setattr(forecast_module, "run_forecast", FakeRun(fail_on=2, error=RuntimeError))
+    with pytest.raises(RuntimeError):
+        main([*ARGS, "--output", str(tmp_path)])
+    assert len(ResultStore(tmp_path).records()) == 1
+
+
+def test_torn_last_line_is_ignored(tmp_path):
+    store = ResultStore(tmp_path)
+    store.append({"dataset": "d", "task": "forecast", "horizon": 96, "model": "m", "seed": 0, "mse": 1.0})
+    with store.path.open("a") as f:
+        f.write('{"dataset": "d", "task": "fore')  # a crash mid-write
+    assert len(store.records()) == 1
+    store.append({"dataset": "d", "task": "forecast", "horizon": 192, "model": "m", "seed": 0, "mse": 1.0})
+    assert [r["horizon"] for r in store.records()] == [96, 192]
+
+
+def test_bad_input_gives_a_clear_error(capsys, tmp_path):
+    assert main(["forecast", "--models", "prophet", "--output", str(tmp_path)]) == 2
+    assert "Unknown model(s) prophet" in capsys.readouterr().err
+    assert main(["forecast", "--dataset", "nope", "--output", str(tmp_path), "--no-progress"]) == 2
+    assert "Unknown dataset 'nope'" in capsys.readouterr().err
+
+
+def test_no_arguments_is_the_main_job():
+    args = build_parser().parse_args(["forecast"])
+    assert args.dataset == ["synthetic"] and args.horizons is None and not args.full
+    help_text = build_parser().format_help()
+    for command in ("forecast", "impute", "detect", "profile", "report"):
+        assert command in help_text

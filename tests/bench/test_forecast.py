@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+from darts import TimeSeries
+
+from xct_estimators.bench.datasets import ForecastDataset
+from xct_estimators.bench.forecast import expected_windows, forecast_test_split, numpy_scores, prepare, score
+from xct_estimators.bench.synthetic import make_synthetic
+from xct_estimators.forecasting import XCTFormerModel
+
+SEQ_LEN, HORIZON = 32, 8
+
+
+@pytest.fixture(scope="module")
+def small_synthetic():
+    frame = make_synthetic(n_steps=600, seed=0)
+    return ForecastDataset("synthetic", TimeSeries.from_dataframe(frame), "ratio", "target")
+
+
+def tiny_model():
+    return XCTFormerModel(
+        input_chunk_length=SEQ_LEN, output_chunk_length=HORIZON, patch_len=8, stride=8, d_model=8, n_heads=1,
+        d_ff=16, e_layers=1, n_epochs=1, batch_size=64, random_state=0,
+        pl_trainer_kwargs={"enable_progress_bar": False, "logger": False, "enable_checkpointing": False},
+    )  # fmt: skip
+
+
+def test_prepare_standardises_on_train_only(small_synthetic):
+    data = prepare(small_synthetic, SEQ_LEN, "MS")
+    assert data.train.components.tolist() == ["target"] and data.train_covariates.n_components == 6
+    train = np.concatenate([data.train.values(), data.train_covariates.values()], axis=1)
+    np.testing.assert_allclose(train.mean(axis=0), 0, atol=1e-5)
+    np.testing.assert_allclose(train.std(axis=0), 1, atol=1e-3)
+    assert len(data.train) == 420 and len(data.val) == 60 + SEQ_LEN and len(data.test) == 120 + SEQ_LEN
+    m = prepare(small_synthetic, SEQ_LEN, "M")
+    assert m.train.n_components == 7 and m.train_covariates is None
+
+
+def test_darts_backtest_equals_numpy_over_the_same_windows(small_synthetic):
+    data = prepare(small_synthetic, SEQ_LEN, "MS")
+    model = tiny_model()
+    model.fit(data.train, past_covariates=data.train_covariates)
+    forecasts = forecast_test_split(model, data, HORIZON)
+    assert len(forecasts) == expected_windows(len(data.test), SEQ_LEN, HORIZON) == 120 - HORIZON + 1
+    assert forecasts[0].start_time() == data.test.time_index[SEQ_LEN]
+    through_darts = score(model, data, forecasts)
+    stacked = np.stack([f.values() for f in forecasts])
+    direct = numpy_scores(data.test.values(), stacked, SEQ_LEN)
+    assert through_darts["mse"] == pytest.approx(direct["mse"], abs=1e-6)
+    assert through_darts["mae"] == pytest.approx(direct["mae"], abs=1e-6)
+    # the first forecast is the prediction from the test split's first SEQ_LEN rows
+    first = model.predict(HORIZON, series=data.test[:SEQ_LEN], past_covariates=data.test_covariates, verbose=False)
+    np.testing.assert_allclose(first.values(), stacked[0], atol=1e-5)
+
+
+def test_numpy_scores_indexing():
+    actual = np.arange(20, dtype=float)[:, None]
+    forecasts = np.stack([actual[5 + i : 8 + i] + 1.0 for i in range(13)])  # perfect but off by one
+    assert numpy_scores(actual, forecasts, seq_len=5) == {"mse": 1.0, "mae": 1.0}
