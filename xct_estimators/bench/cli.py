@@ -6,9 +6,10 @@ Run with no arguments for the main job (the synthetic dataset, a few minutes on 
 from __future__ import annotations
 
 import argparse
-import os
+import logging
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -127,7 +128,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def quiet_libraries() -> None:
+    """Keep the terminal for progress bars and results: drop Lightning's banner lines and the
+    warnings that do not apply to a benchmark run."""
+    import pytorch_lightning  # noqa: F401  (it sets its loggers to INFO when imported)
+
+    for name in ("lightning.pytorch", "pytorch_lightning", "lightning_fabric", "darts"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    for message in (
+        ".*pin_memory.*",
+        ".*does not have many workers.*",
+        ".*overridden `transfer_batch_to_device`.*",
+        ".*LeafSpec.*",
+        ".*litlogger.*",
+        ".*Total length of .* across ranks is zero.*",
+    ):
+        warnings.filterwarnings("ignore", message=message)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    quiet_libraries()
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
@@ -240,5 +260,4 @@ def _devices(value: str):
 
 
 def entry_point() -> None:  # console script
-    os.environ.setdefault("PYTHONWARNINGS", "ignore")
     sys.exit(main())
