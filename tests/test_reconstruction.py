@@ -136,3 +136,8 @@ def test_presets_give_the_paper_rows():
     assert (detector.window_length, detector.d_model, detector.alpha) == (100, 168, 0.005)
     assert XCTFormerAnomalyDetector.from_preset("MSL").alpha == 0.01
     assert XCTFormerScorer.from_preset("SMAP").engine.architecture["d_ff"] == 128
+
+
+def test_window_stride_longer_than_window_is_refused():
+    with pytest.raises(ValueError, match="window_stride=40 exceeds window_length=32"):
+        ReconstructionEngine(window_length=32, window_stride=40)

@@ -80,6 +80,10 @@ def _resolve_device(accelerator: str) -> torch.device:
     return torch.device("cpu")
 
 
+_FLOAT_BYTES = 4
+_INFERENCE_ATTENTION_BYTES = 256 * 1024**2
+
+
 class ReconstructionEngine:
     """Train XCTFormer to reconstruct windows of a series; reconstruct any length.
 
@@ -146,6 +150,11 @@ class ReconstructionEngine:
         self.learning_rate = learning_rate
         self.mask_rate = mask_rate
         self.window_stride = window_stride or max(window_length // 2, 1)
+        if self.window_stride > window_length:
+            raise ValueError(
+                f"window_stride={window_stride} exceeds window_length={window_length}: points between "
+                "windows would never be reconstructed. Use window_stride <= window_length."
+            )
         self.train_stride = train_stride
         self.random_state = random_state
         self.accelerator = accelerator
@@ -243,7 +252,7 @@ class ReconstructionEngine:
         clean = torch.from_numpy(np.nan_to_num(values)).to(device)
         mask = torch.from_numpy(observed).to(device)
         offsets = torch.arange(length, device=device)
-        batch = max(self.batch_size * 4, 1)
+        batch = self._inference_batch_size(net.config)
         ones = torch.ones(batch * length, 1, dtype=torch.float64, device=device)
         for i in range(0, len(starts), batch):
             index = torch.as_tensor(starts[i : i + batch], device=device)[:, None] + offsets
@@ -251,6 +260,16 @@ class ReconstructionEngine:
             total.index_add_(0, index.reshape(-1), out.reshape(-1, out.shape[-1]).double())
             count.index_add_(0, index.reshape(-1), ones[: index.numel()])
         return (total / count).cpu().numpy().astype(np.float32)
+
+    def _inference_batch_size(self, config: XCTFormerConfig) -> int:
+        """Up to 4x the training batch, but few enough windows that their N x N attention
+        weights stay within ~256 MiB (a wide dataset's full CRAB needs ~20 MB per window)."""
+        per_window = (
+            3 * _FLOAT_BYTES * config.n_heads * config.attention_len**2 * (config.n_tokens // config.attention_len)
+        )
+        if config.decop_k is not None:
+            per_window = 3 * _FLOAT_BYTES * config.n_heads * config.n_tokens * config.decop_k
+        return int(max(1, min(self.batch_size * 4, _INFERENCE_ATTENTION_BYTES // max(per_window, 1))))
 
     def score(self, values: np.ndarray) -> np.ndarray:
         """Per-point squared reconstruction error, (time, channels); NaN where unobserved."""

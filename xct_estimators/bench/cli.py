@@ -112,11 +112,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(IMPUTATION_MASK_RATES),
         help="comma-separated mask rates (default: %(default)s)",
     )
+    impute.add_argument(
+        "--train-stride",
+        type=int,
+        default=1,
+        help="step between training windows; >1 trains on fewer windows (default: 1, the paper)",
+    )
     _add_common(impute)
 
     detect = sub.add_parser("detect", help="anomaly detection (reconstruction error, point-adjusted F1)")
     detect.add_argument(
         "--dataset", type=_csv(str), default=["MSL"], help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}"
+    )
+    detect.add_argument(
+        "--train-stride",
+        type=int,
+        default=1,
+        help="step between training windows; >1 trains on fewer windows (default: 1, the paper)",
     )
     _add_common(detect)
 
