@@ -3,7 +3,14 @@ import pytest
 from darts import TimeSeries
 
 from xct_estimators.bench.datasets import ForecastDataset
-from xct_estimators.bench.forecast import expected_windows, forecast_test_split, numpy_scores, prepare, score
+from xct_estimators.bench.forecast import (
+    expected_windows,
+    forecast_test_split,
+    numpy_scores,
+    prepare,
+    run_forecast,
+    score,
+)
 from xct_estimators.bench.synthetic import make_synthetic
 from xct_estimators.forecasting import XCTFormerModel
 
@@ -56,3 +63,18 @@ def test_numpy_scores_indexing():
     actual = np.arange(20, dtype=float)[:, None]
     forecasts = np.stack([actual[5 + i : 8 + i] + 1.0 for i in range(13)])  # perfect but off by one
     assert numpy_scores(actual, forecasts, seq_len=5) == {"mse": 1.0, "mae": 1.0}
+
+
+def test_ms_model_without_past_covariates_is_trained_jointly_and_scored_on_the_target(small_synthetic):
+    from darts.models import RNNModel
+
+    data = prepare(small_synthetic, SEQ_LEN, "MS")
+    trainer = {"enable_progress_bar": False, "logger": False}
+    model = RNNModel(SEQ_LEN, model="RNN", hidden_dim=4, training_length=SEQ_LEN + HORIZON, n_epochs=1, random_state=0,
+                     pl_trainer_kwargs=trainer)  # fmt: skip
+    assert not model.supports_past_covariates
+    fields, example = run_forecast(model, data, HORIZON)
+    assert fields["ms_mode"].startswith("all columns as targets")
+    assert model.training_series.n_components == 7  # the six covariates and the target
+    assert model.training_series.components[-1] == "target"
+    assert fields["n_windows"] == 120 - HORIZON + 1 and example["channel"] == "target"

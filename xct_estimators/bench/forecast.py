@@ -38,6 +38,16 @@ class PreparedSeries:
     val_covariates: Optional[TimeSeries]
     test_covariates: Optional[TimeSeries]
 
+    def joint(self) -> PreparedSeries:
+        """MS data for a model without past covariates: every column becomes a target (covariates
+        first, the target last, as in the Time-Series-Library files); only the target is scored."""
+        if self.test_covariates is None:
+            return self
+        stack = [cov.stack(target) for cov, target in ((self.train_covariates, self.train),
+                                                        (self.val_covariates, self.val),
+                                                        (self.test_covariates, self.test))]  # fmt: skip
+        return PreparedSeries(self.dataset, "M", self.seq_len, *stack, None, None, None)
+
     @property
     def n_channels(self) -> int:
         covariates = 0 if self.test_covariates is None else self.test_covariates.n_components
@@ -111,17 +121,28 @@ def expected_windows(test_len: int, seq_len: int, horizon: int) -> int:
 
 
 def run_forecast(model, data: PreparedSeries, horizon: int) -> tuple[dict, dict]:
-    """Fit, forecast the test split, score. Returns the result fields and one example window."""
-    fit_seconds = fit_model(model, data)
+    """Fit, forecast the test split, score. Returns the result fields and one example window.
+
+    In the MS setting a model that takes no past covariates is trained on all columns as targets
+    and scored on the target column only (the field ``ms_mode`` says which way was used).
+    """
+    extra = {}
+    trained_on = data
+    if data.test_covariates is not None and not model.supports_past_covariates:
+        trained_on, extra = data.joint(), {"ms_mode": "all columns as targets, target scored"}
+    fit_seconds = fit_model(model, trained_on)
     start = time.perf_counter()
-    forecasts = forecast_test_split(model, data, horizon)
+    forecasts = forecast_test_split(model, trained_on, horizon)
+    if trained_on is not data:
+        target = data.test.components[0]
+        forecasts = [forecast[target] for forecast in forecasts]
     scores = score(model, data, forecasts)
     eval_seconds = time.perf_counter() - start
     n_windows = expected_windows(len(data.test), data.seq_len, horizon)
     if len(forecasts) != n_windows:
         raise RuntimeError(f"Expected {n_windows} test windows, Darts produced {len(forecasts)}.")
     example = _example(data, forecasts[0])
-    fields = {**scores, "n_windows": n_windows, "fit_seconds": fit_seconds, "eval_seconds": eval_seconds}
+    fields = {**scores, "n_windows": n_windows, "fit_seconds": fit_seconds, "eval_seconds": eval_seconds, **extra}
     return fields, example
 
 
