@@ -35,7 +35,7 @@ def forecast_table(records: list[dict]) -> str:
     )
     rows = []
     for r in records:
-        ref = paper.forecast_reference(r["dataset"], r["horizon"]) if r["model"] == "xctformer" else None
+        ref = paper.forecast_reference(r["dataset"], r["horizon"], r["model"])
         rows.append(
             [
                 r["dataset"],
@@ -83,7 +83,7 @@ def average_rows(records: list[dict]) -> str:
             continue
         mse = sum(by_horizon[h]["mse"] for h in paper.HORIZONS) / len(paper.HORIZONS)
         mae = sum(by_horizon[h]["mae"] for h in paper.HORIZONS) / len(paper.HORIZONS)
-        ref = paper.forecast_reference(dataset, "avg") if model == "xctformer" else None
+        ref = paper.forecast_reference(dataset, "avg", model)
         seconds = sum(by_horizon[h]["fit_seconds"] + by_horizon[h]["eval_seconds"] for h in paper.HORIZONS)
         rows.append(
             [
