@@ -53,7 +53,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
     parser.add_argument("--resume", action="store_true", help="skip runs already in OUTPUT/results.jsonl")
     parser.add_argument("--seed", type=int, default=2021, help="random seed (default: %(default)s)")
-    parser.add_argument("--epochs", type=int, default=None, help="training epochs (default: quick run or preset)")
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=None,
+        help=f"training epochs (forecast: {QUICK_EPOCHS}, with --full each preset's; impute/detect: the preset's)",
+    )
     parser.add_argument("--accelerator", choices=("auto", "cpu", "gpu"), default="auto")
     parser.add_argument("--devices", default="auto", help="Lightning devices, e.g. 1 (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="hide the epoch progress bars")
@@ -91,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--models",
         type=_csv(str),
         default=list(DEFAULT_MODELS),
-        help=f"comma-separated: {', '.join(MODELS)} (default: %(default)s)",
+        help=f"comma-separated: {', '.join(MODELS)} (default: {','.join(DEFAULT_MODELS)})",
     )
     forecast.add_argument(
         "--features",
@@ -110,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--mask-rates",
         type=_csv(float),
         default=list(IMPUTATION_MASK_RATES),
-        help="comma-separated mask rates (default: %(default)s)",
+        help=f"comma-separated mask rates (default: {','.join(map(str, IMPUTATION_MASK_RATES))})",
     )
     impute.add_argument(
         "--train-stride",
