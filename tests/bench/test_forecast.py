@@ -78,3 +78,9 @@ def test_ms_model_without_past_covariates_is_trained_jointly_and_scored_on_the_t
     assert model.training_series.n_components == 7  # the six covariates and the target
     assert model.training_series.components[-1] == "target"
     assert fields["n_windows"] == 120 - HORIZON + 1 and example["channel"] == "target"
+
+
+def test_horizon_longer_than_the_test_split_is_refused(small_synthetic):
+    data = prepare(small_synthetic, SEQ_LEN, "MS")
+    with pytest.raises(ValueError, match="test split has 152 rows, fewer than look-back 32 \\+ horizon 200"):
+        run_forecast(tiny_model(), data, 200)

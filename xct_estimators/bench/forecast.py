@@ -126,6 +126,12 @@ def run_forecast(model, data: PreparedSeries, horizon: int) -> tuple[dict, dict]
     In the MS setting a model that takes no past covariates is trained on all columns as targets
     and scored on the target column only (the field ``ms_mode`` says which way was used).
     """
+    for split, series in (("training", data.train), ("test", data.test)):
+        if expected_windows(len(series), data.seq_len, horizon) < 1:
+            raise ValueError(
+                f"{data.dataset}: the {split} split has {len(series)} rows, fewer than look-back {data.seq_len} + "
+                f"horizon {horizon}. Use shorter --horizons or --seq-len."
+            )
     extra = {}
     trained_on = data
     if data.test_covariates is not None and not model.supports_past_covariates:
