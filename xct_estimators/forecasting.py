@@ -26,6 +26,7 @@ from darts.utils.likelihood_models.torch import QuantileRegression
 from darts.utils.serialization import add_safe_globals
 from torch import nn
 
+from . import historical_forecasts
 from .nn import (
     DEFAULT_MAX_ATTENTION_BYTES,
     XCTFormerConfig,
@@ -421,6 +422,10 @@ class XCTFormerModel(PastCovariatesTorchModel):
         )
 
     def predict(self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs):
+        self._check_predict_input(series, past_covariates)
+        return super().predict(n, series, past_covariates, future_covariates, *args, **kwargs)
+
+    def _check_predict_input(self, series, past_covariates) -> None:
         _check_finite(series, "series")
         _check_finite(past_covariates, "past_covariates")
         if self.model is not None and series is not None:
@@ -433,7 +438,39 @@ class XCTFormerModel(PastCovariatesTorchModel):
                         f"on series with {expected} components: predict with series of the same "
                         "components as in fit (or refit the model)."
                     )
-        return super().predict(n, series, past_covariates, future_covariates, *args, **kwargs)
+
+    def _optimized_historical_forecasts(
+        self,
+        series,
+        past_covariates=None,
+        future_covariates=None,
+        num_samples: int = 1,
+        start=None,
+        start_format="value",
+        forecast_horizon: int = 1,
+        stride: int = 1,
+        overlap_end: bool = False,
+        last_points_only: bool = True,
+        verbose: bool = False,
+        show_warnings: bool = True,
+        predict_likelihood_parameters: bool = False,
+        random_state=None,
+        predict_kwargs=None,
+    ):
+        # retrain=False: cut the windows and run the module directly (see historical_forecasts.py)
+        if not historical_forecasts.applies(
+            self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
+        ):
+            return super()._optimized_historical_forecasts(
+                series, past_covariates, future_covariates, num_samples, start, start_format,
+                forecast_horizon, stride, overlap_end, last_points_only, verbose, show_warnings,
+                predict_likelihood_parameters, random_state, predict_kwargs,
+            )  # fmt: skip
+        self._check_predict_input(series, past_covariates)
+        return historical_forecasts.direct_historical_forecasts(
+            self, list(series), None if past_covariates is None else list(past_covariates), start, start_format,
+            forecast_horizon, stride, overlap_end, last_points_only, show_warnings, predict_kwargs,
+        )  # fmt: skip
 
     # -- the paper's recipe --------------------------------------------------------------
     @classmethod
