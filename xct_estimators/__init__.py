@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "XCTFormerModel": "xct_estimators.forecasting",
-    "KeepBestValidationWeights": "xct_estimators.forecasting",
+    "KeepBestValidationWeights": "xct_estimators.callbacks",
     "ReconstructionEngine": "xct_estimators.reconstruction",
     "XCTFormerScorer": "xct_estimators.reconstruction",
     "XCTFormerImputer": "xct_estimators.sktime",
