@@ -37,7 +37,7 @@ def applies(model, num_samples: int, forecast_horizon: int, predict_likelihood_p
     )
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def direct_historical_forecasts(
     model,
     series: list[TimeSeries],
