@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,8 @@ from xct_estimators.bench.datasets import (
 )
 from xct_estimators.bench.forecast import expected_windows
 
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+# The repository's sibling ../shared/data, or wherever XCT_DATA_DIR points.
+SHARED_DATA = Path(os.environ.get("XCT_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "data")
 needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"benchmark data not found at {SHARED_DATA}")
 
 
