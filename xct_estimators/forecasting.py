@@ -429,9 +429,12 @@ class XCTFormerModel(PastCovariatesTorchModel):
             self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
         ):
             return super()._optimized_historical_forecasts(
-                series, past_covariates, future_covariates, num_samples, start, start_format,
-                forecast_horizon, stride, overlap_end, last_points_only, verbose, show_warnings,
-                predict_likelihood_parameters, random_state, predict_kwargs,
+                series, past_covariates=past_covariates, future_covariates=future_covariates,
+                num_samples=num_samples, start=start, start_format=start_format,
+                forecast_horizon=forecast_horizon, stride=stride, overlap_end=overlap_end,
+                last_points_only=last_points_only, verbose=verbose, show_warnings=show_warnings,
+                predict_likelihood_parameters=predict_likelihood_parameters, random_state=random_state,
+                predict_kwargs=predict_kwargs,
             )  # fmt: skip
         self._check_predict_input(series, past_covariates)
         return historical_forecasts.direct_historical_forecasts(

@@ -32,7 +32,7 @@ def test_impute_records_one_run_per_mask_rate(monkeypatch, tmp_path, tiny_preset
     assert main(argv) == 0
     records = ResultStore(tmp_path).records()
     assert [r["mask_rate"] for r in records] == [0.125, 0.5]
-    assert all(r["mse"] > 0 and r["n_points"] > 0 for r in records)
+    assert all(r["mse"] > 0 and r["n_points"] > 0 and r["train_stride"] == 1 for r in records)
     assert "| ETTh1   | 0.125" in capsys.readouterr().out  # beside the paper's 0.069
     assert main([*argv, "--resume"]) == 0
     assert len(ResultStore(tmp_path).records()) == 2

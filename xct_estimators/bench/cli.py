@@ -239,7 +239,7 @@ def run_forecasts(args) -> int:
             epochs=epochs,
             seed=args.seed,
             accelerator=args.accelerator,
-            devices=_devices(args.devices),
+            devices=parse_devices(args.devices),
             progress=not args.no_progress,
             work_dir=output / "darts_logs",
         )
@@ -272,7 +272,7 @@ def print_report(output: Path) -> int:
     return 0
 
 
-def _devices(value: str):
+def parse_devices(value: str):
     return int(value) if value.isdigit() else value
 
 

@@ -48,11 +48,6 @@ class PreparedSeries:
                                                         (self.test_covariates, self.test))]  # fmt: skip
         return PreparedSeries(self.dataset, "M", self.seq_len, *stack, None, None, None)
 
-    @property
-    def n_channels(self) -> int:
-        covariates = 0 if self.test_covariates is None else self.test_covariates.n_components
-        return self.test.n_components + covariates
-
 
 def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M") -> PreparedSeries:
     """Split and standardise ``data``. ``features``: "M" (every column a target) or "MS" (one target,

@@ -21,6 +21,27 @@ def _gap(value) -> str:
     return "-" if value is None else f"{100 * value:+.1f}%"
 
 
+def _error_cells(record: dict, reference) -> list[str]:
+    """MSE, MAE, the paper's MSE and MAE, and the relative gaps."""
+    published = reference or (None, None)
+    return [
+        _fmt(record["mse"]),
+        _fmt(record["mae"]),
+        _fmt(published[0]),
+        _fmt(published[1]),
+        _gap(paper.relative_gap(record["mse"], published[0])),
+        _gap(paper.relative_gap(record["mae"], published[1])),
+    ]
+
+
+ERROR_HEADER = ["MSE", "MAE", "paper MSE", "paper MAE", "gap MSE", "gap MAE"]
+TIME_HEADER = ["fit s", "eval s"]
+
+
+def _time_cells(record: dict) -> list[str]:
+    return [_fmt(record["fit_seconds"], ".0f"), _fmt(record["eval_seconds"], ".1f")]
+
+
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=False)]
     line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)) + " |"  # noqa: E731
@@ -36,36 +57,8 @@ def forecast_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.forecast_reference(r["dataset"], r["horizon"], r["model"])
-        rows.append(
-            [
-                r["dataset"],
-                r["horizon"],
-                r["model"],
-                r["seed"],
-                _fmt(r["mse"]),
-                _fmt(r["mae"]),
-                _fmt(ref and ref[0]),
-                _fmt(ref and ref[1]),
-                _gap(paper.relative_gap(r["mse"], ref and ref[0])),
-                _gap(paper.relative_gap(r["mae"], ref and ref[1])),
-                _fmt(r["fit_seconds"], ".0f"),
-                _fmt(r["eval_seconds"], ".1f"),
-            ]
-        )
-    header = [
-        "dataset",
-        "horizon",
-        "model",
-        "seed",
-        "MSE",
-        "MAE",
-        "paper MSE",
-        "paper MAE",
-        "gap MSE",
-        "gap MAE",
-        "fit s",
-        "eval s",
-    ]
+        rows.append([r["dataset"], r["horizon"], r["model"], r["seed"], *_error_cells(r, ref), *_time_cells(r)])
+    header = ["dataset", "horizon", "model", "seed", *ERROR_HEADER, *TIME_HEADER]
     out = markdown_table(header, rows)
     averages = average_rows(records)
     if averages:
@@ -121,34 +114,8 @@ def imputation_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
-        rows.append(
-            [
-                r["dataset"],
-                r["mask_rate"],
-                r["model"],
-                r["seed"],
-                _fmt(r["mse"]),
-                _fmt(r["mae"]),
-                _fmt(ref and ref[0]),
-                _fmt(ref and ref[1]),
-                _gap(paper.relative_gap(r["mse"], ref and ref[0])),
-                _fmt(r["fit_seconds"], ".0f"),
-                _fmt(r["eval_seconds"], ".1f"),
-            ]
-        )
-    header = [
-        "dataset",
-        "mask rate",
-        "model",
-        "seed",
-        "MSE",
-        "MAE",
-        "paper MSE",
-        "paper MAE",
-        "gap MSE",
-        "fit s",
-        "eval s",
-    ]
+        rows.append([r["dataset"], r["mask_rate"], r["model"], r["seed"], *_error_cells(r, ref), *_time_cells(r)])
+    header = ["dataset", "mask rate", "model", "seed", *ERROR_HEADER, *TIME_HEADER]
     return markdown_table(header, rows)
 
 
@@ -168,8 +135,7 @@ def anomaly_table(records: list[dict]) -> str:
                 _fmt(r["auc_pr"]),
                 _fmt(published),
                 _gap(paper.relative_gap(r["f1_adjusted"], published)),
-                _fmt(r["fit_seconds"], ".0f"),
-                _fmt(r["eval_seconds"], ".1f"),
+                *_time_cells(r),
             ]
         )
     header = [
@@ -200,10 +166,14 @@ def full_report(records: list[dict]) -> str:
 
 
 def save_example(output: Path, record: dict, example: dict) -> None:
-    folder = Path(output) / EXAMPLES_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    path = _example_path(output, record)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(example))
+
+
+def _example_path(output: Path, record: dict) -> Path:
     name = f"{record['dataset']}_{record['horizon']}_{record['model']}_{record['seed']}.json"
-    (folder / name).write_text(json.dumps(example))
+    return Path(output) / EXAMPLES_DIR / name
 
 
 def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
@@ -251,7 +221,7 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
 
 
 def _load_example(output: Path, record: dict) -> Optional[dict]:
-    path = output / EXAMPLES_DIR / f"{record['dataset']}_{record['horizon']}_{record['model']}_{record['seed']}.json"
+    path = _example_path(output, record)
     return json.loads(path.read_text()) if path.is_file() else None
 
 

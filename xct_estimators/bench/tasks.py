@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +23,10 @@ def _engine(dataset_preset: str, task: str, args, **extra):
     params = preset_params(dataset_preset, task)
     if args.epochs:
         params["n_epochs"] = args.epochs
+    from .cli import parse_devices
+
     accelerator = args.accelerator
-    devices = int(args.devices) if str(args.devices).isdigit() else args.devices
+    devices = parse_devices(args.devices)
     return ReconstructionEngine(
         **params,
         random_state=args.seed,
@@ -32,6 +35,30 @@ def _engine(dataset_preset: str, task: str, args, **extra):
         progress_bar=not args.no_progress,
         **extra,
     )
+
+
+def fit_and_evaluate(engine, train: np.ndarray, evaluate) -> dict:
+    """Train ``engine``, run ``evaluate(engine)``; its metrics plus the fields every run records."""
+    start = time.perf_counter()
+    engine.fit(train)
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    metrics = evaluate(engine)
+    return {
+        **metrics,
+        "epochs": engine.n_epochs,
+        "train_stride": engine.train_stride,
+        "fit_seconds": fit_seconds,
+        "eval_seconds": time.perf_counter() - start,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+
+
+def detection_metrics(engine, train, test, labels, alpha) -> dict:
+    """Per-point score = reconstruction MSE over channels; metrics at the (1 - alpha) quantile."""
+    train_scores = engine.score(train).mean(axis=1)
+    test_scores = engine.score(test).mean(axis=1)
+    return anomaly_metrics(test_scores, labels, train_scores, alpha)
 
 
 def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -62,20 +89,10 @@ def run_imputations(args) -> int:
             cache[dataset] = imputation_splits(dataset, args.data_dir, args.seed)
         train, test = cache[dataset]
         engine = _engine(preset_name(dataset), "impute", args, mask_rate=rate)
-        start = time.perf_counter()
-        engine.fit(train)
-        fit_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        scores = evaluate_imputation(engine, test, rate, seed=args.seed)
-        record.update(
-            scores,
-            epochs=engine.n_epochs,
-            fit_seconds=fit_seconds,
-            eval_seconds=time.perf_counter() - start,
-            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
-        )
+        evaluate = partial(evaluate_imputation, values=test, mask_rate=rate, seed=args.seed)
+        record.update(fit_and_evaluate(engine, train, evaluate))
         store.append(record)
-        bar.write(f"{dataset} mask {rate}: MSE {scores['mse']:.4f} MAE {scores['mae']:.4f}")
+        bar.write(f"{dataset} mask {rate}: MSE {record['mse']:.4f} MAE {record['mae']:.4f}")
     return print_report(output)
 
 
@@ -97,20 +114,8 @@ def run_detections(args) -> int:
         test = scaler.transform(data.test).astype(np.float32)
         engine = _engine(dataset, "anomaly", args)
         engine.window_stride = engine.window_length  # non-overlapping windows, as Time-Series-Library scores
-        start = time.perf_counter()
-        engine.fit(train)
-        fit_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        train_scores = engine.score(train).mean(axis=1)
-        test_scores = engine.score(test).mean(axis=1)
-        metrics = anomaly_metrics(test_scores, data.labels, train_scores, ANOMALY_RATIOS[dataset])
-        record.update(
-            metrics,
-            epochs=engine.n_epochs,
-            fit_seconds=fit_seconds,
-            eval_seconds=time.perf_counter() - start,
-            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
-        )
+        evaluate = partial(detection_metrics, train=train, test=test, labels=data.labels, alpha=ANOMALY_RATIOS[dataset])
+        record.update(fit_and_evaluate(engine, train, evaluate))
         store.append(record)
-        bar.write(f"{dataset}: F1 {metrics['f1']:.4f}, point-adjusted F1 {metrics['f1_adjusted']:.4f}")
+        bar.write(f"{dataset}: F1 {record['f1']:.4f}, point-adjusted F1 {record['f1_adjusted']:.4f}")
     return print_report(output)
