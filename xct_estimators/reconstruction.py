@@ -19,10 +19,20 @@ import pytorch_lightning as pl
 import torch
 from darts import TimeSeries
 from darts.ad.scorers.scorers import FittableAnomalyScorer
+from pytorch_lightning.callbacks import EarlyStopping
 
+from ._quiet import quiet_lightning
+from .callbacks import KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, get_preset
+from .nn.fill import linear_fill
 
 _PAPER_PCT_START = 0.4
+#: Defaults of the engine and the estimators on it; measured in docs/benchmarks.md.
+DEFAULT_MAX_EPOCHS = 50
+DEFAULT_PATIENCE = 3
+DEFAULT_VALIDATION_FRACTION = 0.1
+DEFAULT_LEARNING_RATE = 5e-3
+DEFAULT_FILL = "zero"
 
 
 def preset_params(dataset: str, task: str) -> dict[str, Any]:
@@ -40,25 +50,45 @@ def preset_params(dataset: str, task: str) -> dict[str, Any]:
 
 
 class _ReconstructionModule(pl.LightningModule):
-    """Lightning wrapper: masked (imputation) or plain (anomaly) reconstruction MSE."""
+    """Lightning wrapper: masked (imputation) or plain (anomaly) reconstruction MSE.
 
-    def __init__(self, config: XCTFormerConfig, mask_rate: Optional[float], learning_rate: float):
+    Training hides ``mask_rate`` of the observed points at random in every batch; validation
+    batches carry their own fixed ``hidden`` masks, so validation losses of different epochs
+    compare the same task.
+    """
+
+    def __init__(self, config: XCTFormerConfig, mask_rate: Optional[float], learning_rate: float, fill: str):
         super().__init__()
         self.net = XCTFormerNet(config)
         self.mask_rate = mask_rate
         self.learning_rate = learning_rate
+        self.fill = fill
+
+    def reconstruct(self, x: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
+        """The network's reconstruction of windows ``x`` of which it may see the ``visible`` points."""
+        if self.fill == "linear":
+            return self.net(linear_fill(x, visible))
+        return self.net(x, mask=None if bool(visible.all()) else visible)
+
+    def _loss(self, x: torch.Tensor, observed: torch.Tensor, hidden: Optional[torch.Tensor]) -> torch.Tensor:
+        if hidden is None:
+            recon, target = self.reconstruct(x, observed), observed
+        else:
+            recon = self.reconstruct(x, observed & ~hidden)
+            target = observed & hidden  # the loss sees only points the network did not
+        return (recon - x).square()[target].sum() / target.sum().clamp_min(1)
 
     def training_step(self, batch, batch_idx):
         x, observed = batch
-        if self.mask_rate:
-            hidden = torch.rand(observed.shape, device=observed.device) < self.mask_rate
-            recon = self.net(x, mask=observed & ~hidden)
-            target = observed & hidden  # the loss sees only points the network did not
-        else:
-            recon = self.net(x, mask=None if observed.all() else observed)
-            target = observed
-        loss = (recon - x).square()[target].sum() / target.sum().clamp_min(1)
+        hidden = torch.rand(observed.shape, device=observed.device) < self.mask_rate if self.mask_rate else None
+        loss = self._loss(x, observed, hidden)
         self.log("train_loss", loss, prog_bar=True, batch_size=x.shape[0])
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, observed, hidden = batch
+        loss = self._loss(x, observed, hidden if self.mask_rate else None)
+        self.log("val_loss", loss, prog_bar=True, batch_size=x.shape[0])
         return loss
 
     def configure_optimizers(self):
@@ -82,6 +112,7 @@ def _resolve_device(accelerator: str) -> torch.device:
 
 _FLOAT_BYTES = 4
 _INFERENCE_ATTENTION_BYTES = 256 * 1024**2
+FILLS = ("zero", "linear")
 
 
 class ReconstructionEngine:
@@ -94,22 +125,39 @@ class ReconstructionEngine:
         detection). The series must be at least this long.
     patch_len, stride, d_model, n_heads, d_ff, e_layers, dropout, fc_dropout, attn_dropout, decop_k
         Network hyperparameters (see :class:`~xct_estimators.nn.XCTFormerConfig`).
-    n_epochs, batch_size, learning_rate
-        Training: Adam with a per-batch OneCycleLR (``max_lr=learning_rate``, ``pct_start=0.4``).
+    n_epochs
+        Maximum number of training epochs; early stopping on the validation loss ends training
+        sooner (see ``patience``).
+    batch_size, learning_rate
+        Training: Adam with a per-batch OneCycleLR (``max_lr=learning_rate``, ``pct_start=0.4``,
+        spread over ``n_epochs``).
+    patience
+        Epochs without a lower validation loss before training stops (the paper's code: 6). The
+        weights of the best validation epoch are restored at the end. ``None`` trains all
+        ``n_epochs`` (the best epoch's weights are still restored when there is validation data).
+    validation_fraction
+        Share of the series, taken from its end, held out as validation windows (never trained
+        on) when ``fit`` gets no ``val_values``. It is enlarged to one window when shorter.
+        ``0``: no validation, no early stopping, the last epoch's weights.
     mask_rate
         Imputation mode: the share of observed points hidden at random in each training window;
-        the loss is the MSE on those points. ``None``: anomaly mode, plain reconstruction MSE.
+        the loss is the MSE on those points. Validation windows get fixed, seeded masks of the
+        same rate. ``None``: anomaly mode, plain reconstruction MSE.
+    fill
+        What the network sees at hidden points: ``"zero"`` (the paper: zero after instance
+        normalisation, with the mask passed to the network) or ``"linear"`` (per-window linear
+        interpolation from the observed points). The loss is on the hidden points either way.
     window_stride
         Step between inference windows; overlapping reconstructions are averaged.
         Default: ``window_length // 2``.
     train_stride
-        Step between training windows. Default: 1.
+        Step between training (and validation) windows. Default: 1.
     random_state
         Seed for weights, training order and masks.
     accelerator, devices
         Passed to the Lightning trainer (``"auto"``, ``"cpu"``, ``"gpu"``).
     progress_bar
-        Show Lightning's progress bar while training.
+        Show Lightning's progress bar while training. Default: ``False`` (quiet).
     """
 
     def __init__(
@@ -125,20 +173,33 @@ class ReconstructionEngine:
         fc_dropout: float = 0.05,
         attn_dropout: float = 0.3,
         decop_k: Optional[int] = None,
-        n_epochs: int = 10,
+        n_epochs: int = DEFAULT_MAX_EPOCHS,
         batch_size: int = 32,
-        learning_rate: float = 1e-3,
+        learning_rate: float = DEFAULT_LEARNING_RATE,
+        patience: Optional[int] = DEFAULT_PATIENCE,
+        validation_fraction: float = DEFAULT_VALIDATION_FRACTION,
         mask_rate: Optional[float] = None,
+        fill: str = DEFAULT_FILL,
         window_stride: Optional[int] = None,
         train_stride: int = 1,
         random_state: Optional[int] = None,
         accelerator: str = "auto",
         devices: Any = "auto",
-        progress_bar: bool = True,
+        progress_bar: bool = False,
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
     ):
         if mask_rate is not None and not 0.0 < mask_rate < 1.0:
             raise ValueError(f"mask_rate must be in (0, 1), got {mask_rate!r}.")
+        if fill not in FILLS:
+            raise ValueError(f"fill must be one of {FILLS}, got {fill!r}.")
+        if not 0.0 <= validation_fraction < 1.0:
+            raise ValueError(f"validation_fraction must be in [0, 1), got {validation_fraction!r}.")
+        if patience is not None and (not isinstance(patience, int) or patience < 1):
+            raise ValueError(f"patience must be a positive integer or None, got {patience!r}.")
+        if not isinstance(n_epochs, int) or n_epochs < 1:
+            raise ValueError(f"n_epochs must be a positive integer, got {n_epochs!r}.")
+        if not isinstance(train_stride, int) or train_stride < 1:
+            raise ValueError(f"train_stride must be a positive integer, got {train_stride!r}.")
         self.window_length = window_length
         self.architecture = dict(
             patch_len=patch_len, stride=stride, d_model=d_model, n_heads=n_heads, d_ff=d_ff,
@@ -148,7 +209,10 @@ class ReconstructionEngine:
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.patience = patience
+        self.validation_fraction = validation_fraction
         self.mask_rate = mask_rate
+        self.fill = fill
         self.window_stride = window_stride or max(window_length // 2, 1)
         if self.window_stride > window_length:
             raise ValueError(
@@ -162,6 +226,9 @@ class ReconstructionEngine:
         self.progress_bar = progress_bar
         self.module: Optional[_ReconstructionModule] = None
         self.n_channels: Optional[int] = None
+        self.epochs_trained: Optional[int] = None
+        self.best_epoch: Optional[int] = None
+        self.best_val_loss: Optional[float] = None
         # Validate the architecture before any data arrives.
         XCTFormerConfig(seq_len=window_length, n_channels=1, out_len=window_length, **self.architecture)
 
@@ -195,40 +262,108 @@ class ReconstructionEngine:
             )
         return values
 
+    def split_validation(self, values: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+        """Training part and held-out validation tail (``None`` when there is none)."""
+        if not self.validation_fraction:
+            return values, None
+        n_val = max(int(np.ceil(self.validation_fraction * len(values))), self.window_length)
+        if len(values) - n_val < self.window_length:
+            warnings.warn(
+                f"The series has {len(values)} time steps: too short to hold out a validation window "
+                f"of {self.window_length} and keep one for training. Training runs all n_epochs="
+                f"{self.n_epochs} without early stopping; pass a longer series, val_values, or "
+                "validation_fraction=0 to silence this.",
+                UserWarning,
+                stacklevel=3,
+            )
+            return values, None
+        return values[:-n_val], values[-n_val:]
+
     # -- training ----------------------------------------------------------------------
-    def fit(self, values: np.ndarray) -> ReconstructionEngine:
-        """Train on a (time, channels) array; NaN marks missing points (never trained on)."""
+    def fit(self, values: np.ndarray, val_values: Optional[np.ndarray] = None) -> ReconstructionEngine:
+        """Train on a (time, channels) array; NaN marks missing points (never trained on).
+
+        Validation windows come from ``val_values`` when given, else from the last
+        ``validation_fraction`` of ``values`` (then not trained on).
+        """
         values = self.check_values(values, fitting=True)
         self.n_channels = values.shape[1]
+        if val_values is None:
+            values, val_values = self.split_validation(values)
+        else:
+            val_values = self.check_values(val_values, fitting=False)
         if self.random_state is not None:
             pl.seed_everything(self.random_state, verbose=False)
         config = XCTFormerConfig(
             seq_len=self.window_length, n_channels=self.n_channels, out_len=self.window_length,
             **self.architecture,
         )  # fmt: skip
-        self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate)
+        self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
 
-        starts = np.arange(0, len(values) - self.window_length + 1, self.train_stride)
-        observed = ~np.isnan(values)
-        x = _windows(np.nan_to_num(values), starts, self.window_length)
-        obs = _windows(observed, starts, self.window_length)
-        dataset = torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(obs))
         generator = torch.Generator()
         if self.random_state is not None:
             generator.manual_seed(self.random_state)
-        loader = torch.utils.data.DataLoader(dataset, batch_size=self.batch_size, shuffle=True, generator=generator)
-        trainer = pl.Trainer(
-            max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices,
-            logger=False, enable_checkpointing=False, enable_model_summary=False,
-            enable_progress_bar=self.progress_bar,
-        )  # fmt: skip
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-            trainer.fit(self.module, loader)
+        x, observed = self._training_windows(values)
+        loader = torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(x, observed), batch_size=self.batch_size, shuffle=True, generator=generator
+        )
+        callbacks, val_loader = [], None
+        if val_values is not None:
+            x_val, observed_val = self._training_windows(val_values)
+            hidden = np.random.default_rng(self.random_state).random(x_val.shape) < (self.mask_rate or 0.0)
+            val_dataset = torch.utils.data.TensorDataset(x_val, observed_val, torch.from_numpy(hidden))
+            val_loader = torch.utils.data.DataLoader(val_dataset, batch_size=self._inference_batch_size(config))
+            best = KeepBestValidationWeights()
+            callbacks.append(best)
+            if self.patience is not None:
+                callbacks.append(EarlyStopping(monitor="val_loss", patience=self.patience, mode="min"))
+        with quiet_lightning():
+            trainer = pl.Trainer(
+                max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices,
+                logger=False, enable_checkpointing=False, enable_model_summary=False,
+                enable_progress_bar=self.progress_bar, num_sanity_val_steps=0, callbacks=callbacks,
+            )  # fmt: skip
+            trainer.fit(self.module, loader, val_loader)
+        self.epochs_trained = trainer.current_epoch
+        if val_loader is not None:
+            self.best_epoch, self.best_val_loss = best.best_epoch, best.best_score
         return self
 
+    def _training_windows(self, values: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        starts = np.arange(0, len(values) - self.window_length + 1, self.train_stride)
+        x = _windows(np.nan_to_num(values), starts, self.window_length)
+        observed = _windows(~np.isnan(values), starts, self.window_length)
+        return torch.from_numpy(x), torch.from_numpy(observed)
+
     # -- inference ---------------------------------------------------------------------
-    @torch.no_grad()
+    def _net_on_device(self) -> tuple[_ReconstructionModule, torch.device]:
+        if self.module is None:
+            raise ValueError("The engine has not been fitted yet: call fit() first.")
+        device = _resolve_device(self.accelerator)
+        return self.module.to(device).eval(), device
+
+    @torch.inference_mode()
+    def reconstruct_windows(self, x: np.ndarray, visible: np.ndarray) -> np.ndarray:
+        """Reconstruct (windows, window_length, channels) ``x`` from its ``visible`` points.
+
+        Each window is reconstructed on its own (no averaging); the values of ``x`` where
+        ``visible`` is false are never read.
+        """
+        module, device = self._net_on_device()
+        x = np.asarray(x, dtype=np.float32)
+        if x.ndim != 3 or x.shape[1:] != (self.window_length, self.n_channels):
+            raise ValueError(
+                f"Expected windows of shape (n, {self.window_length}, {self.n_channels}), got {x.shape}."
+            )
+        visible = np.asarray(visible, dtype=bool)
+        batch = self._inference_batch_size(module.net.config)
+        out = np.empty_like(x)
+        for i in range(0, len(x), batch):
+            xb = torch.from_numpy(np.where(visible[i : i + batch], x[i : i + batch], 0.0)).to(device)
+            out[i : i + batch] = module.reconstruct(xb, torch.from_numpy(visible[i : i + batch]).to(device)).cpu()
+        return out
+
+    @torch.inference_mode()
     def reconstruct(self, values: np.ndarray) -> np.ndarray:
         """Reconstruct a (time, channels) array of any length >= window_length.
 
@@ -236,27 +371,22 @@ class ReconstructionEngine:
         reconstructed too (anomaly scoring). Windows start every ``window_stride`` steps, the
         last one ends at the end of the series, and overlapping outputs are averaged.
         """
-        if self.module is None:
-            raise ValueError("The engine has not been fitted yet: call fit() first.")
+        module, device = self._net_on_device()
         values = self.check_values(values, fitting=False)
         length = self.window_length
         starts = np.arange(0, len(values) - length + 1, self.window_stride)
         if starts[-1] != len(values) - length:
             starts = np.append(starts, len(values) - length)
-        observed = ~np.isnan(values)
-        any_missing = not observed.all()
-        device = _resolve_device(self.accelerator)
-        net = self.module.net.to(device).eval()
         total = torch.zeros(values.shape, dtype=torch.float64, device=device)
         count = torch.zeros((len(values), 1), dtype=torch.float64, device=device)
         clean = torch.from_numpy(np.nan_to_num(values)).to(device)
-        mask = torch.from_numpy(observed).to(device)
+        observed = torch.from_numpy(~np.isnan(values)).to(device)
         offsets = torch.arange(length, device=device)
-        batch = self._inference_batch_size(net.config)
+        batch = self._inference_batch_size(module.net.config)
         ones = torch.ones(batch * length, 1, dtype=torch.float64, device=device)
         for i in range(0, len(starts), batch):
             index = torch.as_tensor(starts[i : i + batch], device=device)[:, None] + offsets
-            out = net(clean[index], mask=mask[index] if any_missing else None)
+            out = module.reconstruct(clean[index], observed[index])
             total.index_add_(0, index.reshape(-1), out.reshape(-1, out.shape[-1]).double())
             count.index_add_(0, index.reshape(-1), ones[: index.numel()])
         return (total / count).cpu().numpy().astype(np.float32)

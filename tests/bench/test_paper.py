@@ -19,3 +19,18 @@ def test_reference_lookup_and_gap():
     assert paper.forecast_reference("ETTh1", 96, "dlinear") is None
     assert paper.relative_gap(0.46, 0.46 / 1.05) == pytest.approx(0.05)
     assert paper.relative_gap(0.4, None) is None
+
+
+def test_imputation_transcription_agrees_between_tables():
+    """Table 3's XCTFormer averages against the per-rate table: ETT = the mean of the four ETT
+    datasets' averages, Weather and ECL their own averages (3-decimal rounding)."""
+    def average(name, metric):
+        return sum(paper.IMPUTATION[name][r][metric] for r in (0.125, 0.25, 0.375, 0.5)) / 4
+
+    for metric in (0, 1):
+        ett = sum(average(name, metric) for name in ("ETTh1", "ETTh2", "ETTm1", "ETTm2")) / 4
+        assert ett == pytest.approx(paper.IMPUTATION_AVERAGES["ETT"]["XCTFormer"][metric], abs=0.0016)
+        for name in ("weather", "electricity"):
+            assert average(name, metric) == pytest.approx(paper.IMPUTATION_AVERAGES[name]["XCTFormer"][metric], abs=0.0016)
+    assert paper.best_imputation_baseline("ETTh1") == ("TimeMixer++", (0.055, 0.154))
+    assert paper.best_imputation_baseline("ECL") == ("DLinear", (0.080, 0.200))

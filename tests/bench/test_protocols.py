@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
 
-from xct_estimators import ReconstructionEngine
-from xct_estimators.bench.protocols import anomaly_metrics, evaluate_imputation, point_adjust, random_mask
+from xct_estimators.bench.protocols import anomaly_metrics, point_adjust
 
 
 def test_point_adjust_fills_detected_segments_only():
@@ -25,22 +24,3 @@ def test_anomaly_metrics_with_and_without_adjustment():
     assert metrics["recall_adjusted"] == pytest.approx(1.0)
     assert metrics["precision_adjusted"] == pytest.approx(10 / 11)
     assert 0 < metrics["auc_pr"] <= 1
-
-
-def test_evaluate_imputation_scores_hidden_points_only():
-    values = np.sin(np.arange(400) / 5.0)[:, None].repeat(2, 1).astype(np.float32)
-    engine = ReconstructionEngine(
-        window_length=32,
-        patch_len=8,
-        stride=4,
-        n_epochs=1,
-        random_state=0,
-        progress_bar=False,
-        mask_rate=0.25,
-        accelerator="cpu",
-    ).fit(values)
-    result = evaluate_imputation(engine, values, mask_rate=0.25, seed=3)
-    hidden = random_mask(values.shape, 0.25, 3)
-    assert result["n_points"] == hidden.sum()
-    manual = engine.reconstruct(np.where(hidden, np.nan, values))
-    assert result["mse"] == pytest.approx(float(np.mean((manual - values)[hidden] ** 2)), rel=1e-6)

@@ -26,16 +26,43 @@ def sines(rows, channels=3, seed=0):
     )
 
 
-def test_impute_records_one_run_per_mask_rate(monkeypatch, tmp_path, tiny_presets, capsys):
-    monkeypatch.setattr(tasks, "imputation_splits", lambda name, data_dir, seed: (sines(400), sines(200, seed=1)))
-    argv = ["impute", "--dataset", "ETTh1", "--mask-rates", "0.125,0.5", "--output", str(tmp_path), "--no-progress"]
+def test_impute_records_one_run_per_mask_rate_and_model(monkeypatch, tmp_path, tiny_presets, capsys):
+    splits = (sines(400), sines(200, seed=2), sines(200, seed=1))
+    monkeypatch.setattr(tasks, "imputation_splits", lambda name, data_dir, seed: splits)
+    monkeypatch.setattr(tasks, "TASK_SEQ_LEN", {"impute": 32})
+    argv = ["impute", "--dataset", "ETTh1", "--mask-rates", "0.125,0.5", "--models", "xctformer,linear",
+            "--train-stride", "4", "--eval-stride", "3", "--output", str(tmp_path), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     records = ResultStore(tmp_path).records()
-    assert [r["mask_rate"] for r in records] == [0.125, 0.5]
-    assert all(r["mse"] > 0 and r["n_points"] > 0 and r["train_stride"] == 1 for r in records)
+    assert [(r["mask_rate"], r["model"]) for r in records] == [
+        (0.125, "xctformer"), (0.125, "linear"), (0.5, "xctformer"), (0.5, "linear")
+    ]
+    for r in records:
+        assert r["protocol"] == "tslib" and r["eval_stride"] == 3 and r["train_stride"] == 4
+        assert r["n_windows"] == len(range(0, 200 - 32 + 1, 3)) and r["n_hidden"] > 0 and r["mse"] > 0
+    xct = records[0]
+    assert xct["settings"]["fill"] == "zero" and xct["settings"]["patience"] == tasks.PAPER_PATIENCE
     assert "| ETTh1   | 0.125" in capsys.readouterr().out  # beside the paper's 0.069
     assert main([*argv, "--resume"]) == 0
-    assert len(ResultStore(tmp_path).records()) == 2
+    assert len(ResultStore(tmp_path).records()) == 4
+    # another protocol is another run, not a resumed one
+    assert main([*argv, "--resume", "--protocol", "series", "--models", "linear"]) == 0
+    records = ResultStore(tmp_path).records()
+    assert len(records) == 6 and records[-1]["protocol"] == "series" and records[-1]["n_windows"] is None
+
+
+def test_impute_train_stride_reaches_the_engine(monkeypatch, tiny_presets):
+    from xct_estimators.bench.cli import build_parser
+
+    args = build_parser().parse_args(["impute", "--train-stride", "16", "--no-progress"])
+    imputer = tasks.build_imputer("xctformer_linear", "ETTh1", 0.25, args)
+    assert imputer.engine.train_stride == 16 and imputer.engine.fill == "linear" and imputer.engine.mask_rate == 0.25
+
+
+def test_impute_unknown_model_is_refused_before_any_training(tmp_path, capsys):
+    assert main(["impute", "--models", "xctformer,foo", "--output", str(tmp_path), "--no-progress"]) == 2
+    assert "Unknown model(s) foo" in capsys.readouterr().err
+    assert not (tmp_path / "results.jsonl").exists()
 
 
 def test_detect_records_f1_with_and_without_adjustment(monkeypatch, tmp_path, tiny_presets):

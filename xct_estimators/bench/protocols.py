@@ -16,20 +16,6 @@ def random_mask(shape: tuple[int, ...], rate: float, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).random(shape) < rate
 
 
-def evaluate_imputation(engine, values: np.ndarray, mask_rate: float, seed: int = 2021) -> dict[str, float]:
-    """Hide ``mask_rate`` of the points of ``values`` at random, impute, score the hidden points.
-
-    ``engine`` is a fitted :class:`~xct_estimators.reconstruction.ReconstructionEngine`. Returns
-    MSE and MAE over the hidden points only (the paper's metric), on the scale of ``values``
-    (standardise first to compare with the paper).
-    """
-    values = np.asarray(values, dtype=np.float32)
-    hidden = random_mask(values.shape, mask_rate, seed) & ~np.isnan(values)
-    masked = np.where(hidden, np.nan, values)
-    errors = (engine.reconstruct(masked) - values)[hidden]
-    return {"mse": float(np.mean(errors**2)), "mae": float(np.mean(np.abs(errors))), "n_points": int(hidden.sum())}
-
-
 def point_adjust(predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Point adjustment (the Time-Series-Library code path behind the paper's F1).
 

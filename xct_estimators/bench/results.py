@@ -9,11 +9,11 @@ from pathlib import Path
 
 RESULTS_FILE = "results.jsonl"
 #: Fields that identify a run; a run with the same values is the same run.
-KEY_FIELDS = ("dataset", "task", "horizon", "mask_rate", "model", "seed")
+KEY_FIELDS = ("dataset", "task", "horizon", "mask_rate", "model", "seed", "protocol", "eval_stride", "train_stride")
 
 
 def run_key(record: dict) -> tuple:
-    """(dataset, task, horizon, mask rate, model, seed); absent fields count as None."""
+    """The values of :data:`KEY_FIELDS`; absent fields count as None."""
     return tuple(record.get(field) for field in KEY_FIELDS)
 
 

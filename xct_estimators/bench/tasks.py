@@ -12,9 +12,15 @@ from tqdm.auto import tqdm
 
 from ..nn.presets import TASK_SEQ_LEN
 from .datasets import load_anomaly_dataset, load_forecast_dataset
+from .imputation import evaluate_series, evaluate_windows, window_starts
+from .imputers import IMPUTATION_MODELS
 from .models import preset_name
-from .protocols import ANOMALY_RATIOS, anomaly_metrics, evaluate_imputation
+from .protocols import ANOMALY_RATIOS, anomaly_metrics
 from .results import ResultStore, run_key
+
+#: The paper's code: early stopping patience and the presets' epoch count for imputation.
+PAPER_PATIENCE = 6
+PAPER_EPOCHS = 10
 
 
 def _engine(dataset_preset: str, task: str, args, **extra):
@@ -61,38 +67,87 @@ def detection_metrics(engine, train, test, labels, alpha) -> dict:
     return anomaly_metrics(test_scores, labels, train_scores, alpha)
 
 
-def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Standardised train and test arrays of a dataset for imputation (input 1024)."""
+def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Standardised train, validation and test arrays for imputation (validation and test moved
+    back by the input length 1024, as for forecasting)."""
     data = load_forecast_dataset(name, data_dir, seed=seed)
     splits = data.splits(TASK_SEQ_LEN["impute"])
     values = data.series.values(copy=False).astype(np.float64)
     scaler = StandardScaler().fit(values[slice(*splits.train)])
     scaled = scaler.transform(values).astype(np.float32)
-    return scaled[slice(*splits.train)], scaled[slice(*splits.test)]
+    return scaled[slice(*splits.train)], scaled[slice(*splits.val)], scaled[slice(*splits.test)]
+
+
+def build_imputer(model: str, dataset: str, mask_rate: float, args):
+    from .imputers import LinearImputer, SAITSImputer, SktimeWindowImputer, XCTFormerBenchImputer
+
+    if model in ("xctformer", "xctformer_linear"):
+        fill = "linear" if model == "xctformer_linear" else "zero"
+        engine = _engine(
+            preset_name(dataset), "impute", args, mask_rate=mask_rate, fill=fill, patience=PAPER_PATIENCE,
+            train_stride=args.train_stride,
+        )  # fmt: skip
+        return XCTFormerBenchImputer(engine)
+    if model == "linear":
+        return LinearImputer()
+    if model == "sktime_imputer":
+        return SktimeWindowImputer()
+    if model == "saits":
+        device = "cuda" if args.accelerator == "gpu" else "cpu"
+        epochs = args.epochs or PAPER_EPOCHS
+        return SAITSImputer(TASK_SEQ_LEN["impute"], mask_rate, epochs, args.train_stride, args.seed, device)
+    raise ValueError(f"Unknown imputation model {model!r}; choose from {', '.join(IMPUTATION_MODELS)}.")
 
 
 def run_imputations(args) -> int:
     from .cli import print_report
 
+    unknown = [m for m in args.models if m not in IMPUTATION_MODELS]
+    if unknown:
+        raise ValueError(f"Unknown model(s) {', '.join(unknown)}; choose from {', '.join(IMPUTATION_MODELS)}.")
     output = Path(args.output)
     store = ResultStore(output)
     finished = store.finished() if args.resume else set()
-    plan = [(d, rate) for d in args.dataset for rate in args.mask_rates]
+    plan = [(d, rate, m) for d in args.dataset for rate in args.mask_rates for m in args.models]
+    window_length = TASK_SEQ_LEN["impute"]
     cache = {}
-    bar = tqdm(plan, desc="runs", unit="run")
-    for dataset, rate in bar:
-        record = {"dataset": dataset, "task": "impute", "mask_rate": rate, "model": "xctformer", "seed": args.seed}
+    bar = tqdm(plan, desc="runs", unit="run", disable=args.no_progress)
+    for dataset, rate, model in bar:
+        record = {
+            "dataset": dataset, "task": "impute", "mask_rate": rate, "model": model, "seed": args.seed,
+            "protocol": args.protocol, "eval_stride": args.eval_stride, "train_stride": args.train_stride,
+        }  # fmt: skip
         if run_key(record) in finished:
-            bar.write(f"skip (already in results): {dataset} mask rate {rate}")
+            bar.write(f"skip (already in results): {dataset} mask rate {rate} {model}")
             continue
         if dataset not in cache:
             cache[dataset] = imputation_splits(dataset, args.data_dir, args.seed)
-        train, test = cache[dataset]
-        engine = _engine(preset_name(dataset), "impute", args, mask_rate=rate)
-        evaluate = partial(evaluate_imputation, values=test, mask_rate=rate, seed=args.seed)
-        record.update(fit_and_evaluate(engine, train, evaluate))
+        train, val, test = cache[dataset]
+        bar.set_postfix_str(f"{dataset} mask {rate} {model}")
+        imputer = build_imputer(model, dataset, rate, args)
+        start = time.perf_counter()
+        imputer.fit(train, val)
+        fit_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        if args.protocol == "tslib":
+            n_windows = len(window_starts(len(test), window_length, args.eval_stride))
+            with tqdm(total=n_windows, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
+                metrics = evaluate_windows(
+                    imputer.impute_windows, test, window_length, rate, args.seed, args.eval_stride, wins.update
+                )
+        else:
+            metrics = evaluate_series(imputer.impute_series, test, rate, args.seed)
+        record.update(
+            **metrics,
+            window_length=window_length,
+            epochs=getattr(getattr(imputer, "engine", None), "n_epochs", None),
+            settings=imputer.settings,
+            fit_seconds=fit_seconds,
+            eval_seconds=time.perf_counter() - start,
+            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        )
         store.append(record)
-        bar.write(f"{dataset} mask {rate}: MSE {record['mse']:.4f} MAE {record['mae']:.4f}")
+        bar.write(f"{dataset} mask {rate} {model}: MSE {record['mse']:.4f} MAE {record['mae']:.4f}")
     return print_report(output)
 
 
@@ -104,7 +159,10 @@ def run_detections(args) -> int:
     finished = store.finished() if args.resume else set()
     bar = tqdm(args.dataset, desc="runs", unit="run")
     for dataset in bar:
-        record = {"dataset": dataset, "task": "detect", "model": "xctformer", "seed": args.seed}
+        record = {
+            "dataset": dataset, "task": "detect", "model": "xctformer", "seed": args.seed,
+            "train_stride": args.train_stride,
+        }  # fmt: skip
         if run_key(record) in finished:
             bar.write(f"skip (already in results): {dataset}")
             continue
@@ -112,7 +170,7 @@ def run_detections(args) -> int:
         scaler = StandardScaler().fit(data.train)
         train = scaler.transform(data.train).astype(np.float32)
         test = scaler.transform(data.test).astype(np.float32)
-        engine = _engine(dataset, "anomaly", args)
+        engine = _engine(dataset, "anomaly", args, train_stride=args.train_stride, patience=PAPER_PATIENCE)
         engine.window_stride = engine.window_length  # non-overlapping windows, as Time-Series-Library scores
         evaluate = partial(detection_metrics, train=train, test=test, labels=data.labels, alpha=ANOMALY_RATIOS[dataset])
         record.update(fit_and_evaluate(engine, train, evaluate))

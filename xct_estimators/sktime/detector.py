@@ -6,7 +6,13 @@ import numpy as np
 import pandas as pd
 from sktime.detection.base import BaseDetector
 
-from ..reconstruction import preset_params
+from ..reconstruction import (
+    DEFAULT_LEARNING_RATE,
+    DEFAULT_MAX_EPOCHS,
+    DEFAULT_PATIENCE,
+    DEFAULT_VALIDATION_FRACTION,
+    preset_params,
+)
 from ._engine_params import TEST_PARAMS, build_engine
 
 
@@ -31,10 +37,18 @@ class XCTFormerAnomalyDetector(BaseDetector):
         Token width, attention heads, feed-forward width, encoder layers.
     decop_k : int or None, default=None
         ``None`` for full CRAB attention; ``k`` for DeCoP compression (many channels).
-    n_epochs, batch_size : int, default=10, 32
-        Training epochs and batch size.
-    learning_rate : float, default=1e-3
-        Peak learning rate of the one-cycle schedule (Adam).
+    n_epochs : int, default=50
+        Maximum training epochs; early stopping on the validation loss usually ends sooner.
+    batch_size : int, default=32
+        Training batch size.
+    learning_rate : float, default=5e-3
+        Peak learning rate of the one-cycle schedule (Adam), spread over ``n_epochs``.
+    patience : int or None, default=3
+        Epochs without a lower validation loss before training stops; the best epoch's weights
+        are restored. ``None`` trains all ``n_epochs``.
+    validation_fraction : float, default=0.1
+        Share of ``X``, from its end, held out as validation windows (not trained on); enlarged
+        to one window when shorter. ``0`` disables validation and early stopping.
     random_state : int or None, default=None
         Seed for weights and training order.
     accelerator : str, default="auto"
@@ -43,8 +57,8 @@ class XCTFormerAnomalyDetector(BaseDetector):
         Dropout rates.
     window_stride : int or None, default=None
         Step between inference windows (overlaps are averaged); default ``window_length // 2``.
-    progress_bar : bool, default=True
-        Show the training progress bar.
+    progress_bar : bool, default=False
+        Show Lightning's training progress bar.
 
     Attributes
     ----------
@@ -87,16 +101,18 @@ class XCTFormerAnomalyDetector(BaseDetector):
         d_ff=64,
         e_layers=2,
         decop_k=None,
-        n_epochs=10,
+        n_epochs=DEFAULT_MAX_EPOCHS,
         batch_size=32,
-        learning_rate=1e-3,
+        learning_rate=DEFAULT_LEARNING_RATE,
+        patience=DEFAULT_PATIENCE,
+        validation_fraction=DEFAULT_VALIDATION_FRACTION,
         random_state=None,
         accelerator="auto",
         dropout=0.1,
         fc_dropout=0.05,
         attn_dropout=0.3,
         window_stride=None,
-        progress_bar=True,
+        progress_bar=False,
     ):
         self.alpha = alpha
         self.window_length = window_length
@@ -110,6 +126,8 @@ class XCTFormerAnomalyDetector(BaseDetector):
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.patience = patience
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.accelerator = accelerator
         self.dropout = dropout

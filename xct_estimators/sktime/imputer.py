@@ -6,7 +6,14 @@ import numpy as np
 import pandas as pd
 from sktime.transformations.base import BaseTransformer
 
-from ..reconstruction import preset_params
+from ..reconstruction import (
+    DEFAULT_FILL,
+    DEFAULT_LEARNING_RATE,
+    DEFAULT_MAX_EPOCHS,
+    DEFAULT_PATIENCE,
+    DEFAULT_VALIDATION_FRACTION,
+    preset_params,
+)
 from ._engine_params import TEST_PARAMS, build_engine
 
 
@@ -32,10 +39,18 @@ class XCTFormerImputer(BaseTransformer):
         Token width, attention heads, feed-forward width, encoder layers.
     decop_k : int or None, default=None
         ``None`` for full CRAB attention; ``k`` for DeCoP compression (many channels).
-    n_epochs, batch_size : int, default=10, 32
-        Training epochs and batch size.
-    learning_rate : float, default=1e-3
-        Peak learning rate of the one-cycle schedule (Adam).
+    n_epochs : int, default=50
+        Maximum training epochs; early stopping on the validation loss usually ends sooner.
+    batch_size : int, default=32
+        Training batch size.
+    learning_rate : float, default=5e-3
+        Peak learning rate of the one-cycle schedule (Adam), spread over ``n_epochs``.
+    patience : int or None, default=3
+        Epochs without a lower validation loss before training stops; the best epoch's weights
+        are restored. ``None`` trains all ``n_epochs``.
+    validation_fraction : float, default=0.1
+        Share of ``X``, from its end, held out as validation windows (not trained on); enlarged
+        to one window when shorter. ``0`` disables validation and early stopping.
     random_state : int or None, default=None
         Seed for weights, training order and masks.
     accelerator : str, default="auto"
@@ -44,8 +59,11 @@ class XCTFormerImputer(BaseTransformer):
         Dropout rates (tokens, attention output and feed-forward, attention weights).
     window_stride : int or None, default=None
         Step between inference windows (overlaps are averaged); default ``window_length // 2``.
-    progress_bar : bool, default=True
-        Show the training progress bar.
+    progress_bar : bool, default=False
+        Show Lightning's training progress bar.
+    fill : {"zero", "linear"}, default="zero"
+        What the network sees at missing points: zero after instance normalisation (the
+        paper) or a per-window linear interpolation of the observed points.
 
     Attributes
     ----------
@@ -89,16 +107,19 @@ class XCTFormerImputer(BaseTransformer):
         d_ff=64,
         e_layers=2,
         decop_k=None,
-        n_epochs=10,
+        n_epochs=DEFAULT_MAX_EPOCHS,
         batch_size=32,
-        learning_rate=1e-3,
+        learning_rate=DEFAULT_LEARNING_RATE,
+        patience=DEFAULT_PATIENCE,
+        validation_fraction=DEFAULT_VALIDATION_FRACTION,
         random_state=None,
         accelerator="auto",
         dropout=0.1,
         fc_dropout=0.05,
         attn_dropout=0.3,
         window_stride=None,
-        progress_bar=True,
+        progress_bar=False,
+        fill=DEFAULT_FILL,
     ):
         self.window_length = window_length
         self.mask_rate = mask_rate
@@ -112,6 +133,8 @@ class XCTFormerImputer(BaseTransformer):
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.patience = patience
+        self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.accelerator = accelerator
         self.dropout = dropout
@@ -119,6 +142,7 @@ class XCTFormerImputer(BaseTransformer):
         self.attn_dropout = attn_dropout
         self.window_stride = window_stride
         self.progress_bar = progress_bar
+        self.fill = fill
         super().__init__()
 
     @classmethod
@@ -128,7 +152,7 @@ class XCTFormerImputer(BaseTransformer):
 
     def _fit(self, X, y=None):
         self.columns_ = list(X.columns)
-        self.engine_ = build_engine(self, mask_rate=self.mask_rate).fit(X.to_numpy(np.float32))
+        self.engine_ = build_engine(self, mask_rate=self.mask_rate, fill=self.fill).fit(X.to_numpy(np.float32))
         return self
 
     def _transform(self, X, y=None):
