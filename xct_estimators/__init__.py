@@ -12,7 +12,7 @@ _LAZY = {
     "XCTFormerModel": "xct_estimators.forecasting",
     "KeepBestValidationWeights": "xct_estimators.callbacks",
     "ReconstructionEngine": "xct_estimators.reconstruction",
-    "XCTFormerScorer": "xct_estimators.reconstruction",
+    "XCTFormerScorer": "xct_estimators.scorer",
     "XCTFormerImputer": "xct_estimators.sktime",
     "XCTFormerForecaster": "xct_estimators.sktime",
     "XCTFormerAnomalyDetector": "xct_estimators.sktime",

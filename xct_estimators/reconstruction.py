@@ -5,20 +5,18 @@ Reconstruction with XCTFormer: imputation and anomaly scoring
 :class:`ReconstructionEngine` trains the :class:`~xct_estimators.nn.XCTFormerNet` backbone with a
 reconstruction head (``out_len = window_length``) on windows of a series, through Lightning, and
 reconstructs series of any length with overlapping sliding windows. The sktime imputer and
-detector and the Darts scorer (:class:`XCTFormerScorer`, below) are thin adapters on it.
+detector and the Darts scorer (:class:`~xct_estimators.scorer.XCTFormerScorer`) are thin
+adapters on it.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from typing import Any, Optional
 
 import numpy as np
 import pytorch_lightning as pl
 import torch
-from darts import TimeSeries
-from darts.ad.scorers.scorers import FittableAnomalyScorer
 from pytorch_lightning.callbacks import EarlyStopping
 
 from ._quiet import quiet_lightning
@@ -63,6 +61,7 @@ class _ReconstructionModule(pl.LightningModule):
         self.mask_rate = mask_rate
         self.learning_rate = learning_rate
         self.fill = fill
+        self.val_losses: list[float] = []
 
     def reconstruct(self, x: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
         """The network's reconstruction of windows ``x`` of which it may see the ``visible`` points."""
@@ -90,6 +89,10 @@ class _ReconstructionModule(pl.LightningModule):
         loss = self._loss(x, observed, hidden if self.mask_rate else None)
         self.log("val_loss", loss, prog_bar=True, batch_size=x.shape[0])
         return loss
+
+    def on_validation_epoch_end(self):
+        if not self.trainer.sanity_checking:
+            self.val_losses.append(float(self.trainer.callback_metrics["val_loss"]))
 
     def configure_optimizers(self):
         optimizer = torch.optim.Adam(self.parameters(), lr=self.learning_rate)
@@ -229,6 +232,7 @@ class ReconstructionEngine:
         self.epochs_trained: Optional[int] = None
         self.best_epoch: Optional[int] = None
         self.best_val_loss: Optional[float] = None
+        self.val_losses: list[float] = []  # one per epoch, when there is validation data
         # Validate the architecture before any data arrives.
         XCTFormerConfig(seq_len=window_length, n_channels=1, out_len=window_length, **self.architecture)
 
@@ -325,6 +329,7 @@ class ReconstructionEngine:
             )  # fmt: skip
             trainer.fit(self.module, loader, val_loader)
         self.epochs_trained = trainer.current_epoch
+        self.val_losses = list(self.module.val_losses)
         if val_loader is not None:
             self.best_epoch, self.best_val_loss = best.best_epoch, best.best_score
         return self
@@ -411,95 +416,3 @@ class ReconstructionEngine:
 def _windows(values: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
     view = np.lib.stride_tricks.sliding_window_view(values, length, axis=0)  # (T-L+1, C, L)
     return np.ascontiguousarray(view[starts].transpose(0, 2, 1))
-
-
-# ---------------------------------------------------------------------------------------------
-# Darts scorer
-# ---------------------------------------------------------------------------------------------
-
-
-class XCTFormerScorer(FittableAnomalyScorer):
-    """Darts anomaly scorer: XCTFormer's per-step reconstruction error.
-
-    ``fit(series)`` trains the network to reconstruct windows of (anomaly-free) series;
-    ``score(series)`` returns a TimeSeries of squared reconstruction errors, averaged over the
-    components (``component_wise=False``) or one per component (``component_wise=True``). Use it
-    with ``darts.ad`` detectors (``QuantileDetector``, ``ThresholdDetector``) and ``eval_metric``.
-
-    Parameters
-    ----------
-    window_length, patch_len, stride, d_model, n_heads, d_ff, e_layers, decop_k
-        Network hyperparameters; see :class:`ReconstructionEngine`.
-    n_epochs, batch_size, learning_rate, random_state, accelerator
-        Training settings.
-    window_stride
-        Step between inference windows (overlaps are averaged). Default: ``window_length // 2``.
-    component_wise
-        Whether to score each component separately. Default: ``False``.
-    dropout, fc_dropout, attn_dropout
-        Dropout rates.
-    progress_bar
-        Show Lightning's progress bar while training.
-
-    Examples
-    --------
-    >>> from darts.ad import QuantileDetector
-    >>> scorer = XCTFormerScorer(window_length=48, n_epochs=5).fit(train)
-    >>> scores = scorer.score(test)
-    >>> anomalies = QuantileDetector(high_quantile=0.99).fit_detect(scores)
-    """
-
-    def __init__(
-        self,
-        window_length: int = 96,
-        patch_len: int = 16,
-        stride: int = 8,
-        d_model: int = 32,
-        n_heads: int = 2,
-        d_ff: int = 64,
-        e_layers: int = 2,
-        decop_k: Optional[int] = None,
-        n_epochs: int = 10,
-        batch_size: int = 32,
-        learning_rate: float = 1e-3,
-        random_state: Optional[int] = None,
-        accelerator: str = "auto",
-        window_stride: Optional[int] = None,
-        component_wise: bool = False,
-        dropout: float = 0.1,
-        fc_dropout: float = 0.05,
-        attn_dropout: float = 0.3,
-        progress_bar: bool = True,
-    ):
-        super().__init__(is_univariate=not component_wise, window=1, window_agg=False)
-        self.component_wise = component_wise
-        self.engine = ReconstructionEngine(
-            window_length=window_length, patch_len=patch_len, stride=stride, d_model=d_model,
-            n_heads=n_heads, d_ff=d_ff, e_layers=e_layers, decop_k=decop_k, n_epochs=n_epochs,
-            batch_size=batch_size, learning_rate=learning_rate, random_state=random_state,
-            accelerator=accelerator, window_stride=window_stride, dropout=dropout,
-            fc_dropout=fc_dropout, attn_dropout=attn_dropout, progress_bar=progress_bar,
-        )  # fmt: skip
-
-    @classmethod
-    def from_preset(cls, dataset: str, **overrides) -> XCTFormerScorer:
-        """A scorer with the paper's anomaly-detection hyperparameters for ``dataset``."""
-        return cls(**{**preset_params(dataset, "anomaly"), **overrides})
-
-    def __str__(self):
-        return "XCTFormerScorer"
-
-    def _fit_core(self, series: Sequence[TimeSeries], *args, **kwargs):
-        # The concatenation of the sequence, as Darts' fittable scorers do.
-        values = np.concatenate([s.values(copy=False) for s in series])
-        self.engine.fit(values)
-
-    def _score_core(self, series: Sequence[TimeSeries], *args, **kwargs) -> Sequence[TimeSeries]:
-        out = []
-        for s in series:
-            errors = self.engine.score(s.values(copy=False))
-            if not self.component_wise:
-                errors = errors.mean(axis=1, keepdims=True)
-            components = list(s.components) if self.component_wise else ["reconstruction_error"]
-            out.append(TimeSeries.from_times_and_values(s.time_index, errors, columns=components))
-        return out

@@ -56,7 +56,8 @@ class SktimeWindowImputer:
         import pandas as pd
         from sktime.transformations.series.impute import Imputer
 
-        return Imputer(method=self.method).fit_transform(pd.DataFrame(values)).to_numpy(np.float32)
+        frame = pd.DataFrame(values.astype(np.float64))  # sktime drift cannot write float64 into float32
+        return Imputer(method=self.method).fit_transform(frame).to_numpy(np.float32)
 
     def impute_windows(self, x: np.ndarray, visible: np.ndarray) -> np.ndarray:
         return np.stack([self._impute(np.where(v, w, np.nan)) for w, v in zip(x, visible, strict=True)])
@@ -81,7 +82,11 @@ class XCTFormerBenchImputer:
 
     def fit(self, train: np.ndarray, val: Optional[np.ndarray]) -> None:
         self.engine.fit(train, val_values=val)
-        self.settings.update(epochs_trained=self.engine.epochs_trained, best_epoch=self.engine.best_epoch)
+        self.settings.update(
+            epochs_trained=self.engine.epochs_trained,
+            best_epoch=self.engine.best_epoch,
+            val_losses=[round(v, 5) for v in self.engine.val_losses],
+        )
 
     def impute_windows(self, x: np.ndarray, visible: np.ndarray) -> np.ndarray:
         return self.engine.reconstruct_windows(x, visible)
