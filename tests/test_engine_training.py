@@ -99,7 +99,7 @@ def test_linear_fill_shows_the_network_interpolated_inputs(monkeypatch):
         seen["x"], seen["mask"] = x.clone(), mask
         return x
 
-    monkeypatch.setattr(engine.module, "net", spy)
+    monkeypatch.setattr(engine.module.net, "forward", spy)
     x = np.tile(np.arange(24, dtype=np.float32)[None, :, None], (1, 1, 3))
     visible = np.ones_like(x, dtype=bool)
     visible[0, 5:9, 1] = False

@@ -35,6 +35,29 @@ def test_imputation_beats_linear_interpolation_and_keeps_observed_values():
     assert mse <= 0.5 * mse_linear, (mse, mse_linear)
 
 
+def daily_channels(n=3000, channels=4, seed=0):
+    """Hourly points of smooth, strongly correlated channels: mixtures of a daily cycle and its
+    harmonics (periods 24, 12 and 8 hours), little noise."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    latent = np.stack([np.sin(2 * np.pi * t / p + i) for i, p in enumerate((24, 12, 8))], 1)
+    return latent @ rng.normal(size=(3, channels)) + 0.01 * rng.normal(size=(n, channels))
+
+
+def test_default_imputer_beats_interpolation_twice_over():
+    """A user's hand check: only window_length given, 3,000 x 4 values, 25 % missing."""
+    truth = pd.DataFrame(daily_channels(), columns=list("abcd"))
+    missing = np.random.default_rng(1).random(truth.shape) < 0.25
+    X = truth.mask(missing)
+    imputer = XCTFormerImputer(window_length=96, random_state=0)
+    filled = imputer.fit_transform(X)
+    mse = ((filled - truth).to_numpy()[missing] ** 2).mean()
+    mse_interpolate = ((X.interpolate(limit_direction="both") - truth).to_numpy()[missing] ** 2).mean()
+    assert mse <= 0.5 * mse_interpolate, (mse, mse_interpolate)
+    engine = imputer.engine_
+    assert engine.best_epoch is not None and engine.epochs_trained < imputer.n_epochs  # early stopping decided
+
+
 def anomalous_test_series(seed=0):
     """Training data, test data with injected spikes and level shifts, and the labels."""
     rng = np.random.default_rng(seed)

@@ -14,6 +14,7 @@ _HINTS = (
     ".*pin_memory.*",
     ".*litlogger.*",
     ".*LeafSpec.*",
+    ".*no `val_dataloader`.*",  # validation is optional by design
 )
 
 

@@ -111,3 +111,27 @@ def test_sktime_baseline_fills_every_hidden_point_within_the_window():
     assert not np.isnan(out).any()
     assert np.array_equal(out[visible], data[None][visible])
     assert out[0, 10, 1] == data[9, 1] and out[0, 12, 1] == data[13, 1]
+
+
+def test_saits_without_pypots_names_the_extra(monkeypatch):
+    import sys
+
+    from xct_estimators.bench.imputers import SAITSImputer
+
+    monkeypatch.setitem(sys.modules, "pypots", None)
+    monkeypatch.setitem(sys.modules, "pypots.imputation", None)
+    with pytest.raises(ImportError, match=r"pip install 'xct-estimators\[baselines\]'"):
+        SAITSImputer(32, 0.25, epochs=2, train_stride=4, seed=0, device="cpu")
+
+
+def test_saits_baseline_runs_both_protocols():
+    pytest.importorskip("pypots", reason="PyPOTS is in the optional 'baselines' extra")
+    from xct_estimators.bench.imputers import SAITSImputer
+
+    data = values(rows=400)
+    saits = SAITSImputer(32, 0.25, epochs=2, train_stride=4, seed=0, device="cpu")
+    saits.fit(data[:250], data[230:320])
+    windows = evaluate_windows(saits.impute_windows, data[300:], 32, 0.25, 0, 8)
+    series = evaluate_series(saits.impute_series, data[300:], 0.25, 0)
+    assert windows["n_windows"] == len(range(0, 100 - 32 + 1, 8))
+    assert np.isfinite([windows["mse"], series["mse"]]).all()

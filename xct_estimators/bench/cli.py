@@ -61,6 +61,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from error
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", default=None, help=f"folder with the datasets (default: ${DATA_DIR_ENV})")
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
@@ -155,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=_csv(float),
         default=list(IMPUTATION_MASK_RATES),
         help=f"comma-separated mask rates (default: {','.join(map(str, IMPUTATION_MASK_RATES))})",
+    )
+    impute.add_argument(
+        "--batch-size", type=_positive_int, default=None, help="training batch size (default: the preset's)"
+    )
+    impute.add_argument(
+        "--learning-rate", type=_positive_float, default=None, help="peak learning rate (default: the preset's)"
     )
     impute.add_argument(
         "--train-stride",

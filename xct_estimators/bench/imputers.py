@@ -110,7 +110,7 @@ class SAITSImputer:
         self.train_stride, self.device = train_stride, device
         self.settings = dict(
             n_layers=2, d_model=64, n_heads=4, d_k=16, d_v=16, d_ffn=128, dropout=0.1, epochs=epochs,
-            patience=3, batch_size=32,
+            patience=min(3, max(epochs - 1, 1)) if epochs > 1 else None, batch_size=32,
         )  # fmt: skip
         self.model = None
 

@@ -29,6 +29,9 @@ def _engine(dataset_preset: str, task: str, args, **extra):
     params = preset_params(dataset_preset, task)
     if args.epochs:
         params["n_epochs"] = args.epochs
+    for name in ("batch_size", "learning_rate"):
+        if getattr(args, name, None):
+            params[name] = getattr(args, name)
     from .cli import parse_devices
 
     accelerator = args.accelerator
