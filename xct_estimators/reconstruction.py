@@ -30,7 +30,7 @@ DEFAULT_MAX_EPOCHS = 50
 DEFAULT_PATIENCE = 3
 DEFAULT_VALIDATION_FRACTION = 0.1
 DEFAULT_LEARNING_RATE = 5e-3
-DEFAULT_FILL = "zero"
+DEFAULT_FILL = "linear"
 
 
 def preset_params(dataset: str, task: str) -> dict[str, Any]:
@@ -147,9 +147,10 @@ class ReconstructionEngine:
         the loss is the MSE on those points. Validation windows get fixed, seeded masks of the
         same rate. ``None``: anomaly mode, plain reconstruction MSE.
     fill
-        What the network sees at hidden points: ``"zero"`` (the paper: zero after instance
-        normalisation, with the mask passed to the network) or ``"linear"`` (per-window linear
-        interpolation from the observed points). The loss is on the hidden points either way.
+        What the network sees at hidden points: ``"linear"`` (default; per-window linear
+        interpolation from the observed points) or ``"zero"`` (the paper: zero after instance
+        normalisation, with the mask passed to the network). The loss is on the hidden points
+        either way.
     window_stride
         Step between inference windows; overlapping reconstructions are averaged.
         Default: ``window_length // 2``.

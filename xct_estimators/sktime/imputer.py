@@ -61,9 +61,10 @@ class XCTFormerImputer(BaseTransformer):
         Step between inference windows (overlaps are averaged); default ``window_length // 2``.
     progress_bar : bool, default=False
         Show Lightning's training progress bar.
-    fill : {"zero", "linear"}, default="zero"
-        What the network sees at missing points: zero after instance normalisation (the
-        paper) or a per-window linear interpolation of the observed points.
+    fill : {"zero", "linear"}, default="linear"
+        What the network sees at missing points: a per-window linear interpolation of the
+        observed points (measured better on ETTh1 at every mask rate, docs/benchmarks.md) or
+        zero after instance normalisation with the mask passed to the network (the paper).
 
     Attributes
     ----------
@@ -147,7 +148,10 @@ class XCTFormerImputer(BaseTransformer):
 
     @classmethod
     def from_preset(cls, dataset, **overrides):
-        """An imputer with the paper's imputation hyperparameters for ``dataset``."""
+        """An imputer with the paper's imputation hyperparameters for ``dataset``.
+
+        The paper's input is zeros at hidden points: pass ``fill="zero"`` to reproduce it.
+        """
         return cls(**{**preset_params(dataset, "impute"), **overrides})
 
     def _fit(self, X, y=None):
