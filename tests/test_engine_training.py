@@ -44,9 +44,22 @@ def test_a_short_validation_tail_grows_to_one_window():
 
 
 def test_early_stopping_ends_training_before_the_maximum():
-    engine = ReconstructionEngine(n_epochs=200, patience=1, learning_rate=0.05, **TINY).fit(sines(300))
+    engine = ReconstructionEngine(
+        n_epochs=200, patience=1, learning_rate=0.05, patience_after_warmup=False, **TINY
+    ).fit(sines(300))
     assert engine.epochs_trained < 200
     assert engine.best_epoch < engine.epochs_trained
+
+
+def test_patience_counts_only_after_the_learning_rate_peak():
+    # a learning rate so high that the validation loss jumps during the one-cycle warm-up
+    settings = dict(n_epochs=10, patience=1, learning_rate=3.0, **TINY)
+    plain = ReconstructionEngine(patience_after_warmup=False, **settings).fit(sines(300))
+    assert plain.epochs_trained < 4  # stopped while the rate was still rising
+    engine = ReconstructionEngine(**settings).fit(sines(300))
+    assert engine.epochs_trained >= 5  # 10 epochs: the rate peaks after 4, patience counts from there
+    assert len(engine.val_losses) == engine.epochs_trained
+    assert engine.best_val_loss == min(engine.val_losses)
 
 
 def test_series_too_short_for_validation_warns_and_trains_every_epoch():

@@ -7,6 +7,7 @@ from typing import Optional
 
 import pytorch_lightning as pl
 import torch
+from pytorch_lightning.callbacks import EarlyStopping
 
 
 class KeepBestValidationWeights(pl.Callback):
@@ -39,3 +40,25 @@ class KeepBestValidationWeights(pl.Callback):
         if self._best_state is not None:
             pl_module.load_state_dict(self._best_state)
             self._best_state = None  # keep pickles of the model small
+
+
+class EarlyStoppingAfterWarmup(EarlyStopping):
+    """Lightning's ``EarlyStopping`` that starts counting once the learning-rate warm-up is over.
+
+    A one-cycle schedule raises the learning rate for its first ``pct_start`` of the epochs, and
+    the validation loss often rises with it: plain early stopping then ends training before the
+    rate has ever come down. The weights of the best epoch, warm-up included, are still kept by
+    :class:`KeepBestValidationWeights`.
+    """
+
+    def __init__(self, warmup_epochs: int, **kwargs):
+        super().__init__(**kwargs)
+        self.warmup_epochs = warmup_epochs
+
+    def on_train_epoch_end(self, trainer, pl_module) -> None:
+        if trainer.current_epoch >= self.warmup_epochs:
+            super().on_train_epoch_end(trainer, pl_module)
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        if trainer.current_epoch >= self.warmup_epochs:
+            super().on_validation_end(trainer, pl_module)

@@ -20,7 +20,7 @@ import torch
 from pytorch_lightning.callbacks import EarlyStopping
 
 from ._quiet import quiet_lightning
-from .callbacks import KeepBestValidationWeights
+from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, get_preset
 from .nn.fill import linear_fill
 
@@ -138,6 +138,11 @@ class ReconstructionEngine:
         Epochs without a lower validation loss before training stops (the paper's code: 6). The
         weights of the best validation epoch are restored at the end. ``None`` trains all
         ``n_epochs`` (the best epoch's weights are still restored when there is validation data).
+    patience_after_warmup
+        Count ``patience`` only once the one-cycle learning rate has peaked (after 40 % of
+        ``n_epochs``): the validation loss often rises while the rate warms up, and stopping
+        then ends training before the rate has come down. ``False``: count from the first
+        epoch, as the paper's code does (``xct-bench`` uses this).
     validation_fraction
         Share of the series, taken from its end, held out as validation windows (never trained
         on) when ``fit`` gets no ``val_values``. It is enlarged to one window when shorter.
@@ -182,6 +187,7 @@ class ReconstructionEngine:
         learning_rate: float = DEFAULT_LEARNING_RATE,
         patience: Optional[int] = DEFAULT_PATIENCE,
         validation_fraction: float = DEFAULT_VALIDATION_FRACTION,
+        patience_after_warmup: bool = True,
         mask_rate: Optional[float] = None,
         fill: str = DEFAULT_FILL,
         window_stride: Optional[int] = None,
@@ -215,6 +221,7 @@ class ReconstructionEngine:
         self.learning_rate = learning_rate
         self.patience = patience
         self.validation_fraction = validation_fraction
+        self.patience_after_warmup = patience_after_warmup
         self.mask_rate = mask_rate
         self.fill = fill
         self.window_stride = window_stride or max(window_length // 2, 1)
@@ -321,7 +328,12 @@ class ReconstructionEngine:
             best = KeepBestValidationWeights()
             callbacks.append(best)
             if self.patience is not None:
-                callbacks.append(EarlyStopping(monitor="val_loss", patience=self.patience, mode="min"))
+                stopping = dict(monitor="val_loss", patience=self.patience, mode="min")
+                if self.patience_after_warmup:
+                    warmup = int(np.ceil(_PAPER_PCT_START * self.n_epochs))
+                    callbacks.append(EarlyStoppingAfterWarmup(warmup, **stopping))
+                else:
+                    callbacks.append(EarlyStopping(**stopping))
         with quiet_lightning():
             trainer = pl.Trainer(
                 max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices,

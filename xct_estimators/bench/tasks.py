@@ -38,6 +38,7 @@ def _engine(dataset_preset: str, task: str, args, **extra):
     devices = parse_devices(args.devices)
     return ReconstructionEngine(
         **params,
+        patience_after_warmup=False,  # the paper's early stopping counts from the first epoch
         random_state=args.seed,
         accelerator=accelerator,
         devices=devices,
