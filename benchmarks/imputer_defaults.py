@@ -7,7 +7,7 @@ on the hidden points. Two signal kinds: ``daily`` (periods 24, 12 and 8 hours: a
 and its harmonics) and ``slow`` (periods 24, 60 and 168 hours, where linear interpolation is
 already close to the noise floor). Prints one row per run. A benchmark, not a test.
 
-    python benchmarks/imputer_defaults.py [--windows 48,96,336,1024] [--lrs 1e-3,5e-3,1e-2] [--fill zero]
+    python benchmarks/imputer_defaults.py [--windows 48,96,336,1024] [--lrs 1e-3,5e-3,1e-2] [--fill linear]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from xct_estimators import XCTFormerImputer
+from xct_estimators.reconstruction import DEFAULT_FILL
 
 PERIODS = {"daily": (24, 12, 8), "slow": (24, 168, 60)}
 
@@ -36,7 +37,7 @@ def main() -> None:
     parser.add_argument("--windows", default="48,96,336,1024")
     parser.add_argument("--lrs", default="1e-3,5e-3,1e-2")
     parser.add_argument("--signals", default="daily,slow")
-    parser.add_argument("--fill", default="zero")
+    parser.add_argument("--fill", default=DEFAULT_FILL, help="default: the imputer's (%(default)s)")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
