@@ -78,3 +78,11 @@ def test_detect_records_f1_with_and_without_adjustment(monkeypatch, tmp_path, ti
         assert field in record
     assert record["f1_adjusted"] >= record["f1"]
     assert record["auc_pr"] > 0.2  # base rate 20 / 600 = 0.033
+
+
+@pytest.mark.parametrize("option, value", [("--train-stride", "0"), ("--eval-stride", "-3"), ("--learning-rate", "x")])
+def test_impute_refuses_non_positive_settings(option, value, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["impute", option, value])
+    assert exit_info.value.code == 2
+    assert f"argument {option}: expected a positive" in capsys.readouterr().err
