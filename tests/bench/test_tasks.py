@@ -80,9 +80,13 @@ def test_detect_records_f1_with_and_without_adjustment(monkeypatch, tmp_path, ti
     assert record["auc_pr"] > 0.2  # base rate 20 / 600 = 0.033
 
 
-@pytest.mark.parametrize("option, value", [("--train-stride", "0"), ("--eval-stride", "-3"), ("--learning-rate", "x")])
-def test_impute_refuses_non_positive_settings(option, value, capsys):
+@pytest.mark.parametrize(
+    "command, option, value",
+    [("impute", "--train-stride", "0"), ("impute", "--eval-stride", "-3"), ("impute", "--learning-rate", "x"),
+     ("detect", "--train-stride", "-1")],
+)  # fmt: skip
+def test_refuses_non_positive_settings(command, option, value, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["impute", option, value])
+        main([command, option, value])
     assert exit_info.value.code == 2
     assert f"argument {option}: expected a positive" in capsys.readouterr().err

@@ -73,6 +73,7 @@ class XCTFormerBenchImputer:
         self.engine = engine
         self.settings = {
             "window_length": engine.window_length,
+            "epochs": engine.n_epochs,
             "fill": engine.fill,
             "learning_rate": engine.learning_rate,
             "batch_size": engine.batch_size,

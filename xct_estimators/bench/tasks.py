@@ -144,7 +144,7 @@ def run_imputations(args) -> int:
         record.update(
             **metrics,
             window_length=window_length,
-            epochs=getattr(getattr(imputer, "engine", None), "n_epochs", None),
+            epochs=imputer.settings.get("epochs"),
             settings=imputer.settings,
             fit_seconds=fit_seconds,
             eval_seconds=time.perf_counter() - start,
