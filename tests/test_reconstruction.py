@@ -168,3 +168,35 @@ def test_presets_give_the_paper_rows():
 def test_window_stride_longer_than_window_is_refused():
     with pytest.raises(ValueError, match="window_stride=40 exceeds window_length=32"):
         ReconstructionEngine(window_length=32, window_stride=40)
+
+
+def test_short_batches_after_fit_continue_the_training_series():
+    """A 10-row batch after fitting on 300 rows: reconstructed as the end of a window whose first
+    steps are the training series' last ones (the same window `reconstruct` sees at the end of
+    train + batch), with a warning; the imputer, detector and scorer all accept it."""
+    values = mixed_sines(310, 3, seed=3)
+    train, batch = values[:300], values[300:]
+    engine = ReconstructionEngine(**FAST).fit(train)
+    with pytest.warns(UserWarning, match="10 time steps, fewer than window_length=48.*continuation"):
+        short = engine.reconstruct(batch)
+    whole = engine._reconstruct(np.concatenate([train[-38:], batch]).astype(np.float32))  # one window, nothing averaged
+    np.testing.assert_allclose(short, whole[-10:], rtol=1e-5, atol=1e-6)
+
+    X = pd.DataFrame(values, columns=list("abc"))
+    X_missing = X.copy()
+    X_missing.iloc[302, 1] = np.nan
+    imputer = XCTFormerImputer(**{**FAST, "n_epochs": 1}).fit(X.iloc[:300])
+    with pytest.warns(UserWarning, match="continuation of the training series"):
+        filled = imputer.transform(X_missing.iloc[300:])
+    assert filled.shape == (10, 3) and not filled.isna().any().any()
+
+    detector = XCTFormerAnomalyDetector(**{**FAST, "n_epochs": 1}).fit(X.iloc[:300])
+    with pytest.warns(UserWarning, match="continuation"):
+        scores = detector.transform_scores(X.iloc[300:])
+    assert scores.shape == (10, 1) and np.isfinite(scores.to_numpy()).all()
+
+    series = TimeSeries.from_values(values.astype(np.float32))
+    scorer = XCTFormerScorer(**{**FAST, "n_epochs": 1}).fit(series[:300])
+    with pytest.warns(UserWarning, match="continuation"):
+        scored = scorer.score(series[300:])
+    assert len(scored) == 10

@@ -125,7 +125,8 @@ class ReconstructionEngine:
     ----------
     window_length
         Length of the windows the network sees (the paper: 1024 for imputation, 100 for anomaly
-        detection). The series must be at least this long.
+        detection). Training series must be at least this long; shorter series given after
+        ``fit`` are reconstructed after the end of the training series (see :meth:`reconstruct`).
     patch_len, stride, d_model, n_heads, d_ff, e_layers, dropout, fc_dropout, attn_dropout, decop_k
         Network hyperparameters (see :class:`~xct_estimators.nn.XCTFormerConfig`).
     n_epochs
@@ -241,6 +242,7 @@ class ReconstructionEngine:
         self.best_epoch: Optional[int] = None
         self.best_val_loss: Optional[float] = None
         self.val_losses: list[float] = []  # one per epoch, when there is validation data
+        self.context: Optional[np.ndarray] = None  # the training series' last window_length - 1 steps
         # Validate the architecture before any data arrives.
         XCTFormerConfig(seq_len=window_length, n_channels=1, out_len=window_length, **self.architecture)
 
@@ -256,7 +258,7 @@ class ReconstructionEngine:
                 f"The series contains {int(np.isinf(values).sum())} infinite value(s): replace them "
                 "(e.g. by NaN, which is treated as missing) before fitting or transforming."
             )
-        if len(values) < self.window_length:
+        if len(values) < self.window_length and (fitting or self.context is None):
             raise ValueError(
                 f"The series has {len(values)} time steps, shorter than window_length="
                 f"{self.window_length}: use a longer series or a smaller window_length."
@@ -300,6 +302,7 @@ class ReconstructionEngine:
         """
         values = self.check_values(values, fitting=True)
         self.n_channels = values.shape[1]
+        self.context = values[len(values) - self.window_length + 1 :].copy()
         if val_values is None:
             values, val_values = self.split_validation(values)
         else:
@@ -381,16 +384,36 @@ class ReconstructionEngine:
             out[i : i + batch] = module.reconstruct(xb, torch.from_numpy(visible[i : i + batch]).to(device)).cpu()
         return out
 
-    @torch.inference_mode()
     def reconstruct(self, values: np.ndarray) -> np.ndarray:
-        """Reconstruct a (time, channels) array of any length >= window_length.
+        """Reconstruct a (time, channels) array of any length.
 
         Missing points (NaN) are filled by the network (imputation); observed points are
         reconstructed too (anomaly scoring). Windows start every ``window_stride`` steps, the
         last one ends at the end of the series, and overlapping outputs are averaged.
+
+        A series shorter than ``window_length`` is taken to follow the training series: it is
+        reconstructed as the end of one window whose first steps are the training series' last
+        ones, and a warning says so.
         """
-        module, device = self._net_on_device()
+        if self.module is None:
+            raise ValueError("The engine has not been fitted yet: call fit() first.")
         values = self.check_values(values, fitting=False)
+        missing = self.window_length - len(values)
+        if missing <= 0:
+            return self._reconstruct(values)
+        warnings.warn(
+            f"The series has {len(values)} time steps, fewer than window_length={self.window_length}: "
+            f"it was reconstructed as the continuation of the training series (its last {missing} "
+            "steps fill the window). Pass at least window_length steps to reconstruct it on its own.",
+            UserWarning,
+            stacklevel=2,
+        )
+        padded = np.concatenate([self.context[len(self.context) - missing :], values])
+        return self._reconstruct(padded)[missing:]
+
+    @torch.inference_mode()
+    def _reconstruct(self, values: np.ndarray) -> np.ndarray:
+        module, device = self._net_on_device()
         length = self.window_length
         starts = np.arange(0, len(values) - length + 1, self.window_stride)
         if starts[-1] != len(values) - length:

@@ -32,7 +32,9 @@ class XCTFormerAnomalyDetector(BaseDetector):
     alpha : float, default=0.01
         Expected share of anomalous steps; sets the threshold quantile ``1 - alpha``.
     window_length : int, default=96
-        Length of the reconstructed windows (the paper: 100). Series must be at least this long.
+        Length of the reconstructed windows (the paper: 100). ``X`` in ``fit`` must be at least
+        this long; shorter batches later are scored as the continuation of the training data
+        (with a warning).
     patch_len, stride : int, default=16, 8
         Patch length and step of the tokenizer.
     d_model, n_heads, d_ff, e_layers : int, default=32, 2, 64, 2
@@ -84,6 +86,7 @@ class XCTFormerAnomalyDetector(BaseDetector):
 
     _tags = {
         "authors": ["xct-estimators developers"],
+        "maintainers": ["xct-estimators developers"],
         "task": "anomaly_detection",
         "learning_type": "unsupervised",
         "capability:multivariate": True,
@@ -92,7 +95,7 @@ class XCTFormerAnomalyDetector(BaseDetector):
         "property:randomness": "derandomized",
         "fit_is_empty": False,
         "X_inner_mtype": "pd.DataFrame",
-        "python_dependencies": ["torch", "pytorch_lightning"],
+        "python_dependencies": ["torch", "pytorch-lightning"],
     }
 
     def __init__(

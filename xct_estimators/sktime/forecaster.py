@@ -75,6 +75,7 @@ class XCTFormerForecaster(BaseForecaster):
 
     _tags = {
         "authors": ["xct-estimators developers"],
+        "maintainers": ["xct-estimators developers"],
         "y_inner_mtype": "pd.DataFrame",
         "X_inner_mtype": "pd.DataFrame",
         "capability:multivariate": True,
@@ -87,7 +88,7 @@ class XCTFormerForecaster(BaseForecaster):
         "property:randomness": "derandomized",
         "requires-fh-in-fit": False,
         "X-y-must-have-same-index": True,
-        "python_dependencies": ["darts", "torch"],
+        "python_dependencies": ["darts", "torch", "pytorch-lightning"],
     }
 
     def __init__(

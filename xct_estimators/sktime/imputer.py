@@ -29,8 +29,9 @@ class XCTFormerImputer(BaseTransformer):
     Parameters
     ----------
     window_length : int, default=96
-        Length of the windows the network reconstructs (the paper: 1024). Series must be at
-        least this long.
+        Length of the windows the network reconstructs (the paper: 1024). ``X`` in ``fit`` must
+        be at least this long; shorter frames given to ``transform`` later are imputed as the
+        continuation of the training data (with a warning).
     mask_rate : float, default=0.25
         Share of observed points hidden in each training window (the paper: 0.125 to 0.5).
     patch_len, stride : int, default=16, 8
@@ -83,6 +84,7 @@ class XCTFormerImputer(BaseTransformer):
 
     _tags = {
         "authors": ["xct-estimators developers"],
+        "maintainers": ["xct-estimators developers"],
         "scitype:transform-input": "Series",
         "scitype:transform-output": "Series",
         "scitype:instancewise": True,
@@ -94,7 +96,7 @@ class XCTFormerImputer(BaseTransformer):
         "capability:multivariate": True,
         "capability:random_state": True,
         "property:randomness": "derandomized",
-        "python_dependencies": ["torch", "pytorch_lightning"],
+        "python_dependencies": ["torch", "pytorch-lightning"],
     }
 
     def __init__(
