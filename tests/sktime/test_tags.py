@@ -23,7 +23,8 @@ def test_python_dependencies_list_every_soft_dependency_used_in_fit(cls):
         f"est = C(**C.get_test_params()[0]); {fit}; "
         f"print(json.dumps([m for m in {list(SOFT)!r} if m in sys.modules]))"
     )
-    imported = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    imported = json.loads(run.stdout)
     declared = cls.get_class_tag("python_dependencies")
     assert sorted(SOFT[m] for m in imported) == sorted(declared)
     assert _check_estimator_deps(cls, severity="none")  # sktime can resolve every name
