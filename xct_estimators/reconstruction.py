@@ -381,7 +381,8 @@ class ReconstructionEngine:
         out = np.empty_like(x)
         for i in range(0, len(x), batch):
             xb = torch.from_numpy(np.where(visible[i : i + batch], x[i : i + batch], 0.0)).to(device)
-            out[i : i + batch] = module.reconstruct(xb, torch.from_numpy(visible[i : i + batch]).to(device)).cpu()
+            seen = torch.from_numpy(np.ascontiguousarray(visible[i : i + batch])).to(device)
+            out[i : i + batch] = module.reconstruct(xb, seen).cpu()
         return out
 
     def reconstruct(self, values: np.ndarray) -> np.ndarray:
@@ -415,9 +416,7 @@ class ReconstructionEngine:
     def _reconstruct(self, values: np.ndarray) -> np.ndarray:
         module, device = self._net_on_device()
         length = self.window_length
-        starts = np.arange(0, len(values) - length + 1, self.window_stride)
-        if starts[-1] != len(values) - length:
-            starts = np.append(starts, len(values) - length)
+        starts = self.window_starts(len(values))
         total = torch.zeros(values.shape, dtype=torch.float64, device=device)
         count = torch.zeros((len(values), 1), dtype=torch.float64, device=device)
         clean = torch.from_numpy(np.nan_to_num(values)).to(device)
@@ -431,6 +430,14 @@ class ReconstructionEngine:
             total.index_add_(0, index.reshape(-1), out.reshape(-1, out.shape[-1]).double())
             count.index_add_(0, index.reshape(-1), ones[: index.numel()])
         return (total / count).cpu().numpy().astype(np.float32)
+
+    def window_starts(self, n_steps: int) -> np.ndarray:
+        """Starts of the inference windows over ``n_steps >= window_length`` steps: every
+        ``window_stride``, plus one that ends at the last step."""
+        starts = np.arange(0, n_steps - self.window_length + 1, self.window_stride)
+        if starts[-1] != n_steps - self.window_length:
+            starts = np.append(starts, n_steps - self.window_length)
+        return starts
 
     def _inference_batch_size(self, config: XCTFormerConfig) -> int:
         """Up to 4x the training batch, but few enough windows that their N x N attention

@@ -65,28 +65,59 @@ def test_impute_unknown_model_is_refused_before_any_training(tmp_path, capsys):
     assert not (tmp_path / "results.jsonl").exists()
 
 
-def test_detect_records_f1_with_and_without_adjustment(monkeypatch, tmp_path, tiny_presets):
+def test_detect_runs_both_protocols_for_every_model_and_resumes(monkeypatch, tmp_path, tiny_presets):
     test = sines(600, seed=1)
     labels = np.zeros(600, dtype=bool)
     labels[300:320] = True
     test[300:320] += 4.0
     fake = AnomalyDataset("MSL", sines(600), test, labels)
     monkeypatch.setattr(tasks, "load_anomaly_dataset", lambda name, data_dir: fake)
-    assert main(["detect", "--dataset", "MSL", "--output", str(tmp_path), "--no-progress"]) == 0
-    (record,) = ResultStore(tmp_path).records()
-    for field in ("f1", "f1_adjusted", "auc_pr", "fit_seconds", "eval_seconds"):
-        assert field in record
-    assert record["f1_adjusted"] >= record["f1"]
-    assert record["auc_pr"] > 0.2  # base rate 20 / 600 = 0.033
+    monkeypatch.setattr(tasks, "TASK_SEQ_LEN", {"anomaly": 32})
+    models = "xctformer,window_mean,darts_kmeans"
+    argv = ["detect", "--models", models, "--protocol", "tslib,point", "--output", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
+    records = ResultStore(tmp_path).records()
+    assert [(r["model"], r["protocol"]) for r in records] == [
+        (m, p) for m in models.split(",") for p in ("tslib", "point")
+    ]
+    for r in records:
+        assert r["anomaly_ratio"] == 1.0 and r["window_length"] == 32
+        assert 0 <= r["f1"] <= r["f1_adjusted"] <= 1 and 0 < r["auc_roc"] <= 1
+        assert r["auc_pr"] > 0.2, r  # base rate 20 / 600 = 0.033
+    tslib = records[0]
+    assert tslib["n_windows"] == 600 - 32 + 1 and tslib["n_train_windows"] == 600 - 32 + 1
+    assert records[1]["n_windows"] == len(range(0, 600 - 32 + 1, 16)) + 1  # stride 16, and one ending at the end
+    assert tslib["settings"]["patience"] == tasks.PAPER_PATIENCE and tslib["settings"]["window_length"] == 32
+    assert main([*argv, "--resume"]) == 0
+    assert len(ResultStore(tmp_path).records()) == 6
+    # another network is another run; the baselines are unchanged by --arch
+    assert main([*argv, "--resume", "--arch", "d_model=4,d_ff=8"]) == 0
+    records = ResultStore(tmp_path).records()
+    assert len(records) == 8 and records[-1]["arch"] == {"d_model": 4, "d_ff": 8}
+    assert records[-1]["settings"]["d_model"] == 4
 
 
 @pytest.mark.parametrize(
     "command, option, value",
     [("impute", "--train-stride", "0"), ("impute", "--eval-stride", "-3"), ("impute", "--learning-rate", "x"),
-     ("detect", "--train-stride", "-1")],
+     ("detect", "--train-stride", "-1"), ("detect", "--batch-size", "0")],
 )  # fmt: skip
 def test_refuses_non_positive_settings(command, option, value, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, option, value])
     assert exit_info.value.code == 2
     assert f"argument {option}: expected a positive" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [("--models", "xctformer,foo", "expected a comma-separated list of xctformer"),
+     ("--protocol", "paper", "expected a comma-separated list of tslib, point"),
+     ("--dataset", "FOO", "expected a comma-separated list of MSL, SMAP"),
+     ("--arch", "depth=3", "KEY one of patch_len"),
+     ("--arch", "d_model=wide", "d_model expects a number")],
+)  # fmt: skip
+def test_detect_refuses_unknown_names_before_any_training(option, value, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["detect", option, value])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err

@@ -171,38 +171,45 @@ def imputation_averages(records: list[dict]) -> str:
     return markdown_table(header, rows)
 
 
+def _detection_setting(record: dict) -> str:
+    settings = record.get("settings") or {}
+    parts = []
+    if "n_epochs" in settings:
+        parts.append(f"epochs {settings.get('epochs_trained', '?')}/{settings['n_epochs']}")
+    if record["model"] == "xctformer":
+        parts.append(f"train stride {record.get('train_stride', 1)}")
+    if record.get("arch"):
+        parts.append(",".join(f"{k}={v}" for k, v in sorted(record["arch"].items())))
+    return "; ".join(parts) or "-"
+
+
 def anomaly_table(records: list[dict]) -> str:
-    records = sorted((r for r in records if r["task"] == "detect"), key=lambda r: r["dataset"])
+    """One row per (dataset, protocol, model): the honest metrics first (F1 at the paper's
+    threshold, AUC-PR, AUC-ROC), then the point-adjusted F1 the paper reports, beside its number."""
+    records = sorted(
+        (r for r in records if r["task"] == "detect"),
+        key=lambda r: (r["dataset"], r.get("protocol", "point"), -r["f1_adjusted"]),
+    )
     rows = []
     for r in records:
         ref = paper.ANOMALY.get(r["dataset"])
         published = ref and ref[2] / 100
         rows.append(
             [
-                r["dataset"],
-                r["model"],
-                r["seed"],
-                _fmt(r["f1"]),
-                _fmt(r["f1_adjusted"]),
-                _fmt(r["auc_pr"]),
-                _fmt(published),
-                _gap(paper.relative_gap(r["f1_adjusted"], published)),
-                *_time_cells(r),
+                r["dataset"], r.get("protocol", "point"), r["model"], _detection_setting(r),
+                _fmt(r.get("anomaly_ratio"), "g"), r.get("n_windows") or "-",
+                _fmt(r["f1"]), _fmt(r["auc_pr"]), _fmt(r.get("auc_roc")),
+                _fmt(r["f1_adjusted"]), _fmt(published), *_time_cells(r),
             ]
-        )
-    header = [
-        "dataset",
-        "model",
-        "seed",
-        "F1",
-        "F1 adjusted",
-        "AUC-PR",
-        "paper F1 (adjusted)",
-        "gap",
-        "fit s",
-        "eval s",
-    ]
-    return markdown_table(header, rows)
+        )  # fmt: skip
+    header = ["dataset", "protocol", "model", "settings", "ratio %", "test windows", "F1", "AUC-PR", "AUC-ROC",
+              "F1 point-adjusted", "paper F1 (adjusted)", *TIME_HEADER]  # fmt: skip
+    note = (
+        "F1 at the paper's threshold, AUC-PR and AUC-ROC are the honest measures; point adjustment "
+        "(the paper's F1) credits a whole anomaly segment when one step is flagged, and lets "
+        "`window_mean`, which learns nothing, score high.\n\n"
+    )
+    return note + markdown_table(header, rows)
 
 
 def full_report(records: list[dict]) -> str:

@@ -9,12 +9,18 @@ from pathlib import Path
 
 RESULTS_FILE = "results.jsonl"
 #: Fields that identify a run; a run with the same values is the same run.
-KEY_FIELDS = ("dataset", "task", "horizon", "mask_rate", "model", "seed", "protocol", "eval_stride", "train_stride")
+KEY_FIELDS = (
+    "dataset", "task", "horizon", "mask_rate", "model", "seed", "protocol", "eval_stride", "train_stride", "arch",
+)  # fmt: skip
 
 
 def run_key(record: dict) -> tuple:
-    """The values of :data:`KEY_FIELDS`; absent fields count as None."""
-    return tuple(record.get(field) for field in KEY_FIELDS)
+    """The values of :data:`KEY_FIELDS`; absent fields count as None, dicts by their sorted JSON."""
+    return tuple(_hashable(record.get(field)) for field in KEY_FIELDS)
+
+
+def _hashable(value):
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
 
 
 class ResultStore:

@@ -12,10 +12,11 @@ from tqdm.auto import tqdm
 
 from ..nn.presets import TASK_SEQ_LEN
 from .datasets import load_anomaly_dataset, load_forecast_dataset
+from .detection import ANOMALY_RATIOS, evaluate_point, evaluate_tslib
+from .detectors import build_detector
 from .imputation import evaluate_series, evaluate_windows, window_starts
 from .imputers import IMPUTATION_MODELS
 from .models import preset_name
-from .protocols import ANOMALY_RATIOS, anomaly_metrics
 from .results import ResultStore, run_key
 
 #: The paper's code: early stopping patience and the presets' epoch count for imputation.
@@ -32,6 +33,7 @@ def _engine(dataset_preset: str, task: str, args, **extra):
     for name in ("batch_size", "learning_rate"):
         if getattr(args, name, None):
             params[name] = getattr(args, name)
+    params.update(extra)
     from .cli import parse_devices
 
     accelerator = args.accelerator
@@ -43,32 +45,7 @@ def _engine(dataset_preset: str, task: str, args, **extra):
         accelerator=accelerator,
         devices=devices,
         progress_bar=not args.no_progress,
-        **extra,
     )
-
-
-def fit_and_evaluate(engine, train: np.ndarray, evaluate) -> dict:
-    """Train ``engine``, run ``evaluate(engine)``; its metrics plus the fields every run records."""
-    start = time.perf_counter()
-    engine.fit(train)
-    fit_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    metrics = evaluate(engine)
-    return {
-        **metrics,
-        "epochs": engine.n_epochs,
-        "train_stride": engine.train_stride,
-        "fit_seconds": fit_seconds,
-        "eval_seconds": time.perf_counter() - start,
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-
-
-def detection_metrics(engine, train, test, labels, alpha) -> dict:
-    """Per-point score = reconstruction MSE over channels; metrics at the (1 - alpha) quantile."""
-    train_scores = engine.score(train).mean(axis=1)
-    test_scores = engine.score(test).mean(axis=1)
-    return anomaly_metrics(test_scores, labels, train_scores, alpha)
 
 
 def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -155,29 +132,63 @@ def run_imputations(args) -> int:
     return print_report(output)
 
 
+def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train and test arrays standardised with a scaler fitted on the training array, test labels."""
+    data = load_anomaly_dataset(name, data_dir)
+    scaler = StandardScaler().fit(data.train)
+    train = scaler.transform(data.train).astype(np.float32)
+    test = scaler.transform(data.test).astype(np.float32)
+    return train, test, np.asarray(data.labels, dtype=bool)
+
+
+def _detection_engine(dataset: str, args):
+    return _engine(
+        dataset, "anomaly", args, window_length=TASK_SEQ_LEN["anomaly"], train_stride=args.train_stride,
+        patience=PAPER_PATIENCE, fill="zero", **(args.arch or {}),
+    )  # fmt: skip
+
+
 def run_detections(args) -> int:
     from .cli import print_report
 
     output = Path(args.output)
     store = ResultStore(output)
     finished = store.finished() if args.resume else set()
-    bar = tqdm(args.dataset, desc="runs", unit="run")
-    for dataset in bar:
-        record = {
-            "dataset": dataset, "task": "detect", "model": "xctformer", "seed": args.seed,
-            "train_stride": args.train_stride,
+    length = TASK_SEQ_LEN["anomaly"]
+    plan = [(d, m) for d in args.dataset for m in args.models]
+    bar = tqdm(plan, desc="runs", unit="run", disable=args.no_progress)
+    for dataset, model in bar:
+        base = {
+            "dataset": dataset, "task": "detect", "model": model, "seed": args.seed,
+            "train_stride": args.train_stride, "arch": args.arch if model == "xctformer" else None,
         }  # fmt: skip
-        if run_key(record) in finished:
-            bar.write(f"skip (already in results): {dataset}")
+        todo = [p for p in args.protocol if run_key({**base, "protocol": p}) not in finished]
+        if not todo:
+            bar.write(f"skip (already in results): {dataset} {model}")
             continue
-        data = load_anomaly_dataset(dataset, args.data_dir)
-        scaler = StandardScaler().fit(data.train)
-        train = scaler.transform(data.train).astype(np.float32)
-        test = scaler.transform(data.test).astype(np.float32)
-        engine = _engine(dataset, "anomaly", args, train_stride=args.train_stride, patience=PAPER_PATIENCE)
-        engine.window_stride = engine.window_length  # non-overlapping windows, as Time-Series-Library scores
-        evaluate = partial(detection_metrics, train=train, test=test, labels=data.labels, alpha=ANOMALY_RATIOS[dataset])
-        record.update(fit_and_evaluate(engine, train, evaluate))
-        store.append(record)
-        bar.write(f"{dataset}: F1 {record['f1']:.4f}, point-adjusted F1 {record['f1_adjusted']:.4f}")
+        bar.set_postfix_str(f"{dataset} {model}")
+        train, test, labels = detection_arrays(dataset, args.data_dir)
+        detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
+        start = time.perf_counter()
+        detector.fit(train)
+        fit_seconds = time.perf_counter() - start
+        ratio = ANOMALY_RATIOS[dataset]
+        for protocol in todo:
+            start = time.perf_counter()
+            if protocol == "tslib":
+                total = 2 * len(train) + len(test) - 2 * length + 2  # windows of train and test
+                with tqdm(total=total, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
+                    metrics = evaluate_tslib(detector, train, test, labels, ratio, length, wins.update)
+            else:
+                metrics = evaluate_point(detector, train, test, labels, ratio)
+            record = {
+                **base, "protocol": protocol, **metrics, "anomaly_ratio": ratio, "window_length": length,
+                "settings": detector.settings, "fit_seconds": fit_seconds,
+                "eval_seconds": time.perf_counter() - start, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            }  # fmt: skip
+            store.append(record)
+            bar.write(
+                f"{dataset} {model} ({protocol}): F1 {record['f1']:.4f}, AUC-PR {record['auc_pr']:.4f}, "
+                f"AUC-ROC {record['auc_roc']:.4f}, point-adjusted F1 {record['f1_adjusted']:.4f}"
+            )
     return print_report(output)
