@@ -176,7 +176,7 @@ def run_detections(args) -> int:
         for protocol in todo:
             start = time.perf_counter()
             if protocol == "tslib":
-                total = 2 * len(train) + len(test) - 2 * length + 2  # windows of train and test
+                total = len(train) + len(test) - 2 * length + 2  # stride-1 windows of train and test
                 with tqdm(total=total, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
                     metrics = evaluate_tslib(detector, train, test, labels, ratio, length, wins.update)
             else:
