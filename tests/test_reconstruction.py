@@ -194,6 +194,13 @@ def test_short_batches_after_fit_continue_the_training_series():
     with pytest.warns(UserWarning, match="continuation"):
         scores = detector.transform_scores(X.iloc[300:])
     assert scores.shape == (10, 1) and np.isfinite(scores.to_numpy()).all()
+    # the same steps at the end of the whole series sit in the same one window (starts 0, 24, ..., 240, 262)
+    whole = detector.transform_scores(X)["score"].to_numpy()[300:]
+    np.testing.assert_allclose(scores["score"].to_numpy(), whole, rtol=1e-4)
+    with pytest.warns(UserWarning, match="continuation"):
+        short_flags = detector.predict(X.iloc[300:])["ilocs"].to_numpy()
+    whole_flags = detector.predict(X)["ilocs"].to_numpy()
+    np.testing.assert_array_equal(short_flags, whole_flags[whole_flags >= 300] - 300)
 
     series = TimeSeries.from_values(values.astype(np.float32))
     scorer = XCTFormerScorer(**{**FAST, "n_epochs": 1}).fit(series[:300])

@@ -34,6 +34,8 @@ examples:
   xct-bench impute --dataset ETTh1 --data-dir ../shared/data
   xct-bench impute --dataset ETTh1 --epochs 6 --train-stride 8 --batch-size 8 --learning-rate 1e-3   (CPU, ~22 min)
   xct-bench detect --dataset MSL --data-dir ../shared/data
+  xct-bench detect --dataset MSL --models xctformer,window_mean,darts_kmeans --protocol tslib,point \
+      --arch d_model=64,d_ff=128,e_layers=1,n_heads=1 --train-stride 20 --epochs 5   (CPU, ~22 min)
   xct-bench profile
   xct-bench report --output xct-bench-results
 
