@@ -62,8 +62,10 @@ def test_torn_last_line_is_ignored(tmp_path):
 
 
 def test_bad_input_gives_a_clear_error(capsys, tmp_path):
-    assert main(["forecast", "--models", "prophet", "--output", str(tmp_path)]) == 2
-    assert "Unknown model(s) prophet" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["forecast", "--models", "prophet", "--output", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "expected a comma-separated list of xctformer" in capsys.readouterr().err
     assert main(["forecast", "--dataset", "nope", "--output", str(tmp_path), "--no-progress"]) == 2
     assert "Unknown dataset 'nope'" in capsys.readouterr().err
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import time
 import warnings
 from pathlib import Path
 from typing import Optional
@@ -21,10 +20,9 @@ from .imputation import PROTOCOLS
 from .imputers import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS
 from .models import DEFAULT_MODELS, MODELS
 from .protocols import IMPUTATION_MASK_RATES
-from .results import ResultStore, run_key
+from .runs import QUICK_EPOCHS, BenchInterrupted, interrupted_message, interrupts_raise, locked_output, print_report
 
 DEFAULT_OUTPUT = "xct-bench-results"
-QUICK_EPOCHS = 3
 
 EPILOG = f"""\
 examples:
@@ -102,6 +100,13 @@ def _arch(text: str) -> dict:
 
 
 _positive_int = _positive(int, "integer")
+
+
+def _csv_positive_ints(text: str) -> list[int]:
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
+    return [_positive_int(item) for item in items]
 _positive_float = _positive(float, "number")
 
 
@@ -119,7 +124,7 @@ def _add_common(parser: argparse.ArgumentParser, train_stride: bool = False) -> 
     parser.add_argument("--seed", type=int, default=2021, help="random seed (default: %(default)s)")
     parser.add_argument(
         "--epochs",
-        type=int,
+        type=_positive_int,
         default=None,
         help=f"training epochs (forecast: {QUICK_EPOCHS}, with --full each preset's; impute/detect: the preset's)",
     )
@@ -152,13 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     forecast.add_argument(
         "--horizons",
-        type=_csv(int),
+        type=_csv_positive_ints,
         default=None,
         help="comma-separated horizons (default: 96; with --full: 96,192,336,720)",
     )
     forecast.add_argument(
         "--models",
-        type=_csv(str),
+        type=_csv_of(tuple(MODELS)),
         default=list(DEFAULT_MODELS),
         help=f"comma-separated: {', '.join(MODELS)} (default: {','.join(DEFAULT_MODELS)})",
     )
@@ -169,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="M: every column a target; MS: last column the target, others past covariates "
         "(default: MS for synthetic, M otherwise)",
     )
-    forecast.add_argument("--seq-len", type=int, default=96, help="look-back window (default: %(default)s)")
+    forecast.add_argument("--seq-len", type=_positive_int, default=96, help="look-back window (default: %(default)s)")
     forecast.add_argument("--full", action="store_true", help="the paper's horizons and each preset's epochs")
     _add_common(forecast)
 
@@ -184,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     impute.add_argument("--dataset", type=_csv(str), default=["ETTh1"], help="comma-separated dataset names")
     impute.add_argument(
         "--models",
-        type=_csv(str),
+        type=_csv_of(tuple(IMPUTATION_MODELS)),
         default=list(DEFAULT_IMPUTATION_MODELS),
         help=f"comma-separated (default: {','.join(DEFAULT_IMPUTATION_MODELS)})",
     )
@@ -258,7 +263,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(detect, train_stride=True)
 
     profile = sub.add_parser("profile", help="trainable parameters and FLOPs per preset vs the paper's Tables 14-15")
-    profile.add_argument("--dataset", type=_csv(str), default=None, help="comma-separated presets (default: all)")
+    profile.add_argument(
+        "--dataset",
+        type=_csv_of(tuple(paper.PROFILE)),
+        default=None,
+        help=f"comma-separated presets: {', '.join(paper.PROFILE)} (default: all)",
+    )
 
     report = sub.add_parser("report", help="print the table and redraw the plots of a results folder")
     report.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
@@ -290,110 +300,35 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = ["forecast", *argv]  # the main job; its options may be given without the subcommand
     args = parser.parse_args(argv)
+    output = Path(getattr(args, "output", DEFAULT_OUTPUT))
     try:
-        if args.command == "forecast":
-            return run_forecasts(args)
-        if args.command == "impute":
-            from .tasks import run_imputations
-
-            return run_imputations(args)
-        if args.command == "detect":
-            from .tasks import run_detections
-
-            return run_detections(args)
         if args.command == "profile":
             from .profile import print_profile
 
             return print_profile(args.dataset)
         if args.command == "report":
-            return print_report(Path(args.output))
+            return print_report(output)
+        with interrupts_raise(), locked_output(output):
+            return _runner(args.command)(args)
+    except BenchInterrupted as stop:
+        print(interrupted_message(output), file=sys.stderr)
+        return stop.exit_code
     except KeyboardInterrupt:
-        output = getattr(args, "output", DEFAULT_OUTPUT)
-        print(
-            f"\nInterrupted. Finished runs are kept in {Path(output) / 'results.jsonl'}; "
-            "rerun the same command with --resume to continue.",
-            file=sys.stderr,
-        )
+        print(interrupted_message(output), file=sys.stderr)
         return 130
     except (ValueError, FileNotFoundError, ImportError) as error:
         print(f"xct-bench: error: {error}", file=sys.stderr)
         return 2
-    return 0
 
 
-def run_forecasts(args) -> int:
-    from tqdm.auto import tqdm
+def _runner(command: str):
+    if command == "forecast":
+        from .forecast import run_forecasts
 
-    from .datasets import load_forecast_dataset
-    from .forecast import prepare, run_forecast
-    from .models import build_model
-    from .report import save_example
+        return run_forecasts
+    from .tasks import run_detections, run_imputations
 
-    unknown = [m for m in args.models if m not in MODELS]
-    if unknown:
-        raise ValueError(f"Unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}.")
-    horizons = args.horizons or (list(paper.HORIZONS) if args.full else [96])
-    epochs = args.epochs or (None if args.full else QUICK_EPOCHS)
-    output = Path(args.output)
-    store = ResultStore(output)
-    finished = store.finished() if args.resume else set()
-    plan = [(d, h, m) for d in args.dataset for h in horizons for m in args.models]
-    datasets = {}
-    bar = tqdm(plan, desc="runs", unit="run", position=0)
-    for dataset, horizon, model_name in bar:
-        record = {"dataset": dataset, "task": "forecast", "horizon": horizon, "model": model_name, "seed": args.seed}
-        if run_key(record) in finished:
-            bar.write(f"skip (already in results): {dataset} horizon {horizon} {model_name}")
-            continue
-        if dataset not in datasets:
-            data = load_forecast_dataset(dataset, args.data_dir, seed=args.seed)
-            features = args.features or ("MS" if dataset == "synthetic" else "M")
-            datasets[dataset] = prepare(data, args.seq_len, features)
-        data = datasets[dataset]
-        bar.set_postfix_str(f"{dataset} H={horizon} {model_name}")
-        model = build_model(
-            model_name,
-            dataset,
-            horizon,
-            seq_len=args.seq_len,
-            epochs=epochs,
-            seed=args.seed,
-            accelerator=args.accelerator,
-            devices=parse_devices(args.devices),
-            progress=not args.no_progress,
-            work_dir=output / "darts_logs",
-        )
-        fields, example = run_forecast(model, data, horizon)
-        record.update(
-            features=data.features,
-            seq_len=args.seq_len,
-            epochs=model.n_epochs,
-            **fields,
-            accelerator=args.accelerator,
-            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
-        )
-        store.append(record)
-        save_example(output, record, example)
-        bar.write(
-            f"{dataset} H={horizon} {model_name}: MSE {fields['mse']:.4f} MAE {fields['mae']:.4f} "
-            f"(fit {fields['fit_seconds']:.0f} s)"
-        )
-    return print_report(output)
-
-
-def print_report(output: Path) -> int:
-    from .report import write_report
-
-    text, files = write_report(output)
-    print(text)
-    print(f"\nResults: {output / 'results.jsonl'}")
-    for path in files:
-        print(f"Wrote {path}")
-    return 0
-
-
-def parse_devices(value: str):
-    return int(value) if value.isdigit() else value
+    return {"impute": run_imputations, "detect": run_detections}[command]
 
 
 def entry_point() -> None:  # console script

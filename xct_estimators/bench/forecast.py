@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -19,7 +20,10 @@ from darts.dataprocessing.transformers import Scaler
 from darts.metrics import mae, mse
 from sklearn.preprocessing import StandardScaler
 
+from . import paper
 from .datasets import ForecastDataset
+from .results import ResultStore, run_key
+from .runs import QUICK_EPOCHS, parse_devices, plain_settings, print_report
 
 FEATURES = ("M", "MS")
 
@@ -158,3 +162,60 @@ def _example(data: PreparedSeries, forecast: TimeSeries) -> dict:
         "truth": truth.tolist(),
         "forecast": forecast.values(copy=False)[:, channel].tolist(),
     }
+
+
+#: Darts model arguments that do not change a run's numbers (or are its seed, recorded apart).
+_NOT_SETTINGS = ("pl_trainer_kwargs", "model_name", "work_dir", "random_state", "log_tensorboard", "force_reset")
+
+
+def model_settings(model) -> dict:
+    """The Darts model's constructor arguments that decide its numbers, JSON-stable."""
+    return plain_settings(model.model_params, skip=_NOT_SETTINGS)
+
+
+def run_forecasts(args) -> int:
+    """``xct-bench forecast``: every (dataset, horizon, model) run, resumable."""
+    from tqdm.auto import tqdm
+
+    from .datasets import load_forecast_dataset
+    from .models import build_model
+    from .report import save_example
+
+    horizons = args.horizons or (list(paper.HORIZONS) if args.full else [96])
+    output = Path(args.output)
+    store = ResultStore(output)
+    finished = store.finished() if args.resume else set()
+    datasets = {}
+    for dataset in args.dataset:  # every dataset is read (and checked) before anything trains
+        data = load_forecast_dataset(dataset, args.data_dir, seed=args.seed)
+        features = args.features or ("MS" if dataset == "synthetic" else "M")
+        datasets[dataset] = prepare(data, args.seq_len, features)
+    plan = [(d, h, m) for d in args.dataset for h in horizons for m in args.models]
+    bar = tqdm(plan, desc="runs", unit="run", position=0, disable=args.no_progress)
+    for dataset, horizon, model_name in bar:
+        data = datasets[dataset]
+        model = build_model(
+            model_name, dataset, horizon, seq_len=args.seq_len,
+            epochs=args.epochs or (None if args.full else QUICK_EPOCHS), seed=args.seed,
+            accelerator=args.accelerator, devices=parse_devices(args.devices), progress=not args.no_progress,
+            work_dir=output / "darts_logs",
+        )  # fmt: skip
+        run = {
+            "task": "forecast", "dataset": dataset, "horizon": horizon, "model": model_name, "seed": args.seed,
+            "features": data.features, "seq_len": args.seq_len, "epochs": model.n_epochs,
+            "settings": model_settings(model),
+        }  # fmt: skip
+        record = {**run, "run": run}
+        if run_key(record) in finished:
+            bar.write(f"skip (already in results): {dataset} horizon {horizon} {model_name}")
+            continue
+        bar.set_postfix_str(f"{dataset} H={horizon} {model_name}")
+        fields, example = run_forecast(model, data, horizon)
+        record.update(**fields, accelerator=args.accelerator, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        store.append(record)
+        save_example(output, record, example)
+        bar.write(
+            f"{dataset} H={horizon} {model_name}: MSE {fields['mse']:.4f} MAE {fields['mae']:.4f} "
+            f"(fit {fields['fit_seconds']:.0f} s)"
+        )
+    return print_report(output)

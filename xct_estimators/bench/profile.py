@@ -19,7 +19,7 @@ from . import paper
 from .models import preset_name
 from .report import markdown_table
 
-PROFILE_DATASETS = ("ETTm1", "ETTm2", "ETTh1", "ETTh2", "weather", "electricity", "traffic", "synthetic")
+PROFILE_DATASETS = tuple(paper.PROFILE)
 
 
 def count_flops(net: torch.nn.Module, seq_len: int, n_channels: int) -> int:

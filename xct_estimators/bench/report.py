@@ -58,8 +58,11 @@ def forecast_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.forecast_reference(r["dataset"], r["horizon"], r["model"])
-        rows.append([r["dataset"], r["horizon"], r["model"], r["seed"], *_error_cells(r, ref), *_time_cells(r)])
-    header = ["dataset", "horizon", "model", "seed", *ERROR_HEADER, *TIME_HEADER]
+        rows.append(
+            [r["dataset"], r["horizon"], r["model"], _forecast_setting(r), r["seed"], *_error_cells(r, ref),
+             *_time_cells(r)]
+        )  # fmt: skip
+    header = ["dataset", "horizon", "model", "settings", "seed", *ERROR_HEADER, *TIME_HEADER]
     out = markdown_table(header, rows)
     averages = average_rows(records)
     if averages:
@@ -67,22 +70,49 @@ def forecast_table(records: list[dict]) -> str:
     return out
 
 
+def _forecast_setting(record: dict) -> str:
+    """What tells two runs of one model apart in a table: features, look-back, epochs."""
+    if "features" not in record:
+        return "-"
+    return f"{record['features']}, L={record.get('seq_len', '?')}, {record.get('epochs', '?')} ep"
+
+
+def _mixed(records: list[dict], varying: tuple[str, ...]) -> bool:
+    """Whether ``records`` (one average's cells) were run with different settings, apart from
+    the ``varying`` fields (the horizon or mask rate the average is over)."""
+
+    def rest(record):
+        run = dict(record.get("run") or {})
+        for key in varying:
+            run.pop(key, None)
+        settings = {k: v for k, v in (run.pop("settings", None) or {}).items() if k not in varying}
+        return json.dumps([run, settings], sort_keys=True)
+
+    return len({rest(r) for r in records}) > 1
+
+
+MIXED = " (mixed settings!)"
+
+
 def average_rows(records: list[dict]) -> str:
     groups: dict[tuple, dict[int, dict]] = defaultdict(dict)
     for r in records:
-        groups[(r["dataset"], r["model"], r["seed"])][r["horizon"]] = r
+        groups[(r["dataset"], r["model"], _forecast_setting(r), r["seed"])][r["horizon"]] = r
     rows = []
-    for (dataset, model, seed), by_horizon in sorted(groups.items()):
+    for (dataset, model, setting, seed), by_horizon in sorted(groups.items()):
         if not set(paper.HORIZONS) <= set(by_horizon):
             continue
         mse = sum(by_horizon[h]["mse"] for h in paper.HORIZONS) / len(paper.HORIZONS)
         mae = sum(by_horizon[h]["mae"] for h in paper.HORIZONS) / len(paper.HORIZONS)
         ref = paper.forecast_reference(dataset, "avg", model)
         seconds = sum(by_horizon[h]["fit_seconds"] + by_horizon[h]["eval_seconds"] for h in paper.HORIZONS)
+        cells = [by_horizon[h] for h in paper.HORIZONS]
+        setting += MIXED if _mixed(cells, ("horizon", "output_chunk_length")) else ""
         rows.append(
             [
                 dataset,
                 model,
+                setting,
                 seed,
                 _fmt(mse),
                 _fmt(mae),
@@ -98,6 +128,7 @@ def average_rows(records: list[dict]) -> str:
     header = [
         "dataset",
         "model",
+        "settings",
         "seed",
         "avg MSE",
         "avg MAE",
@@ -134,14 +165,15 @@ def imputation_table(records: list[dict]) -> str:
     return out
 
 
-IMPUTATION_SETTING_HEADER = ["protocol", "train stride", "eval stride", "windows"]
+IMPUTATION_SETTING_HEADER = ["protocol", "train stride", "eval stride", "epochs", "windows"]
 
 
 def _imputation_setting(record: dict) -> list:
     return [
         record.get("protocol", "series"),
-        record.get("train_stride", "-"),
+        record.get("train_stride") or "-",
         record.get("eval_stride") or "-",
+        record.get("epochs") or "-",
         record.get("n_windows") or "-",
     ]
 
@@ -149,7 +181,7 @@ def _imputation_setting(record: dict) -> list:
 def imputation_averages(records: list[dict]) -> str:
     groups: dict[tuple, dict[float, dict]] = defaultdict(dict)
     for r in records:
-        setting = tuple(_imputation_setting(r)[:3])
+        setting = tuple(_imputation_setting(r)[:4])
         groups[(r["dataset"], r["model"], setting, r["seed"])][r["mask_rate"]] = r
     rows = []
     for (dataset, model, setting, seed), by_rate in sorted(groups.items(), key=lambda item: str(item[0])):
@@ -159,14 +191,16 @@ def imputation_averages(records: list[dict]) -> str:
         published = paper.IMPUTATION.get(paper.dataset_key(dataset))
         ours = published and tuple(sum(published[m][i] for m in IMPUTATION_MASK_RATES) / 4 for i in (0, 1))
         best = paper.best_imputation_baseline(dataset)
+        mixed = MIXED if _mixed([by_rate[m] for m in IMPUTATION_MASK_RATES], ("mask_rate",)) else ""
         rows.append(
-            [dataset, model, *setting, seed, _fmt(mse), _fmt(mae), _fmt(ours and ours[0]), _fmt(ours and ours[1]),
+            [dataset, model + mixed, *setting, seed, _fmt(mse), _fmt(mae), _fmt(ours and ours[0]),
+             _fmt(ours and ours[1]),
              f"{best[0]} ({paper.imputation_group(dataset)})" if best else "-",
              _fmt(best and best[1][0]), _fmt(best and best[1][1])]
         )  # fmt: skip
     if not rows:
         return ""
-    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:3], "seed", "avg MSE", "avg MAE",
+    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:4], "seed", "avg MSE", "avg MAE",
               "paper XCTFormer MSE", "paper XCTFormer MAE", "paper best baseline", "its MSE", "its MAE"]  # fmt: skip
     return markdown_table(header, rows)
 

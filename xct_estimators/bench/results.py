@@ -1,26 +1,42 @@
-"""Resumable results: one JSON object per finished run, appended to ``results.jsonl`` at once."""
+"""Resumable results: one JSON object per finished run, appended to ``results.jsonl`` at once.
+
+A record's ``run`` field holds every setting that changes its numbers (task, dataset, horizon or
+mask rate, model and its settings, epochs, look-back, protocol, strides, seed, ...); two records
+are the same run exactly when their ``run`` fields are equal. Records written before ``run``
+existed are keyed by :data:`KEY_FIELDS` and so never match a new run.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 RESULTS_FILE = "results.jsonl"
-#: Fields that identify a run; a run with the same values is the same run.
+#: The identity of records written before the ``run`` field (kept readable, never resumed).
 KEY_FIELDS = (
     "dataset", "task", "horizon", "mask_rate", "model", "seed", "protocol", "eval_stride", "train_stride", "arch",
 )  # fmt: skip
+#: Fields a line must have to be a record.
+REQUIRED_FIELDS = ("task", "dataset", "model")
 
 
 def run_key(record: dict) -> tuple:
-    """The values of :data:`KEY_FIELDS`; absent fields count as None, dicts by their sorted JSON."""
-    return tuple(_hashable(record.get(field)) for field in KEY_FIELDS)
+    """The identity of a run: its ``run`` settings as sorted JSON, else the legacy fields."""
+    if "run" in record:
+        return ("run", json.dumps(record["run"], sort_keys=True))
+    return ("legacy", *(_hashable(record.get(field)) for field in KEY_FIELDS))
 
 
 def _hashable(value):
-    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
+
+
+def non_finite_fields(record: dict) -> list[str]:
+    return [k for k, v in record.items() if isinstance(v, float) and not math.isfinite(v)]
 
 
 class ResultStore:
@@ -31,31 +47,50 @@ class ResultStore:
         self.path = self.directory / RESULTS_FILE
 
     def records(self) -> list[dict]:
-        """Every stored record, skipping a torn last line left by a crash mid-write."""
+        """Every stored record. Lines that are not records (a line torn by a crash, other JSON,
+        bytes that are not UTF-8) are skipped with one warning naming them."""
         return list(self._read())
 
     def _read(self) -> Iterator[dict]:
         if not self.path.is_file():
             return
-        with self.path.open() as f:
-            for line in f:
-                line = line.strip()
-                if not line:
+        skipped = []
+        with self.path.open("rb") as f:
+            for number, raw in enumerate(f, start=1):
+                if not raw.strip():
                     continue
                 try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    continue
+                    record = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    record = None
+                if isinstance(record, dict) and all(field in record for field in REQUIRED_FIELDS):
+                    yield record
+                else:
+                    skipped.append(number)
+        if skipped:
+            warnings.warn(
+                f"{self.path}: skipped line(s) {', '.join(map(str, skipped))}, which are not result records "
+                "(torn by a crash or edited); those runs count as not finished.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def finished(self) -> set[tuple]:
         return {run_key(record) for record in self._read()}
 
     def latest(self) -> list[dict]:
-        """One record per run key: the last one written."""
+        """One record per run: the last one written."""
         by_key = {run_key(record): record for record in self._read()}
         return list(by_key.values())
 
     def append(self, record: dict) -> None:
+        bad = non_finite_fields(record)
+        if bad:
+            raise ValueError(
+                f"The run {record.get('dataset')} / {record.get('model')} produced non-finite {', '.join(bad)} "
+                f"({', '.join(str(record[k]) for k in bad)}); it is not recorded as finished. Check the data "
+                "for gaps and the model's settings."
+            )
         self.directory.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, sort_keys=False) + "\n"
         if self.path.is_file() and self.path.stat().st_size:

@@ -18,6 +18,7 @@ from .imputation import evaluate_series, evaluate_windows, window_starts
 from .imputers import IMPUTATION_MODELS
 from .models import preset_name
 from .results import ResultStore, run_key
+from .runs import parse_devices, plain_settings, print_report
 
 #: The paper's code: early stopping patience and the presets' epoch count for imputation.
 PAPER_PATIENCE = 6
@@ -34,8 +35,6 @@ def _engine(dataset_preset: str, task: str, args, **extra):
         if getattr(args, name, None):
             params[name] = getattr(args, name)
     params.update(extra)
-    from .cli import parse_devices
-
     accelerator = args.accelerator
     devices = parse_devices(args.devices)
     return ReconstructionEngine(
@@ -80,32 +79,33 @@ def build_imputer(model: str, dataset: str, mask_rate: float, args):
     raise ValueError(f"Unknown imputation model {model!r}; choose from {', '.join(IMPUTATION_MODELS)}.")
 
 
-def run_imputations(args) -> int:
-    from .cli import print_report
+#: Models whose training reads ``--train-stride``.
+_STRIDED = ("xctformer", "xctformer_linear", "saits")
 
-    unknown = [m for m in args.models if m not in IMPUTATION_MODELS]
-    if unknown:
-        raise ValueError(f"Unknown model(s) {', '.join(unknown)}; choose from {', '.join(IMPUTATION_MODELS)}.")
+
+def run_imputations(args) -> int:
+    """``xct-bench impute``: every (dataset, mask rate, model) run, resumable."""
     output = Path(args.output)
     store = ResultStore(output)
     finished = store.finished() if args.resume else set()
-    plan = [(d, rate, m) for d in args.dataset for rate in args.mask_rates for m in args.models]
     window_length = TASK_SEQ_LEN["impute"]
-    cache = {}
+    splits = {d: imputation_splits(d, args.data_dir, args.seed) for d in args.dataset}  # all checked first
+    plan = [(d, rate, m) for d in args.dataset for rate in args.mask_rates for m in args.models]
     bar = tqdm(plan, desc="runs", unit="run", disable=args.no_progress)
     for dataset, rate, model in bar:
-        record = {
-            "dataset": dataset, "task": "impute", "mask_rate": rate, "model": model, "seed": args.seed,
-            "protocol": args.protocol, "eval_stride": args.eval_stride, "train_stride": args.train_stride,
+        imputer = build_imputer(model, dataset, rate, args)
+        run = {
+            "task": "impute", "dataset": dataset, "mask_rate": rate, "model": model, "seed": args.seed,
+            "protocol": args.protocol, "eval_stride": args.eval_stride if args.protocol == "tslib" else None,
+            "train_stride": args.train_stride if model in _STRIDED else None, "window_length": window_length,
+            "settings": plain_settings(imputer.settings),
         }  # fmt: skip
+        record = {**run, "run": run}
         if run_key(record) in finished:
             bar.write(f"skip (already in results): {dataset} mask rate {rate} {model}")
             continue
-        if dataset not in cache:
-            cache[dataset] = imputation_splits(dataset, args.data_dir, args.seed)
-        train, val, test = cache[dataset]
+        train, val, test = splits[dataset]
         bar.set_postfix_str(f"{dataset} mask {rate} {model}")
-        imputer = build_imputer(model, dataset, rate, args)
         start = time.perf_counter()
         imputer.fit(train, val)
         fit_seconds = time.perf_counter() - start
@@ -120,9 +120,8 @@ def run_imputations(args) -> int:
             metrics = evaluate_series(imputer.impute_series, test, rate, args.seed)
         record.update(
             **metrics,
-            window_length=window_length,
             epochs=imputer.settings.get("epochs"),
-            settings=imputer.settings,
+            settings=plain_settings(imputer.settings),
             fit_seconds=fit_seconds,
             eval_seconds=time.perf_counter() - start,
             finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -149,30 +148,33 @@ def _detection_engine(dataset: str, args):
 
 
 def run_detections(args) -> int:
-    from .cli import print_report
-
+    """``xct-bench detect``: every (dataset, model) trained once, evaluated under each protocol."""
     output = Path(args.output)
     store = ResultStore(output)
     finished = store.finished() if args.resume else set()
     length = TASK_SEQ_LEN["anomaly"]
+    arrays = {d: detection_arrays(d, args.data_dir) for d in args.dataset}  # all checked first
     plan = [(d, m) for d in args.dataset for m in args.models]
     bar = tqdm(plan, desc="runs", unit="run", disable=args.no_progress)
     for dataset, model in bar:
+        detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
+        ratio = ANOMALY_RATIOS[dataset]
         base = {
-            "dataset": dataset, "task": "detect", "model": model, "seed": args.seed,
-            "train_stride": args.train_stride, "arch": args.arch if model == "xctformer" else None,
+            "task": "detect", "dataset": dataset, "model": model, "seed": args.seed,
+            "train_stride": args.train_stride if model == "xctformer" else None,
+            "arch": args.arch if model == "xctformer" else None, "anomaly_ratio": ratio, "window_length": length,
+            "settings": plain_settings(detector.settings),
         }  # fmt: skip
-        todo = [p for p in args.protocol if run_key({**base, "protocol": p}) not in finished]
+        runs = {p: {**base, "protocol": p} for p in args.protocol}
+        todo = [p for p, run in runs.items() if run_key({"run": run}) not in finished]
         if not todo:
             bar.write(f"skip (already in results): {dataset} {model}")
             continue
         bar.set_postfix_str(f"{dataset} {model}")
-        train, test, labels = detection_arrays(dataset, args.data_dir)
-        detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
+        train, test, labels = arrays[dataset]
         start = time.perf_counter()
         detector.fit(train)
         fit_seconds = time.perf_counter() - start
-        ratio = ANOMALY_RATIOS[dataset]
         for protocol in todo:
             start = time.perf_counter()
             if protocol == "tslib":
@@ -182,9 +184,9 @@ def run_detections(args) -> int:
             else:
                 metrics = evaluate_point(detector, train, test, labels, ratio)
             record = {
-                **base, "protocol": protocol, **metrics, "anomaly_ratio": ratio, "window_length": length,
-                "settings": detector.settings, "fit_seconds": fit_seconds,
-                "eval_seconds": time.perf_counter() - start, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                **runs[protocol], "run": runs[protocol], **metrics, "settings": plain_settings(detector.settings),
+                "fit_seconds": fit_seconds, "eval_seconds": time.perf_counter() - start,
+                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
             }  # fmt: skip
             store.append(record)
             bar.write(

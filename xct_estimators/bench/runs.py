@@ -1,0 +1,128 @@
+"""What every ``xct-bench`` run shares: the output folder's lock, signals, the report, run settings.
+
+The runners (``forecast``, ``tasks``) and the command line (``cli``) import this module; it
+imports neither, so imports go one way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+#: Epochs of the quick main job (``xct-bench`` without ``--full``).
+QUICK_EPOCHS = 3
+LOCK_FILE = ".xct-bench.lock"
+PID_FILE = ".xct-bench.pid"
+
+
+class BenchInterrupted(BaseException):
+    """SIGINT or SIGTERM during a run. A ``BaseException`` so that no ``except Exception`` in a
+    library swallows it, and not a ``KeyboardInterrupt``, which Lightning turns into ``exit(1)``."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.exit_code = 128 + signum  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
+
+
+@contextlib.contextmanager
+def interrupts_raise() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`BenchInterrupted` inside the block; handlers restored after."""
+
+    def handler(signum, frame):
+        raise BenchInterrupted(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def check_output(output: Path) -> None:
+    """Refuse an ``--output`` that cannot hold results before anything trains."""
+    if output.exists() and not output.is_dir():
+        raise ValueError(f"--output {output} is a file; results need a folder: pass another path.")
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output):
+            pass
+    except OSError as error:
+        raise ValueError(
+            f"--output {output} is not writable ({error.strerror}): pass a folder you can write to."
+        ) from None
+
+
+@contextlib.contextmanager
+def locked_output(output: Path) -> Iterator[None]:
+    """Hold ``output``'s lock for a run (``filelock``); a second run on the same folder stops at once."""
+    check_output(output)
+    lock = FileLock(str(output / LOCK_FILE))
+    pid_file = output / PID_FILE
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        holder = pid_file.read_text().strip() if pid_file.is_file() else "unknown"
+        raise ValueError(
+            f"Another xct-bench run (PID {holder}) is writing to {output}: wait for it to finish, or pass "
+            "another --output."
+        ) from None
+    try:
+        pid_file.write_text(str(os.getpid()))
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            pid_file.unlink()
+        lock.release()
+
+
+def interrupted_message(output: Path) -> str:
+    return (
+        f"\nInterrupted. Finished runs are kept in {Path(output) / 'results.jsonl'}; "
+        "rerun the same command with --resume to continue."
+    )
+
+
+def print_report(output: Path) -> int:
+    from .report import write_report
+
+    text, files = write_report(output)
+    print(text)
+    print(f"\nResults: {output / 'results.jsonl'}")
+    for path in files:
+        print(f"Wrote {path}")
+    return 0
+
+
+def parse_devices(value: str):
+    return int(value) if value.isdigit() else value
+
+
+def plain_settings(params: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """JSON-stable settings: numbers, strings and their containers as they are, classes and
+    objects by their class name (no memory addresses), ``skip`` keys left out."""
+
+    def plain(value):
+        if value is None or isinstance(value, (bool, int, str)):
+            return value
+        if isinstance(value, float):
+            return value if math.isfinite(value) else str(value)
+        if isinstance(value, dict):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        if isinstance(value, type):
+            return value.__name__
+        if hasattr(value, "item") and callable(value.item):  # numpy scalars
+            return plain(value.item())
+        return type(value).__name__
+
+    return {key: plain(value) for key, value in params.items() if key not in skip}
