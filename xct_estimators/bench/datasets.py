@@ -159,6 +159,7 @@ def _read_csv(path: Path) -> TimeSeries:
     if not Path(path).is_file():
         raise FileNotFoundError(f"CSV file {path} not found.")
     frame = pd.read_csv(path)
+    _refuse_gaps(frame.drop(columns=["date"], errors="ignore"), path)
     if "date" in frame.columns:
         index = pd.DatetimeIndex(pd.to_datetime(frame.pop("date")))
         frame.index = index if index.inferred_freq is not None else pd.RangeIndex(len(frame))
@@ -166,6 +167,20 @@ def _read_csv(path: Path) -> TimeSeries:
     if isinstance(frame.index, pd.DatetimeIndex):
         frame.index.freq = frame.index.inferred_freq
     return TimeSeries.from_dataframe(frame.astype(np.float32))
+
+
+def _refuse_gaps(frame: pd.DataFrame, path: Path) -> None:
+    """Benchmark data must be complete: name the first empty or non-numeric cells."""
+    numeric = frame.apply(pd.to_numeric, errors="coerce")
+    bad = numeric.isna().to_numpy() | ~np.isfinite(numeric.to_numpy(dtype=np.float64, na_value=np.nan))
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        cells = ", ".join(f"line {r + 2} column {frame.columns[c]!r}" for r, c in zip(rows[:5], cols[:5], strict=True))
+        raise ValueError(
+            f"{path} has {int(bad.sum())} missing, non-numeric or infinite value(s) ({cells}"
+            f"{', ...' if bad.sum() > 5 else ''}): a truncated or edited file? Benchmark data must be complete; "
+            "restore the file (see docs/benchmarks.md, Datasets)."
+        )
 
 
 @dataclass
@@ -185,6 +200,14 @@ def load_anomaly_dataset(name: str, data_dir: Optional[str | Path] = None) -> An
         raise ValueError(f"{name} is read from .npy files: pass --data-dir (or set {DATA_DIR_ENV}).")
     arrays = [_load_npy(root / name / f"{name}_{part}.npy") for part in ("train", "test", "test_label")]
     train, test, labels = arrays
+    for part, array in (("train", train), ("test", test)):
+        bad = ~np.isfinite(array.astype(np.float64))
+        if bad.any():
+            row, col = (int(i[0]) for i in np.nonzero(bad))
+            raise ValueError(
+                f"{root / name / f'{name}_{part}.npy'} has {int(bad.sum())} NaN or infinite value(s) (first at row "
+                f"{row}, channel {col}): benchmark data must be complete; restore the file."
+            )
     if len(test) != len(labels):
         raise ValueError(f"{name}: {len(test)} test rows but {len(labels)} labels.")
     return AnomalyDataset(name, train.astype(np.float32), test.astype(np.float32), labels.astype(bool))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Optional
@@ -264,8 +265,18 @@ def save_example(output: Path, record: dict, example: dict) -> None:
     path.write_text(json.dumps(example))
 
 
+def file_name(text) -> str:
+    """``text`` as one safe file-name part: a dataset given as a CSV path becomes its stem, and
+    anything but letters, digits, ``.``, ``-`` and ``_`` becomes ``_`` (files stay in --output)."""
+    text = str(text)
+    if text.endswith(".csv"):
+        text = Path(text).stem
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "dataset"
+
+
 def _example_path(output: Path, record: dict) -> Path:
-    name = f"{record['dataset']}_{record['horizon']}_{record['model']}_{record['seed']}.json"
+    parts = (record["dataset"], record["horizon"], record["model"], record["seed"])
+    name = "_".join(file_name(part) for part in parts) + ".json"
     return Path(output) / EXAMPLES_DIR / name
 
 
@@ -306,7 +317,7 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
         right.set_xlabel("test MSE (standardised)")
         right.set_title("MSE by model")
         fig.tight_layout()
-        path = output / f"forecast_{dataset}_{horizon}.png"
+        path = output / f"forecast_{file_name(dataset)}_{horizon}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)

@@ -1,0 +1,186 @@
+"""`xct-bench` against bad input and faults (issue 12): every case ends in the right behaviour or
+an error naming the problem and the fix, raised before anything trains."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_cli import FakeRun
+
+import xct_estimators.bench.forecast as forecast_module
+from xct_estimators.bench.cli import main
+from xct_estimators.bench.results import ResultStore
+
+
+def write_tiny_msl(root, rows=3000, channels=3):
+    rng = np.random.default_rng(0)
+    t = np.arange(rows)[:, None]
+    folder = root / "MSL"
+    folder.mkdir(parents=True)
+    series = np.sin(t / rng.uniform(5, 20, channels)) + 0.1 * rng.normal(size=(rows, channels))
+    np.save(folder / "MSL_train.npy", series.astype(np.float32))
+    np.save(folder / "MSL_test.npy", series[::-1].astype(np.float32))
+    labels = np.zeros(rows)
+    labels[500:520] = 1
+    np.save(folder / "MSL_test_label.npy", labels)
+
+
+def start_slow_run(tmp_path):
+    """A real `xct-bench detect`: window_mean finishes at once, then XCTFormer trains for minutes."""
+    write_tiny_msl(tmp_path / "data")
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "xct_estimators.bench", "detect", "--models", "window_mean,xctformer",
+            "--arch", "d_model=8,d_ff=16,e_layers=1,n_heads=1", "--epochs", "500", "--batch-size", "8",
+            "--data-dir", str(tmp_path / "data"), "--output", str(out), "--no-progress"]  # fmt: skip
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (out / "results.jsonl").is_file():
+        assert process.poll() is None, process.communicate()
+        assert time.time() < deadline, "the first record never came"
+        time.sleep(0.2)
+    time.sleep(3)  # XCTFormer is training now
+    return process, out
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signals_stop_with_the_shells_code_and_keep_finished_records(tmp_path, signum, code, capsys):
+    process, out = start_slow_run(tmp_path)
+    # a second run on the same folder is refused at once, naming the folder and the holder
+    assert main(["detect", "--models", "window_mean", "--output", str(out), "--data-dir", str(tmp_path / "data"),
+                 "--no-progress"]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert f"Another xct-bench run (PID {process.pid}) is writing to {out}" in err
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == code, stderr
+    assert "Interrupted. Finished runs are kept in" in stderr and "--resume" in stderr
+    (record,) = ResultStore(out).records()
+    assert record["model"] == "window_mean"
+    assert not (out / ".xct-bench.pid").exists()  # the lock is released with the run
+
+
+def test_resume_never_reuses_a_run_made_with_other_settings(monkeypatch, tmp_path):
+    quick = FakeRun()
+    monkeypatch.setattr(forecast_module, "run_forecast", quick)
+    argv = ["forecast", "--models", "dlinear", "--horizons", "96", "--output", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
+    for other in (["--epochs", "4"], ["--seq-len", "48"], ["--features", "M"], ["--seed", "1"]):
+        calls = len(quick.calls)
+        assert main([*argv, "--resume", *other]) == 0
+        assert len(quick.calls) == calls + 1, other  # a different run, trained
+    assert main([*argv, "--resume"]) == 0 and len(quick.calls) == 5  # the same run, skipped
+    runs = [r["run"] for r in ResultStore(tmp_path).records()]
+    assert len({json.dumps(r, sort_keys=True) for r in runs}) == 5
+    assert all(r["settings"]["n_epochs"] == r["epochs"] for r in runs)
+
+
+def test_report_keeps_runs_with_other_settings_apart(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(forecast_module, "run_forecast", FakeRun())
+    argv = ["forecast", "--models", "dlinear", "--horizons", "96", "--output", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0 and main([*argv, "--epochs", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "MS, L=96, 3 ep" in out and "MS, L=96, 5 ep" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [(["forecast", "--epochs", "-1"], "argument --epochs: expected a positive integer"),
+     (["forecast", "--epochs", "0"], "argument --epochs: expected a positive integer"),
+     (["forecast", "--horizons", ","], "argument --horizons: expected comma-separated positive integers"),
+     (["forecast", "--horizons", "96,-8"], "argument --horizons: expected a positive integer, got '-8'"),
+     (["forecast", "--seq-len", "0"], "argument --seq-len: expected a positive integer"),
+     (["profile", "--dataset", "FOO"], "argument --dataset: expected a comma-separated list of ETTm1"),
+     (["impute", "--epochs", "x"], "argument --epochs: expected a positive integer")],
+)  # fmt: skip
+def test_options_are_validated_by_argparse(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err and "Traceback" not in err
+
+
+def test_output_that_is_a_file_or_read_only_is_refused_before_training(monkeypatch, tmp_path, capsys):
+    run = FakeRun()
+    monkeypatch.setattr(forecast_module, "run_forecast", run)
+    a_file = tmp_path / "results.txt"
+    a_file.write_text("x")
+    assert main(["forecast", "--models", "dlinear", "--output", str(a_file), "--no-progress"]) == 2
+    assert "is a file; results need a folder" in capsys.readouterr().err
+    if os.geteuid() != 0:  # root writes anywhere
+        read_only = tmp_path / "ro"
+        read_only.mkdir()
+        read_only.chmod(0o500)
+        assert main(["forecast", "--models", "dlinear", "--output", str(read_only), "--no-progress"]) == 2
+        assert "is not writable" in capsys.readouterr().err
+    assert run.calls == []
+
+
+def test_an_unknown_dataset_after_a_known_one_fails_before_training(monkeypatch, tmp_path, capsys):
+    run = FakeRun()
+    monkeypatch.setattr(forecast_module, "run_forecast", run)
+    argv = ["forecast", "--dataset", "synthetic,nope", "--models", "dlinear", "--output", str(tmp_path),
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 2
+    assert "Unknown dataset 'nope'" in capsys.readouterr().err and run.calls == []
+    assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_a_csv_dataset_writes_only_under_output(monkeypatch, tmp_path):
+    monkeypatch.setattr(forecast_module, "run_forecast", FakeRun())
+    data = tmp_path / "data dir"
+    data.mkdir()
+    stamps = pd.date_range("2020", periods=600, freq="h")
+    rows = ["date,a,OT"] + [f"{ts},{np.sin(i / 7):.4f},{np.cos(i / 9):.4f}" for i, ts in enumerate(stamps)]
+    csv = data / "my data.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out"
+    before = set(data.iterdir())
+    assert main(["forecast", "--dataset", str(csv), "--models", "dlinear", "--output", str(out), "--no-progress"]) == 0
+    assert set(data.iterdir()) == before  # nothing written next to the CSV
+    assert (out / "forecast_my_data_96.png").is_file() and (out / "examples" / "my_data_96_dlinear_2021.json").is_file()
+    assert main(["report", "--output", str(out)]) == 0
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [("date,a,OT\n2020-01-01 00:00:00,1,2\n2020-01-01 01:00:00,,3\n", "line 3 column 'a'"),
+     ("date,a,OT\n2020-01-01 00:00:00,1,2\n2020-01-01 01:00:00,1", "line 3 column 'OT'"),
+     ("date,a,OT\n2020-01-01 00:00:00,1,x\n", "line 2 column 'OT'")],
+)  # fmt: skip
+def test_incomplete_csv_is_refused_naming_file_row_and_column(tmp_path, content, fragment, capsys):
+    csv = tmp_path / "torn.csv"
+    csv.write_text(content)
+    assert main(["forecast", "--dataset", str(csv), "--output", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert str(csv) in err and fragment in err and "must be complete" in err
+
+
+def test_a_non_finite_metric_is_never_recorded_as_finished(monkeypatch, tmp_path, capsys):
+    class NaNRun(FakeRun):
+        def __call__(self, model, data, horizon):
+            fields, example = super().__call__(model, data, horizon)
+            return {**fields, "mse": float("nan")}, example
+
+    monkeypatch.setattr(forecast_module, "run_forecast", NaNRun())
+    assert main(["forecast", "--models", "dlinear", "--output", str(tmp_path), "--no-progress"]) == 2
+    assert "non-finite mse (nan)" in capsys.readouterr().err
+    assert ResultStore(tmp_path).records() == []
+
+
+@pytest.mark.parametrize("line", [b"[1, 2]", b"42", b"null", b'{"mse": 1.0}', b"\xff\xfe{not utf-8", b'{"task": "fo'])
+def test_lines_that_are_not_records_are_skipped_with_one_warning(tmp_path, line, capsys):
+    store = ResultStore(tmp_path)
+    store.append({"dataset": "d", "task": "forecast", "horizon": 96, "model": "m", "seed": 0, "mse": 1.0,
+                  "mae": 1.0, "fit_seconds": 1.0, "eval_seconds": 1.0})  # fmt: skip
+    with store.path.open("ab") as f:
+        f.write(line + b"\n")
+    with pytest.warns(UserWarning, match=r"skipped line\(s\) 2, which are not result records"):
+        assert len(store.records()) == 1
+    with pytest.warns(UserWarning, match="skipped line"):
+        assert main(["report", "--output", str(tmp_path)]) == 0
