@@ -7,12 +7,11 @@ XCTFormer for Darts
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any, Literal, Optional, Union
 
-import numpy as np
 import torch
-from darts import TimeSeries
 from darts.models.forecasting.pl_forecasting_module import PLForecastingModule, io_processor
 from darts.models.forecasting.torch_forecasting_model import PastCovariatesTorchModel
 from darts.utils.data.torch_datasets.utils import (
@@ -25,6 +24,7 @@ from darts.utils.serialization import add_safe_globals
 from torch import nn
 
 from . import historical_forecasts
+from ._series_checks import as_list, check_finite, check_same_components
 from .callbacks import KeepBestValidationWeights
 from .nn import (
     DEFAULT_MAX_ATTENTION_BYTES,
@@ -33,6 +33,7 @@ from .nn import (
     auto_decop_k,
     get_preset,
 )
+from .nn.config import is_positive_int, plain_number
 
 DecopK = Union[int, Literal["auto"], None]
 
@@ -265,21 +266,24 @@ class XCTFormerModel(PastCovariatesTorchModel):
         >>> # the paper's ETTh1 hyperparameters and training recipe
         >>> model = XCTFormerModel.from_preset("ETTh1", output_chunk_length=96)
         """
-        model_kwargs = {key: val for key, val in self.model_params.items()}
+        model_kwargs = {key: plain_number(val) for key, val in self.model_params.items()}
+        for name in ("n_epochs", "batch_size"):
+            if name in model_kwargs and not is_positive_int(model_kwargs[name]):
+                raise ValueError(f"{name} must be a positive integer, got {model_kwargs[name]!r}.")
         super().__init__(**self._extract_torch_model_params(**model_kwargs))
         self.pl_module_params = self._extract_pl_module_params(**model_kwargs)
 
-        self.patch_len = patch_len
-        self.stride = stride
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.d_ff = d_ff
-        self.e_layers = e_layers
-        self.dropout = dropout
-        self.fc_dropout = fc_dropout
-        self.attn_dropout = attn_dropout
-        self.head_dropout = head_dropout
-        self.decop_k = decop_k
+        self.patch_len = plain_number(patch_len)
+        self.stride = plain_number(stride)
+        self.d_model = plain_number(d_model)
+        self.n_heads = plain_number(n_heads)
+        self.d_ff = plain_number(d_ff)
+        self.e_layers = plain_number(e_layers)
+        self.dropout = plain_number(dropout)
+        self.fc_dropout = plain_number(fc_dropout)
+        self.attn_dropout = plain_number(attn_dropout)
+        self.head_dropout = plain_number(head_dropout)
+        self.decop_k = plain_number(decop_k)
         self.use_mask = use_mask
         self.activation = activation
         self.mixing = mixing
@@ -293,7 +297,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
                 "which is right for quantiles but not for distribution parameters such as a scale."
             )
         if decop_k is not None and decop_k != "auto":
-            if isinstance(decop_k, bool) or not isinstance(decop_k, int) or decop_k < 1:
+            if not is_positive_int(decop_k):
                 raise ValueError(f"decop_k must be None, 'auto' or a positive integer, got {decop_k!r}.")
         # Validate the architecture now (channel count unknown yet) rather than at fit time.
         self._network_config(n_channels=1, nr_params=1, decop_k=None, max_attention_bytes=None)
@@ -331,6 +335,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
         decop_k = auto_decop_k(n_channels) if self.decop_k == "auto" else self.decop_k
         nr_params = 1 if self.likelihood is None else self.likelihood.num_parameters
         config = self._network_config(n_channels, nr_params, decop_k, self.max_attention_bytes)
+        config.check_attention_memory(self.batch_size)
         return _XCTFormerModule(
             network=config.__dict__.copy(),
             n_targets=n_targets,
@@ -361,13 +366,15 @@ class XCTFormerModel(PastCovariatesTorchModel):
         *args,
         **kwargs,
     ):
-        _check_finite(series, "series")
-        _check_finite(past_covariates, "past_covariates")
-        _check_finite(val_series, "val_series")
-        _check_finite(val_past_covariates, "val_past_covariates")
+        check_finite(series, "series")
+        check_finite(past_covariates, "past_covariates")
+        check_same_components(series, "series")
+        check_same_components(past_covariates, "past_covariates")
+        check_finite(val_series, "val_series")
+        check_finite(val_past_covariates, "val_past_covariates")
         needed = self.input_chunk_length + self.output_chunk_length + self.output_chunk_shift
         for name, group in (("series", series), ("val_series", val_series)):
-            for i, s in enumerate(_as_list(group)):
+            for i, s in enumerate(as_list(group)):
                 if len(s) < needed:
                     where = f"{name}[{i}]" if isinstance(group, Sequence) else name
                     raise ValueError(
@@ -388,16 +395,34 @@ class XCTFormerModel(PastCovariatesTorchModel):
             **kwargs,
         )
 
+    @classmethod
+    def load(cls, path: str, pl_trainer_kwargs: Optional[dict] = None, trusted: bool = False, **kwargs):
+        """Darts' ``load`` (safe unpickling unless ``trusted``), with one clear error for a file that
+        is not a complete save (truncated, empty, corrupted, or another model's)."""
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"No saved model at {path}: pass the path given to model.save(...).")
+        try:
+            model = super().load(path, pl_trainer_kwargs=pl_trainer_kwargs, trusted=trusted, **kwargs)
+        except Exception as error:
+            raise ValueError(
+                f"{path} (or its checkpoint {path}.ckpt) is not a complete XCTFormerModel save: loading failed "
+                f"with {type(error).__name__}: {error}. Save the model again with model.save(path); files from "
+                "elsewhere are loaded safely and refused when they contain anything but a model."
+            ) from error
+        if not isinstance(model, cls):
+            raise ValueError(f"{path} holds a {type(model).__name__}, not an {cls.__name__}: load it with its class.")
+        return model
+
     def predict(self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs):
         self._check_predict_input(series, past_covariates)
         return super().predict(n, series, past_covariates, future_covariates, *args, **kwargs)
 
     def _check_predict_input(self, series, past_covariates) -> None:
-        _check_finite(series, "series")
-        _check_finite(past_covariates, "past_covariates")
+        check_finite(series, "series")
+        check_finite(past_covariates, "past_covariates")
         if self.model is not None and series is not None:
             expected = self.model.n_target_channels
-            for i, s in enumerate(_as_list(series)):
+            for i, s in enumerate(as_list(series)):
                 if s.n_components != expected:
                     where = f"series[{i}]" if isinstance(series, Sequence) else "series"
                     raise ValueError(
@@ -496,28 +521,6 @@ class XCTFormerModel(PastCovariatesTorchModel):
         params["pl_trainer_kwargs"] = trainer_kwargs
         params.update(overrides)
         return cls(**params)
-
-
-def _as_list(series) -> list[TimeSeries]:
-    if series is None:
-        return []
-    return list(series) if isinstance(series, Sequence) else [series]
-
-
-def _check_finite(series, name: str) -> None:
-    for i, s in enumerate(_as_list(series)):
-        if not isinstance(s, TimeSeries):
-            continue  # Darts raises its own error for wrong types
-        values = s.values(copy=False)
-        if not np.isfinite(values).all():
-            kind = "NaN" if np.isnan(values).any() else "infinite"
-            where = f"{name}[{i}]" if isinstance(series, Sequence) else name
-            bad = int((~np.isfinite(values)).sum())
-            raise ValueError(
-                f"{where} contains {bad} {kind} value(s); XCTFormerModel needs finite values. "
-                "Fill missing values first, e.g. with darts.dataprocessing.transformers."
-                "MissingValuesFiller or xct_estimators.XCTFormerImputer, and remove infinities."
-            )
 
 
 add_safe_globals([XCTFormerModel, _XCTFormerModule, KeepBestValidationWeights])

@@ -19,9 +19,11 @@ import pytorch_lightning as pl
 import torch
 from pytorch_lightning.callbacks import EarlyStopping
 
+from ._checks import check_value_range
 from ._quiet import quiet_lightning
 from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, get_preset
+from .nn.config import is_positive_int, plain_number
 from .nn.fill import linear_fill
 
 _PAPER_PCT_START = 0.4
@@ -199,18 +201,28 @@ class ReconstructionEngine:
         progress_bar: bool = False,
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
     ):
+        (window_length, patch_len, stride, d_model, n_heads, d_ff, e_layers, n_epochs, batch_size, patience,
+         train_stride, window_stride, decop_k, random_state) = map(plain_number, (window_length, patch_len, stride,
+         d_model, n_heads, d_ff, e_layers, n_epochs, batch_size, patience, train_stride, window_stride, decop_k,
+         random_state))  # fmt: skip
         if mask_rate is not None and not 0.0 < mask_rate < 1.0:
             raise ValueError(f"mask_rate must be in (0, 1), got {mask_rate!r}.")
         if fill not in FILLS:
             raise ValueError(f"fill must be one of {FILLS}, got {fill!r}.")
         if not 0.0 <= validation_fraction < 1.0:
             raise ValueError(f"validation_fraction must be in [0, 1), got {validation_fraction!r}.")
-        if patience is not None and (not isinstance(patience, int) or patience < 1):
+        if patience is not None and not is_positive_int(patience):
             raise ValueError(f"patience must be a positive integer or None, got {patience!r}.")
-        if not isinstance(n_epochs, int) or n_epochs < 1:
+        if not is_positive_int(n_epochs):
             raise ValueError(f"n_epochs must be a positive integer, got {n_epochs!r}.")
-        if not isinstance(train_stride, int) or train_stride < 1:
+        if not is_positive_int(train_stride):
             raise ValueError(f"train_stride must be a positive integer, got {train_stride!r}.")
+        if not is_positive_int(batch_size):
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+        if window_stride is not None and not is_positive_int(window_stride):
+            raise ValueError(
+                f"window_stride must be None (window_length // 2) or a positive integer, got {window_stride!r}."
+            )
         self.window_length = window_length
         self.architecture = dict(
             patch_len=patch_len, stride=stride, d_model=d_model, n_heads=n_heads, d_ff=d_ff,
@@ -225,7 +237,7 @@ class ReconstructionEngine:
         self.patience_after_warmup = patience_after_warmup
         self.mask_rate = mask_rate
         self.fill = fill
-        self.window_stride = window_stride or max(window_length // 2, 1)
+        self.window_stride = max(window_length // 2, 1) if window_stride is None else window_stride
         if self.window_stride > window_length:
             raise ValueError(
                 f"window_stride={window_stride} exceeds window_length={window_length}: points between "
@@ -248,7 +260,7 @@ class ReconstructionEngine:
 
     # -- checks ------------------------------------------------------------------------
     def check_values(self, values: np.ndarray, fitting: bool) -> np.ndarray:
-        values = np.asarray(values, dtype=np.float32)
+        values = np.asarray(values, dtype=np.float64)  # float32 only after the range check
         if values.ndim == 1:
             values = values[:, None]
         if values.ndim != 2:
@@ -258,6 +270,8 @@ class ReconstructionEngine:
                 f"The series contains {int(np.isinf(values).sum())} infinite value(s): replace them "
                 "(e.g. by NaN, which is treated as missing) before fitting or transforming."
             )
+        check_value_range(values, list(range(values.shape[1])), "The series")
+        values = values.astype(np.float32)
         if len(values) < self.window_length and (fitting or self.context is None):
             raise ValueError(
                 f"The series has {len(values)} time steps, shorter than window_length="
@@ -313,6 +327,7 @@ class ReconstructionEngine:
             seq_len=self.window_length, n_channels=self.n_channels, out_len=self.window_length,
             **self.architecture,
         )  # fmt: skip
+        config.check_attention_memory(self.batch_size)
         self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
 
         generator = torch.Generator()
@@ -451,8 +466,7 @@ class ReconstructionEngine:
 
     def score(self, values: np.ndarray) -> np.ndarray:
         """Per-point squared reconstruction error, (time, channels); NaN where unobserved."""
-        values = np.asarray(values, dtype=np.float32)
-        values = values[:, None] if values.ndim == 1 else values
+        values = self.check_values(values, fitting=False)
         return (self.reconstruct(values) - values) ** 2
 
 

@@ -28,9 +28,17 @@ def test_memory_guard_bound_is_configurable():
 
 
 @pytest.mark.parametrize("preset", list_presets(), ids=lambda p: f"{p.task}-{p.dataset}")
-def test_default_bound_admits_every_paper_config(preset):
+def test_default_bound_admits_every_paper_config_at_its_batch_size(preset):
     config = preset.config(out_len=720 if preset.task == "forecast" else None)
-    assert config.attention_memory_bytes() <= DEFAULT_MAX_ATTENTION_BYTES
+    assert config.attention_memory_bytes(preset.batch_size) <= DEFAULT_MAX_ATTENTION_BYTES
+    config.check_attention_memory(preset.batch_size)
+
+
+def test_batch_guard_names_the_batch_that_fits():
+    config = XCTFormerConfig(seq_len=96, n_channels=200, out_len=96, d_model=8, n_heads=2)  # 0.23 GB a sample
+    config.check_attention_memory(16)
+    with pytest.raises(ValueError, match=r"batch of 64 windows needs about 14.9 GB.*Lower batch_size to 42 or less"):
+        config.replace(max_attention_bytes=10**10).check_attention_memory(64)
 
 
 def test_largest_full_crab_config_is_weather_imputation():

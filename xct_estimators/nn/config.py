@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from dataclasses import dataclass
 from typing import Literal, Optional
 
@@ -12,10 +13,12 @@ ACTIVATIONS = ("absact", "softmax")
 #: The paper's rule (App. C): DeCoP replaces full CRAB above this many channels.
 DECOP_CHANNEL_THRESHOLD = 60
 
-#: Default bound for one sample's full-CRAB attention memory (see ``attention_memory_bytes``).
-#: It admits every full-CRAB configuration of the paper (the largest, weather imputation with
-#: N = 2688 tokens, needs about 0.8 GB) and rejects e.g. Traffic without DeCoP (about 46 GB).
-DEFAULT_MAX_ATTENTION_BYTES = 4 * 1024**3
+#: Default bound for a training batch's full-CRAB attention memory (``attention_memory_bytes``):
+#: the constructor checks one sample against it, the adapters their batch. It admits every
+#: configuration of the paper at the paper's batch size (the largest, weather imputation with
+#: N = 2688 tokens at batch 32, needs about 13 GiB) and rejects e.g. Traffic without DeCoP (about
+#: 46 GB for one sample) or a 2.2 GB-per-sample configuration at batch 32 (70 GB).
+DEFAULT_MAX_ATTENTION_BYTES = 16 * 1024**3
 
 # N x N float32 tensors kept per layer and sample during training: scores, shifted scores,
 # masked scores, AbsAct weights, dropped-out weights.
@@ -23,6 +26,30 @@ _ACTIVATIONS_PER_LAYER = 5
 # Copies of the mask M held during training with Adam: the weights, the gradient, two moments.
 _MASK_COPIES = 4
 _FLOAT_BYTES = 4
+
+def is_positive_int(value) -> bool:
+    """Any integer type (``int``, ``np.int64`` from a grid, ...) >= 1; never a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+
+
+def plain_number(value):
+    """numpy scalars (``np.int64`` from a grid, ``np.float32``) as Python ``int``/``float``; all
+    else unchanged. Bools stay bools."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
+
+
+def positive_int(value, name: str) -> int:
+    """``value`` as a plain ``int``, or a ValueError naming ``name``."""
+    if not is_positive_int(value):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return int(value)
+
 
 # The ablations of the paper's Sec. 5 / App. E, as field overrides.
 ABLATIONS: dict[str, dict] = {
@@ -124,9 +151,7 @@ class XCTFormerConfig:
             "d_ff",
             "e_layers",
         ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+            object.__setattr__(self, name, positive_int(getattr(self, name), name))
         if self.patch_len > self.seq_len:
             raise ValueError(
                 f"patch_len={self.patch_len} is longer than seq_len={self.seq_len}: "
@@ -141,10 +166,10 @@ class XCTFormerConfig:
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {value!r}.")
-        if self.decop_k is not None and (
-            isinstance(self.decop_k, bool) or not isinstance(self.decop_k, int) or self.decop_k < 1
-        ):
-            raise ValueError(f"decop_k must be None (full CRAB) or a positive integer, got {self.decop_k!r}.")
+        if self.decop_k is not None:
+            if not is_positive_int(self.decop_k):
+                raise ValueError(f"decop_k must be None (full CRAB) or a positive integer, got {self.decop_k!r}.")
+            object.__setattr__(self, "decop_k", int(self.decop_k))
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}.")
         if self.mixing not in MIXINGS:
@@ -206,6 +231,24 @@ class XCTFormerConfig:
                 f"(the paper uses DeCoP above {DECOP_CHANNEL_THRESHOLD} channels), use fewer "
                 "channels or a larger patch_len/stride, or raise max_attention_bytes."
             )
+
+    def check_attention_memory(self, batch_size: int) -> None:
+        """Refuse a training batch whose N x N attention tensors exceed ``max_attention_bytes``,
+        naming the largest batch that fits and the other knobs (the constructor checks one sample)."""
+        if self.max_attention_bytes is None or self.decop_k is not None:
+            return
+        needed = self.attention_memory_bytes(batch_size)
+        if needed <= self.max_attention_bytes:
+            return
+        fits = max(b for b in range(1, batch_size + 1) if self.attention_memory_bytes(b) <= self.max_attention_bytes)
+        raise ValueError(
+            f"A training batch of {batch_size} windows needs about {_format_bytes(needed)} for full CRAB "
+            f"attention (N = {self.n_tokens} tokens: {self.n_channels} channels x {self.patch_num} patches, "
+            f"{self.e_layers} layer(s), {self.n_heads} head(s)), above max_attention_bytes = "
+            f"{_format_bytes(self.max_attention_bytes)}. Lower batch_size to {fits} or less, set decop_k (e.g. "
+            "decop_k=64) to compress the attention with DeCoP, use a larger patch_len/stride, or raise "
+            "max_attention_bytes (None turns the guard off)."
+        )
 
     # -- helpers -------------------------------------------------------------------------
     def replace(self, **changes) -> XCTFormerConfig:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
 from sktime.detection.base import BaseDetector
@@ -144,8 +146,8 @@ class XCTFormerAnomalyDetector(BaseDetector):
         self.window_stride = window_stride
         self.progress_bar = progress_bar
         super().__init__()
-        if not 0.0 < alpha < 1.0:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be a number in (0, 1) (the expected anomaly share), got {alpha!r}.")
 
     @classmethod
     def from_preset(cls, dataset, **overrides):
@@ -154,13 +156,13 @@ class XCTFormerAnomalyDetector(BaseDetector):
         return cls(alpha=alpha, **{**preset_params(dataset, "anomaly"), **overrides})
 
     def _fit(self, X, y=None):
-        self.engine_ = build_engine(self).fit(X.to_numpy(np.float32))
+        self.engine_ = build_engine(self).fit(X.to_numpy(np.float64))
         self.train_scores_ = self._step_scores(X)
         self.threshold_ = float(np.nanquantile(self.train_scores_, 1.0 - self.alpha))
         return self
 
     def _step_scores(self, X) -> np.ndarray:
-        errors = self.engine_.score(X.to_numpy(np.float32))
+        errors = self.engine_.score(X.to_numpy(np.float64))
         return np.nanmean(errors, axis=1)  # unobserved points carry no error
 
     def _transform_scores(self, X):

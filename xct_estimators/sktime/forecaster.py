@@ -176,6 +176,10 @@ class XCTFormerForecaster(BaseForecaster):
         # Before sktime's generic missing-data error, so the message can name the fix.
         if isinstance(y, (pd.Series, pd.DataFrame, np.ndarray)):
             self._check_no_missing(y)
+        if isinstance(y, (pd.Series, pd.DataFrame)):
+            _check_regular_index(y.index, "y")
+            if isinstance(X, (pd.Series, pd.DataFrame)):
+                _check_x_covers_y(X.index, y.index)
         return super().fit(y, X=X, fh=fh)
 
     @staticmethod
@@ -294,3 +298,31 @@ class XCTFormerForecaster(BaseForecaster):
     def get_test_params(cls, parameter_set="default"):
         """Tiny settings (one epoch, short windows) for sktime's estimator checks."""
         return [dict(_TEST_PARAMS), dict(_TEST_PARAMS, quantiles=[0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95], decop_k=4)]
+
+
+def _check_regular_index(index: pd.Index, name: str) -> None:
+    """Forecasts are placed after the cutoff by the index's frequency: refuse a datetime index
+    without one, naming where the steps break."""
+    if not isinstance(index, pd.DatetimeIndex) or index.freq is not None or len(index) < 3:
+        return
+    if pd.infer_freq(index) is not None:
+        return
+    steps = index[1:] - index[:-1]
+    usual = steps.value_counts().idxmax()
+    breaks = index[1:][steps != usual]
+    shown = ", ".join(str(t) for t in breaks[:3]) + (", ..." if len(breaks) > 3 else "")
+    raise ValueError(
+        f"{name} has a DatetimeIndex without a regular frequency: {len(breaks)} step(s) differ from the usual "
+        f"{usual} (at {shown}). Forecast timestamps come from the frequency: make the index regular, e.g. "
+        f"{name}.asfreq(...) and fill the new gaps (XCTFormerImputer), or use a RangeIndex."
+    )
+
+
+def _check_x_covers_y(x_index: pd.Index, y_index: pd.Index) -> None:
+    missing = y_index[~y_index.isin(x_index)]
+    if len(missing):
+        shown = ", ".join(str(t) for t in missing[:3]) + (", ..." if len(missing) > 3 else "")
+        raise ValueError(
+            f"X does not cover y: {len(missing)} of y's {len(y_index)} time points have no row in X ({shown}). "
+            "The exogenous values are past covariates of every step of y: pass X with (at least) y's index."
+        )

@@ -158,10 +158,21 @@ class XCTFormerImputer(BaseTransformer):
 
     def _fit(self, X, y=None):
         self.columns_ = list(X.columns)
-        self.engine_ = build_engine(self, mask_rate=self.mask_rate, fill=self.fill).fit(X.to_numpy(np.float32))
+        self.engine_ = build_engine(self, mask_rate=self.mask_rate, fill=self.fill).fit(X.to_numpy(np.float64))
         return self
 
     def _transform(self, X, y=None):
+        columns = list(X.columns)
+        if columns != self.columns_:
+            if sorted(map(str, columns)) != sorted(map(str, self.columns_)) or len(set(columns)) != len(columns):
+                missing = [c for c in self.columns_ if c not in columns]
+                unexpected = [c for c in columns if c not in self.columns_]
+                raise ValueError(
+                    f"X has columns {columns}, but the imputer was fitted on {self.columns_} (missing: {missing}, "
+                    f"unexpected: {unexpected}): each network channel is one fitted column, so pass the same "
+                    "columns (any order) or fit again."
+                )
+            return self._transform(X[self.columns_])[columns]  # same columns, another order
         values = X.to_numpy(np.float64)
         self.engine_.check_values(values, fitting=False)  # channels, length, inf, empty columns
         missing = np.isnan(values)
