@@ -152,8 +152,10 @@ def test_inf_is_a_clear_error(fitted_imputer):
 
 
 def test_fewer_channels_at_transform_is_a_clear_error(fitted_imputer):
-    with pytest.raises(ValueError, match="has 2 channels, but the model was fitted on 3"):
+    with pytest.raises(ValueError, match=r"fitted on \[0, 1, 2\] \(missing: \[2\], unexpected: \[\]\)"):
         fitted_imputer.transform(pd.DataFrame(mixed_sines(200, 2)))
+    with pytest.raises(ValueError, match="has 2 channels, but the model was fitted on 3"):
+        fitted_imputer.engine_.reconstruct(mixed_sines(200, 2))
 
 
 def test_presets_give_the_paper_rows():

@@ -28,10 +28,10 @@ EPILOG = f"""\
 examples:
   xct-bench                                   main job: synthetic data, horizon 96, XCTFormer vs Darts baselines
   xct-bench forecast --full                   the paper's setting: horizons 96-720, the presets' epochs
-  xct-bench forecast --dataset ETTh1,ETTh2 --full --models xctformer --data-dir ../shared/data
-  xct-bench impute --dataset ETTh1 --data-dir ../shared/data
+  xct-bench forecast --dataset ETTh1,ETTh2 --full --models xctformer
+  xct-bench impute --dataset ETTh1
   xct-bench impute --dataset ETTh1 --epochs 6 --train-stride 8 --batch-size 8 --learning-rate 1e-3   (CPU, ~22 min)
-  xct-bench detect --dataset MSL --data-dir ../shared/data
+  xct-bench detect --dataset MSL --data-dir DATA
   xct-bench detect --dataset MSL --models xctformer,window_mean,darts_kmeans --protocol tslib,point \
       --arch d_model=64,d_ff=128,e_layers=1,n_heads=1 --train-stride 20 --epochs 5   (CPU, ~22 min)
   xct-bench profile
