@@ -1,8 +1,8 @@
 """`xct-bench` against bad input and faults (issue 12): every case ends in the right behaviour or
 an error naming the problem and the fix, raised before anything trains."""
 
+import errno
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,6 +14,7 @@ import pytest
 from test_cli import FakeRun
 
 import xct_estimators.bench.forecast as forecast_module
+import xct_estimators.bench.runs as runs
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.results import ResultStore
 
@@ -112,12 +113,15 @@ def test_output_that_is_a_file_or_read_only_is_refused_before_training(monkeypat
     a_file.write_text("x")
     assert main(["forecast", "--models", "dlinear", "--output", str(a_file), "--no-progress"]) == 2
     assert "is a file; results need a folder" in capsys.readouterr().err
-    if os.geteuid() != 0:  # root writes anywhere
-        read_only = tmp_path / "ro"
-        read_only.mkdir()
-        read_only.chmod(0o500)
-        assert main(["forecast", "--models", "dlinear", "--output", str(read_only), "--no-progress"]) == 2
-        assert "is not writable" in capsys.readouterr().err
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+
+    def denied(*args, **kwargs):  # what a read-only folder answers (root writes anywhere, so simulate it)
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(runs.tempfile, "TemporaryFile", denied)
+    assert main(["forecast", "--models", "dlinear", "--output", str(read_only), "--no-progress"]) == 2
+    assert f"--output {read_only} is not writable (Permission denied)" in capsys.readouterr().err
     assert run.calls == []
 
 
