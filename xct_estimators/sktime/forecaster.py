@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 import pandas as pd
 from sktime.forecasting.base import BaseForecaster
+
+from .._quiet import quiet_lightning
 
 _TEST_PARAMS = dict(
     input_chunk_length=8, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1,
@@ -57,12 +61,18 @@ class XCTFormerForecaster(BaseForecaster):
     random_state : int or None, default=None
         Seed for weights, training order and forecasts.
     pl_trainer_kwargs : dict or None, default=None
-        Keyword arguments for the Lightning trainer, e.g. ``{"accelerator": "gpu"}``.
+        Keyword arguments for the Lightning trainer, e.g. ``{"accelerator": "gpu"}``. Training
+        is quiet unless they say otherwise (``{"enable_progress_bar": True}`` shows the bar).
 
     Attributes
     ----------
     darts_model_ : XCTFormerModel
         The fitted Darts model.
+    y_context_, X_context_ : pd.DataFrame
+        The data ``predict`` starts from: the last ``input_chunk_length`` rows of ``y`` (and
+        ``X``) seen in ``fit`` and ``update`` (all of it with ``refit_on_update=True``). Kept by
+        the forecaster itself, so the sktime config ``remember_data`` (``False`` here, sktime
+        1.3's default) does not matter.
 
     Examples
     --------
@@ -88,8 +98,13 @@ class XCTFormerForecaster(BaseForecaster):
         "property:randomness": "derandomized",
         "requires-fh-in-fit": False,
         "X-y-must-have-same-index": True,
+        "capability:update": True,
+        "capability:categorical_in_X": False,
         "python_dependencies": ["darts", "torch", "pytorch-lightning"],
     }
+    # sktime 1.3's default, adopted now: the context predict needs is kept in y_context_ and
+    # X_context_, so remember_data=True or False both work (and construction does not warn).
+    _config = {"remember_data": False}
 
     def __init__(
         self,
@@ -142,6 +157,9 @@ class XCTFormerForecaster(BaseForecaster):
         self.pl_trainer_kwargs = pl_trainer_kwargs
         super().__init__()
         self.set_tags(**{"capability:pred_int": quantiles is not None})
+        # sktime 1.2 creates these only when remember_data is True at construction; 1.3 always.
+        self._y = getattr(self, "_y", None)
+        self._X = getattr(self, "_X", None)
 
     # -- the Darts model -----------------------------------------------------------------
     def _build_darts_model(self, output_chunk_length: int):
@@ -150,7 +168,7 @@ class XCTFormerForecaster(BaseForecaster):
         from ..forecasting import XCTFormerModel
 
         likelihood = QuantileRegression(list(self.quantiles)) if self.quantiles is not None else None
-        trainer_kwargs = {"enable_progress_bar": True, **(self.pl_trainer_kwargs or {})}
+        trainer_kwargs = {"enable_progress_bar": False, "enable_model_summary": False, **(self.pl_trainer_kwargs or {})}
         return XCTFormerModel(
             input_chunk_length=self.input_chunk_length,
             output_chunk_length=output_chunk_length,
@@ -178,7 +196,10 @@ class XCTFormerForecaster(BaseForecaster):
             self._check_no_missing(y)
         if isinstance(y, (pd.Series, pd.DataFrame)):
             _check_regular_index(y.index, "y")
-            if isinstance(X, (pd.Series, pd.DataFrame)):
+            numeric_x = isinstance(X, (pd.Series, pd.DataFrame)) and all(
+                pd.api.types.is_numeric_dtype(dtype) for dtype in pd.DataFrame(X).dtypes
+            )
+            if numeric_x:  # categorical X: sktime's own error comes first
                 _check_x_covers_y(X.index, y.index)
         return super().fit(y, X=X, fh=fh)
 
@@ -199,16 +220,35 @@ class XCTFormerForecaster(BaseForecaster):
         self.output_chunk_length_ = self.output_chunk_length or default_chunk
         self.darts_model_ = self._build_darts_model(self.output_chunk_length_)
         self.x_columns_ = None if X is None else list(X.columns)
-        self.darts_model_.fit(self._series(y), past_covariates=None if X is None else self._series(X))
+        with quiet_lightning():
+            self.darts_model_.fit(self._series(y), past_covariates=None if X is None else self._series(X))
+        self.y_context_, self.X_context_ = self._kept(y), None if X is None else self._kept(X)
         return self
 
+    def _kept(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """What predict needs of the data seen: the last input_chunk_length rows, or everything
+        when ``refit_on_update`` refits on all data seen."""
+        return frame.copy() if self.refit_on_update else frame.iloc[-self.input_chunk_length :].copy()
+
+    @staticmethod
+    def _appended(old: Optional[pd.DataFrame], new: Optional[pd.DataFrame]) -> Optional[pd.DataFrame]:
+        if new is None or old is None:
+            return old if new is None else new
+        joined = pd.concat([old, new])
+        return joined[~joined.index.duplicated(keep="last")].sort_index()
+
     def _update(self, y, X=None, update_params=True):
-        # sktime has already appended y and X to self._y and self._X: predictions use them.
+        # The forecaster keeps its own context (y_context_, X_context_), whatever remember_data says.
+        y_all = self._appended(self.y_context_, y)
+        X_all = self._appended(self.X_context_, X) if self.x_columns_ is not None else None
         if update_params and self.refit_on_update:
-            self._check_no_missing(self._y)
+            self._check_no_missing(y_all)
             self.darts_model_ = self._build_darts_model(self.output_chunk_length_)
-            covariates = None if self._X is None else self._series(self._X)
-            self.darts_model_.fit(self._series(self._y), past_covariates=covariates)
+            with quiet_lightning():
+                covariates = None if X_all is None else self._series(X_all)
+                self.darts_model_.fit(self._series(y_all), past_covariates=covariates)
+        self.y_context_ = self._kept(y_all)
+        self.X_context_ = None if X_all is None else self._kept(X_all)
         return self
 
     def _steps(self, fh) -> np.ndarray:
@@ -225,7 +265,7 @@ class XCTFormerForecaster(BaseForecaster):
                 f"X has columns {list(X.columns)}, but XCTFormerForecaster was fitted with X columns "
                 f"{self.x_columns_}: pass the same exogenous columns at predict."
             )
-        history = self._X
+        history = self.X_context_
         if X is not None:
             future = X.loc[~X.index.isin(history.index)]
             history = pd.concat([history, future])
@@ -233,19 +273,20 @@ class XCTFormerForecaster(BaseForecaster):
 
     def _darts_predict(self, fh, X, **kwargs):
         steps = self._steps(fh)
-        y = self._y
+        y = self.y_context_
         if X is None and self.x_columns_ is not None and steps.max() > self.output_chunk_length_:
             raise ValueError(
                 f"Forecasting {steps.max()} steps ahead with output_chunk_length={self.output_chunk_length_} is "
                 "autoregressive and needs the future values of X: pass X covering the forecast horizon."
             )
-        forecast = self.darts_model_.predict(
-            int(steps.max()),
-            series=self._series(y),
-            past_covariates=self._covariates_for_predict(X),
-            verbose=False,
-            **kwargs,
-        )
+        with quiet_lightning():
+            forecast = self.darts_model_.predict(
+                int(steps.max()),
+                series=self._series(y),
+                past_covariates=self._covariates_for_predict(X),
+                verbose=False,
+                **kwargs,
+            )
         return forecast, steps - 1
 
     def _predict(self, fh, X=None):
@@ -258,27 +299,27 @@ class XCTFormerForecaster(BaseForecaster):
             order = np.argsort(self.quantiles)
             values = np.apply_along_axis(lambda q: np.interp(0.5, levels, q[order]), -1, values)
         index = fh.to_absolute_index(self.cutoff)
-        return pd.DataFrame(values, index=index, columns=self._y.columns)
+        return pd.DataFrame(values, index=index, columns=self.y_context_.columns)
 
     def _predict_quantiles(self, fh, X, alpha):
         quantiles = list(self.quantiles)
         index = fh.to_absolute_index(self.cutoff)
         if all(a in quantiles for a in alpha):
             params = self._quantile_params(fh, X)
-            values = {(c, a): params[:, j, quantiles.index(a)] for j, c in enumerate(self._y.columns) for a in alpha}
+            columns = enumerate(self.y_context_.columns)
+            values = {(c, a): params[:, j, quantiles.index(a)] for j, c in columns for a in alpha}
         else:  # sample the fitted quantile function
             forecast, rows = self._darts_predict(fh, X, num_samples=1000)
             samples = forecast.all_values()[rows]  # (steps, components, samples)
-            values = {
-                (c, a): np.quantile(samples[:, j, :], a, axis=-1) for j, c in enumerate(self._y.columns) for a in alpha
-            }
+            columns = enumerate(self.y_context_.columns)
+            values = {(c, a): np.quantile(samples[:, j, :], a, axis=-1) for j, c in columns for a in alpha}
         columns = pd.MultiIndex.from_tuples(list(values))
         return pd.DataFrame(np.column_stack(list(values.values())), index=index, columns=columns)
 
     def _quantile_params(self, fh, X) -> np.ndarray:
         """The fitted quantiles at the fh steps, (steps, columns, quantiles)."""
         forecast, rows = self._darts_predict(fh, X, predict_likelihood_parameters=True)
-        return forecast.values()[rows].reshape(len(rows), self._y.shape[1], len(self.quantiles))
+        return forecast.values()[rows].reshape(len(rows), self.y_context_.shape[1], len(self.quantiles))
 
     # -- pickling: Darts drops the trained Lightning module from its pickles ---------------
     def __getstate__(self):

@@ -93,6 +93,9 @@ class XCTFormerImputer(BaseTransformer):
         "fit_is_empty": False,
         "capability:missing_values": True,
         "capability:missing_values:removes": True,
+        # As sktime's own Imputer: in TransformedTargetForecaster, forecasts are not "un-imputed".
+        "capability:inverse_transform": True,
+        "skip-inverse-transform": True,
         "capability:multivariate": True,
         "capability:random_state": True,
         "property:randomness": "derandomized",
@@ -180,6 +183,9 @@ class XCTFormerImputer(BaseTransformer):
             return X.copy()
         reconstruction = pd.DataFrame(self.engine_.reconstruct(values), index=X.index, columns=X.columns)
         return X.mask(missing, reconstruction)  # observed values are kept as they are
+
+    def _inverse_transform(self, X, y=None):
+        return X  # imputation has no inverse; pipelines skip it (skip-inverse-transform)
 
     @classmethod
     def get_test_params(cls, parameter_set="default"):
