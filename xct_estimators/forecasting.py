@@ -21,10 +21,11 @@ from darts.utils.data.torch_datasets.utils import (
 )
 from darts.utils.likelihood_models.torch import QuantileRegression
 from darts.utils.serialization import add_safe_globals
+from darts.utils.torch import MonteCarloDropout
 from torch import nn
 
 from . import historical_forecasts
-from ._series_checks import as_list, check_finite, check_same_components
+from ._series_checks import as_list, check_finite, check_same_components, warn_static_covariates
 from .callbacks import KeepBestValidationWeights
 from .nn import (
     DEFAULT_MAX_ATTENTION_BYTES,
@@ -41,6 +42,16 @@ DecopK = Union[int, Literal["auto"], None]
 PAPER_PCT_START = 0.4
 
 
+def _use_monte_carlo_dropout(net: nn.Module) -> None:
+    """Swap the network's plain dropouts for Darts' ``MonteCarloDropout`` (same rate, same
+    training behaviour), so ``predict(..., mc_dropout=True)`` samples as with TiDE or TSMixer.
+    Attention-weight dropout stays a training-only regulariser."""
+    for parent in list(net.modules()):
+        for name, child in parent.named_children():
+            if type(child) is nn.Dropout and child.p > 0:
+                setattr(parent, name, MonteCarloDropout(child.p))
+
+
 class _XCTFormerModule(PLForecastingModule):
     """Lightning module: the past target and past covariates become channels of one network.
 
@@ -54,6 +65,7 @@ class _XCTFormerModule(PLForecastingModule):
         self.n_target_channels = n_targets
         self.nr_params = nr_params
         self.net = XCTFormerNet(XCTFormerConfig(**network))
+        _use_monte_carlo_dropout(self.net)
 
     @io_processor
     def forward(self, x_in: PLModuleInput) -> PLModuleOutput:
@@ -370,6 +382,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
         check_finite(past_covariates, "past_covariates")
         check_same_components(series, "series")
         check_same_components(past_covariates, "past_covariates")
+        warn_static_covariates(series)
         check_finite(val_series, "val_series")
         check_finite(val_past_covariates, "val_past_covariates")
         needed = self.input_chunk_length + self.output_chunk_length + self.output_chunk_shift
