@@ -65,3 +65,64 @@ def test_update_without_refit_moves_the_context_whatever_remember_data_says(reme
     np.testing.assert_allclose(after.to_numpy(), reference.values(), rtol=1e-5)
     assert not np.allclose(before.to_numpy(), after.to_numpy())
     pd.testing.assert_frame_equal(forecaster.y_context_, y.iloc[-24:])
+
+
+def panel(lengths=(80, 80, 80), columns=2):
+    frames = {}
+    for i, n in enumerate(lengths):
+        t = np.arange(n)
+        index = pd.date_range(end="2021-01-31", periods=n, freq="D")
+        frames[f"unit{i}"] = pd.DataFrame(
+            {f"c{j}": np.sin(t / (4 + i + j)) + i for j in range(columns)}, index=index
+        )
+    y = pd.concat(frames, names=["unit", "time"])
+    return y
+
+
+def test_a_panel_trains_one_global_model_and_forecasts_every_instance(monkeypatch):
+    from xct_estimators import XCTFormerModel
+
+    seen = []
+    original_fit = XCTFormerModel.fit
+
+    def spy(self, series, *args, **kwargs):
+        seen.append(len(series) if isinstance(series, list) else 1)
+        return original_fit(self, series, *args, **kwargs)
+
+    monkeypatch.setattr(XCTFormerModel, "fit", spy)
+    y = panel()
+    forecaster = XCTFormerForecaster(**FORECASTER).fit(y, fh=[1, 2, 3])
+    assert seen == [3] and not hasattr(forecaster, "forecasters_")  # one network, three series
+    prediction = forecaster.predict()
+    expected = pd.MultiIndex.from_product(
+        [["unit0", "unit1", "unit2"], pd.date_range("2021-02-01", periods=3, freq="D")], names=["unit", "time"]
+    )
+    assert prediction.index.equals(expected) and list(prediction.columns) == ["c0", "c1"]
+    assert not prediction.isna().any().any()
+    # the same network forecasts each instance as the Darts model does on that series alone
+    alone = forecaster.darts_model_.predict(3, series=forecaster._series(y.loc["unit1"].iloc[-24:]), verbose=False)
+    np.testing.assert_allclose(prediction.loc["unit1"].to_numpy(), alone.values(), rtol=1e-5)
+
+
+def test_short_instances_are_left_out_of_training_but_still_forecast():
+    y = panel(lengths=(80, 26, 80))  # 26: an input window (24), not a training sample (24 + 3)
+    with pytest.warns(UserWarning, match=r"Instance\(s\) \[\('unit1',\)\] of y have fewer than .* = 27"):
+        forecaster = XCTFormerForecaster(**FORECASTER).fit(y, fh=[1, 2, 3])
+    prediction = forecaster.predict()
+    assert prediction.shape == (9, 2) and not prediction.isna().any().any()
+    too_short = panel(lengths=(80, 10, 80))
+    with pytest.warns(UserWarning, match="left out of training"):
+        forecaster = XCTFormerForecaster(**FORECASTER).fit(too_short, fh=[1, 2])
+    with pytest.raises(ValueError, match=r"\(\('unit1',\), 10\).* fewer than input_chunk_length=24"):
+        forecaster.predict()
+
+
+def test_a_hierarchy_with_exogenous_x_is_one_model_too():
+    y = panel(columns=1)
+    X = panel(columns=1).rename(columns={"c0": "x"}) * 0.5
+    y = pd.concat({"north": y}, names=["region"])
+    X = pd.concat({"north": X}, names=["region"])
+    forecaster = XCTFormerForecaster(**FORECASTER).fit(y, X=X, fh=[1, 2])
+    prediction = forecaster.predict()
+    assert prediction.index.nlevels == 3 and prediction.shape == (6, 1)
+    assert list(prediction.index.names) == ["region", "unit", "time"]

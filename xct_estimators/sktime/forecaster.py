@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -11,7 +12,7 @@ from sktime.forecasting.base import BaseForecaster
 from .._quiet import quiet_lightning
 
 _TEST_PARAMS = dict(
-    input_chunk_length=8, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1,
+    input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1,
     batch_size=16, random_state=0, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False},
 )  # fmt: skip
 
@@ -86,8 +87,9 @@ class XCTFormerForecaster(BaseForecaster):
     _tags = {
         "authors": ["xct-estimators developers"],
         "maintainers": ["xct-estimators developers"],
-        "y_inner_mtype": "pd.DataFrame",
-        "X_inner_mtype": "pd.DataFrame",
+        # Panels and hierarchies reach _fit as they are: one global network for all instances.
+        "y_inner_mtype": ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"],
+        "X_inner_mtype": ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"],
         "capability:multivariate": True,
         "capability:exogenous": True,
         "capability:missing_values": False,
@@ -218,17 +220,50 @@ class XCTFormerForecaster(BaseForecaster):
         # autoregressive).
         default_chunk = 1 if fh is None else int(self._steps(fh).max())
         self.output_chunk_length_ = self.output_chunk_length or default_chunk
-        self.darts_model_ = self._build_darts_model(self.output_chunk_length_)
         self.x_columns_ = None if X is None else list(X.columns)
-        with quiet_lightning():
-            self.darts_model_.fit(self._series(y), past_covariates=None if X is None else self._series(X))
+        self._fit_network(y, X)
         self.y_context_, self.X_context_ = self._kept(y), None if X is None else self._kept(X)
         return self
 
+    def _fit_network(self, y: pd.DataFrame, X: Optional[pd.DataFrame]) -> None:
+        """One global XCTFormerModel on every instance of ``y`` (one series, or a panel's
+        instances as a list of Darts series, with ``X``'s matching instances as past covariates)."""
+        self.darts_model_ = self._build_darts_model(self.output_chunk_length_)
+        pieces = _instances(y)
+        covariates = dict(_instances(X)) if X is not None else {}
+        if _is_panel(y):
+            needed = self.input_chunk_length + self.output_chunk_length_
+            dropped = [key for key, part in pieces if len(part) < needed]
+            if dropped:
+                warnings.warn(
+                    f"Instance(s) {dropped[:10]}{' ...' if len(dropped) > 10 else ''} of y have fewer than "
+                    f"input_chunk_length + output_chunk_length = {needed} time points: left out of training. "
+                    f"They are still forecast when they have at least input_chunk_length={self.input_chunk_length}.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+            pieces = [(key, part) for key, part in pieces if len(part) >= needed]
+            if not pieces:
+                raise ValueError(
+                    f"No instance of y has the {needed} time points one training sample needs "
+                    "(input_chunk_length + output_chunk_length): use longer series or shorter chunks."
+                )
+        series = [self._series(part) for _, part in pieces]
+        past = [self._series(covariates[key]) for key, _ in pieces] if X is not None else None
+        with quiet_lightning():
+            if _is_panel(y):
+                self.darts_model_.fit(series, past_covariates=past)
+            else:
+                self.darts_model_.fit(series[0], past_covariates=None if past is None else past[0])
+
     def _kept(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """What predict needs of the data seen: the last input_chunk_length rows, or everything
-        when ``refit_on_update`` refits on all data seen."""
-        return frame.copy() if self.refit_on_update else frame.iloc[-self.input_chunk_length :].copy()
+        """What predict needs of the data seen: the last input_chunk_length rows (of each
+        instance), or everything when ``refit_on_update`` refits on all data seen."""
+        if self.refit_on_update:
+            return frame.copy()
+        if _is_panel(frame):
+            return frame.groupby(level=_instance_levels(frame), group_keys=False).tail(self.input_chunk_length)
+        return frame.iloc[-self.input_chunk_length :].copy()
 
     @staticmethod
     def _appended(old: Optional[pd.DataFrame], new: Optional[pd.DataFrame]) -> Optional[pd.DataFrame]:
@@ -243,10 +278,7 @@ class XCTFormerForecaster(BaseForecaster):
         X_all = self._appended(self.X_context_, X) if self.x_columns_ is not None else None
         if update_params and self.refit_on_update:
             self._check_no_missing(y_all)
-            self.darts_model_ = self._build_darts_model(self.output_chunk_length_)
-            with quiet_lightning():
-                covariates = None if X_all is None else self._series(X_all)
-                self.darts_model_.fit(self._series(y_all), past_covariates=covariates)
+            self._fit_network(y_all, X_all)
         self.y_context_ = self._kept(y_all)
         self.X_context_ = None if X_all is None else self._kept(X_all)
         return self
@@ -257,7 +289,7 @@ class XCTFormerForecaster(BaseForecaster):
             raise NotImplementedError("XCTFormerForecaster forecasts out of sample only: use fh steps >= 1.")
         return steps
 
-    def _covariates_for_predict(self, X):
+    def _covariates_for_predict(self, X, key):
         if self.x_columns_ is None:
             return None
         if X is not None and list(X.columns) != self.x_columns_:
@@ -265,61 +297,100 @@ class XCTFormerForecaster(BaseForecaster):
                 f"X has columns {list(X.columns)}, but XCTFormerForecaster was fitted with X columns "
                 f"{self.x_columns_}: pass the same exogenous columns at predict."
             )
-        history = self.X_context_
+        history = dict(_instances(self.X_context_))[key]
         if X is not None:
-            future = X.loc[~X.index.isin(history.index)]
-            history = pd.concat([history, future])
+            future = dict(_instances(X)).get(key)
+            if future is not None:
+                history = pd.concat([history, future.loc[~future.index.isin(history.index)]])
         return self._series(history)
 
-    def _darts_predict(self, fh, X, **kwargs):
+    def _darts_predict(self, fh, X, **kwargs) -> tuple[list, np.ndarray]:
+        """Forecasts of every instance, ``[(key, TimeSeries), ...]`` (key None for one series),
+        and the rows of the fh steps."""
         steps = self._steps(fh)
-        y = self.y_context_
         if X is None and self.x_columns_ is not None and steps.max() > self.output_chunk_length_:
             raise ValueError(
                 f"Forecasting {steps.max()} steps ahead with output_chunk_length={self.output_chunk_length_} is "
                 "autoregressive and needs the future values of X: pass X covering the forecast horizon."
             )
-        with quiet_lightning():
-            forecast = self.darts_model_.predict(
-                int(steps.max()),
-                series=self._series(y),
-                past_covariates=self._covariates_for_predict(X),
-                verbose=False,
-                **kwargs,
+        pieces = _instances(self.y_context_)
+        short = [(key, len(part)) for key, part in pieces if len(part) < self.input_chunk_length]
+        if short:
+            raise ValueError(
+                f"Instance(s) {short[:10]} (key, time points) have fewer than input_chunk_length="
+                f"{self.input_chunk_length} time points: XCTFormer needs one full input window to forecast."
             )
-        return forecast, steps - 1
+        series = [self._series(part) for _, part in pieces]
+        past = [self._covariates_for_predict(X, key) for key, _ in pieces] if self.x_columns_ else None
+        with quiet_lightning():
+            forecasts = self.darts_model_.predict(
+                int(steps.max()), series=series, past_covariates=past, verbose=False, **kwargs
+            )
+        return [(key, forecast) for (key, _), forecast in zip(pieces, forecasts, strict=True)], steps - 1
+
+    def _absolute_index(self, fh, key) -> pd.Index:
+        if key is None:
+            return fh.to_absolute_index(self.cutoff)
+        from sktime.datatypes import get_cutoff
+        from sktime.forecasting.base import ForecastingHorizon
+
+        cutoff = get_cutoff(dict(_instances(self.y_context_))[key], return_index=True)
+        return ForecastingHorizon(self._steps(fh), is_relative=True).to_absolute_index(cutoff)
+
+    def _joined(self, frames: list) -> pd.DataFrame:
+        """One frame per instance -> sktime's frame (MultiIndex with the instance levels for panels)."""
+        if frames[0][0] is None:
+            return frames[0][1]
+        names = list(self.y_context_.index.names)
+        joined = pd.concat({key: frame for key, frame in frames}, names=names[:-1])
+        joined.index = joined.index.set_names(names)
+        return joined
 
     def _predict(self, fh, X=None):
         if self.quantiles is None:
-            forecast, rows = self._darts_predict(fh, X)
-            values = forecast.values()[rows]
+            forecasts, rows = self._darts_predict(fh, X)
+            values = [(key, forecast.values()[rows]) for key, forecast in forecasts]
         else:  # the median of the fitted quantiles: deterministic, unlike one sample
-            values = self._quantile_params(fh, X)
             levels = sorted(self.quantiles)
             order = np.argsort(self.quantiles)
-            values = np.apply_along_axis(lambda q: np.interp(0.5, levels, q[order]), -1, values)
-        index = fh.to_absolute_index(self.cutoff)
-        return pd.DataFrame(values, index=index, columns=self.y_context_.columns)
+            values = [
+                (key, np.apply_along_axis(lambda q: np.interp(0.5, levels, q[order]), -1, params))
+                for key, params in self._quantile_params(fh, X)
+            ]
+        columns = self.y_context_.columns
+        return self._joined(
+            [(key, pd.DataFrame(v, index=self._absolute_index(fh, key), columns=columns)) for key, v in values]
+        )
 
     def _predict_quantiles(self, fh, X, alpha):
         quantiles = list(self.quantiles)
-        index = fh.to_absolute_index(self.cutoff)
         if all(a in quantiles for a in alpha):
-            params = self._quantile_params(fh, X)
-            columns = enumerate(self.y_context_.columns)
-            values = {(c, a): params[:, j, quantiles.index(a)] for j, c in columns for a in alpha}
+            per_instance = [
+                (key, {(c, a): params[:, j, quantiles.index(a)] for j, c in enumerate(self.y_context_.columns)
+                       for a in alpha})
+                for key, params in self._quantile_params(fh, X)
+            ]  # fmt: skip
         else:  # sample the fitted quantile function
-            forecast, rows = self._darts_predict(fh, X, num_samples=1000)
-            samples = forecast.all_values()[rows]  # (steps, components, samples)
-            columns = enumerate(self.y_context_.columns)
-            values = {(c, a): np.quantile(samples[:, j, :], a, axis=-1) for j, c in columns for a in alpha}
-        columns = pd.MultiIndex.from_tuples(list(values))
-        return pd.DataFrame(np.column_stack(list(values.values())), index=index, columns=columns)
+            forecasts, rows = self._darts_predict(fh, X, num_samples=1000)
+            per_instance = []
+            for key, forecast in forecasts:
+                samples = forecast.all_values()[rows]  # (steps, components, samples)
+                per_instance.append(
+                    (key, {(c, a): np.quantile(samples[:, j, :], a, axis=-1)
+                           for j, c in enumerate(self.y_context_.columns) for a in alpha})
+                )  # fmt: skip
+        frames = []
+        for key, values in per_instance:
+            columns = pd.MultiIndex.from_tuples(list(values))
+            index = self._absolute_index(fh, key)
+            frames.append((key, pd.DataFrame(np.column_stack(list(values.values())), index=index, columns=columns)))
+        return self._joined(frames)
 
-    def _quantile_params(self, fh, X) -> np.ndarray:
-        """The fitted quantiles at the fh steps, (steps, columns, quantiles)."""
-        forecast, rows = self._darts_predict(fh, X, predict_likelihood_parameters=True)
-        return forecast.values()[rows].reshape(len(rows), self.y_context_.shape[1], len(self.quantiles))
+    def _quantile_params(self, fh, X) -> list:
+        """The fitted quantiles at the fh steps per instance, ``[(key, (steps, columns, quantiles))]``."""
+        forecasts, rows = self._darts_predict(fh, X, predict_likelihood_parameters=True)
+        shape = (len(rows), self.y_context_.shape[1], len(self.quantiles))
+        return [(key, forecast.values()[rows].reshape(shape)) for key, forecast in forecasts]
 
     # -- pickling: Darts drops the trained Lightning module from its pickles ---------------
     def __getstate__(self):
@@ -367,3 +438,20 @@ def _check_x_covers_y(x_index: pd.Index, y_index: pd.Index) -> None:
             f"X does not cover y: {len(missing)} of y's {len(y_index)} time points have no row in X ({shown}). "
             "The exogenous values are past covariates of every step of y: pass X with (at least) y's index."
         )
+
+
+def _is_panel(frame) -> bool:
+    return frame is not None and isinstance(frame.index, pd.MultiIndex)
+
+
+def _instance_levels(frame: pd.DataFrame) -> list[int]:
+    return list(range(frame.index.nlevels - 1))
+
+
+def _instances(frame: pd.DataFrame) -> list:
+    """``[(key, frame with the time index only), ...]``: the instances of a panel or hierarchy in
+    their order, or ``[(None, frame)]`` for one series."""
+    if not _is_panel(frame):
+        return [(None, frame)]
+    levels = _instance_levels(frame)
+    return [(key, part.droplevel(levels)) for key, part in frame.groupby(level=levels, sort=False)]
