@@ -97,7 +97,7 @@ class XCTFormerAnomalyDetector(BaseDetector):
         "property:randomness": "derandomized",
         "fit_is_empty": False,
         "X_inner_mtype": "pd.DataFrame",
-        "python_dependencies": ["torch", "pytorch-lightning"],
+        "python_dependencies": ["torch>=2.1", "pytorch-lightning"],
     }
 
     def __init__(

@@ -102,7 +102,8 @@ class XCTFormerForecaster(BaseForecaster):
         "X-y-must-have-same-index": True,
         "capability:update": True,
         "capability:categorical_in_X": False,
-        "python_dependencies": ["darts", "torch", "pytorch-lightning"],
+        # the form of sktime's own Darts adapters: either distribution of Darts
+        "python_dependencies": [["u8darts>=0.48", "darts>=0.48"], "torch>=2.1", "pytorch-lightning"],
     }
     # sktime 1.3's default, adopted now: the context predict needs is kept in y_context_ and
     # X_context_, so remember_data=True or False both work (and construction does not warn).

@@ -99,7 +99,7 @@ class XCTFormerImputer(BaseTransformer):
         "capability:multivariate": True,
         "capability:random_state": True,
         "property:randomness": "derandomized",
-        "python_dependencies": ["torch", "pytorch-lightning"],
+        "python_dependencies": ["torch>=2.1", "pytorch-lightning"],
     }
 
     def __init__(
