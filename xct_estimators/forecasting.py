@@ -122,6 +122,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
         use_mask: bool = True,
         activation: Literal["absact", "softmax"] = "absact",
         mixing: Literal["full", "time", "channel"] = "full",
+        decop_variant: Literal["paper", "authors"] = "paper",
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
         **kwargs,
     ) -> None:
@@ -191,9 +192,13 @@ class XCTFormerModel(PastCovariatesTorchModel):
             ``"full"`` (every token attends to every token), ``"time"`` (only within its channel) or
             ``"channel"`` (only within its patch index); the last two are the paper's ablations.
             Default: ``"full"``.
+        decop_variant
+            With DeCoP only: ``"paper"`` (the paper's equations) or ``"authors"`` (the authors' code's
+            value reshaping and compressor initialisation; see ``docs/decop.md``). Default: ``"paper"``.
         max_attention_bytes
-            Bound on the estimated memory of one sample's full CRAB attention; above it, fitting raises
-            an error that suggests ``decop_k``. ``None`` disables the check. Default: 4 GiB.
+            Bound on the estimated memory of full CRAB attention, checked for one sample when the model
+            is built and for a training batch at ``fit``; above it, an error names the largest batch
+            that fits and suggests ``decop_k``. ``None`` disables the check. Default: 16 GiB.
         **kwargs
             Optional arguments to initialize the pytorch_lightning.Module, pytorch_lightning.Trainer, and
             Darts' :class:`TorchForecastingModel`.
@@ -299,6 +304,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
         self.use_mask = use_mask
         self.activation = activation
         self.mixing = mixing
+        self.decop_variant = decop_variant
         self.max_attention_bytes = max_attention_bytes
 
         likelihood = self.pl_module_params.get("likelihood")
@@ -336,6 +342,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
             use_mask=self.use_mask,
             activation=self.activation,
             mixing=self.mixing,
+            decop_variant=self.decop_variant,
             max_attention_bytes=max_attention_bytes,
         )
 

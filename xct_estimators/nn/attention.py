@@ -116,6 +116,10 @@ class DeCoPAttention(nn.Module):
         O_h = dropout(AbsAct(A_c)) V_h   (V split into heads along the feature axis)
 
     There is no mask and no min-shift: A_c has lost the pairwise token structure.
+
+    ``variant="authors"`` follows the authors' code instead: the compressed values W_v X,
+    (B, D, k), are reinterpreted as (B, k, D) without a transpose (slot j then holds a mix of
+    feature rows, not the j-th compressed token), and C starts from ``kaiming_uniform_``.
     """
 
     def __init__(
@@ -126,10 +130,12 @@ class DeCoPAttention(nn.Module):
         k: int,
         attn_dropout: float = 0.0,
         activation: str = "absact",
+        variant: str = "paper",
     ) -> None:
         super().__init__()
         self.n_heads = n_heads
         self.activation = activation
+        self.variant = variant
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.token_compressor = nn.Linear(seq_len, k)  # W_v in R^{k x N}, along tokens
@@ -137,6 +143,8 @@ class DeCoPAttention(nn.Module):
         self.attn_dropout = WeightDropout(attn_dropout)
         self.scale = 1.0 / math.sqrt(d_model // n_heads) if activation == "softmax" else 1.0
         self.compressor = nn.Parameter(torch.randn(seq_len, n_heads, k) * math.sqrt(2.0 / seq_len))
+        if variant == "authors":
+            nn.init.kaiming_uniform_(self.compressor)  # fan_in = H * k for an (N, H, k) tensor
 
     def attention_weights(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The (B, H, N, k) compressed attention weights before dropout, and V as (B, H, k, d)."""
@@ -144,8 +152,13 @@ class DeCoPAttention(nn.Module):
         k = _split_heads(self.k_proj(x), self.n_heads)
         key_summary = torch.einsum("bhnd,nhk->bhdk", k, self.compressor)  # K^T C: (B, H, d, k)
         scores = (q @ key_summary) * self.scale
-        # (B, N, D) -> (B, D, N) -> (B, D, k) -> (B, k, D) -> heads (B, H, k, d)
-        v = _split_heads(self.token_compressor(x.transpose(1, 2)).transpose(1, 2), self.n_heads)
+        compressed = self.token_compressor(x.transpose(1, 2))  # (B, N, D) -> (B, D, N) -> (B, D, k)
+        if self.variant == "authors":
+            b, d, k = compressed.shape
+            compressed = compressed.reshape(b, k, d)  # the authors' view: no transpose
+        else:
+            compressed = compressed.transpose(1, 2)  # (B, k, D): slot j = j-th compressed token
+        v = _split_heads(compressed, self.n_heads)  # (B, H, k, d)
         if self.activation == "softmax":
             return scores.softmax(dim=-1), v
         return abs_act(scores), v

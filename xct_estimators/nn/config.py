@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Literal, Optional
 
 MIXINGS = ("full", "time", "channel")
+DECOP_VARIANTS = ("paper", "authors")
 ACTIVATIONS = ("absact", "softmax")
 
 #: The paper's rule (App. C): DeCoP replaces full CRAB above this many channels.
@@ -115,6 +116,12 @@ class XCTFormerConfig:
         ``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own
         channel, as PatchTST) or ``"channel"`` (only to tokens of its own patch index, as
         iTransformer-like channel mixing).
+    decop_variant
+        DeCoP only. ``"paper"`` (default): the paper's equations, values compressed over tokens
+        and then split into heads along the features, compressor He-normal (std sqrt(2 / N)).
+        ``"authors"``: the authors' code, which reshapes the (B, D, k) compressed values to
+        (B, k, D) without a transpose (each slot mixes feature rows) and initialises the
+        compressor with ``kaiming_uniform_`` (std sqrt(2 / (H k))). See docs/decop.md.
     max_attention_bytes
         Bound on the estimated memory of one sample's full CRAB attention; above it the
         config is rejected with a suggestion to set ``decop_k``. ``None`` disables the guard.
@@ -137,6 +144,7 @@ class XCTFormerConfig:
     use_mask: bool = True
     activation: Literal["absact", "softmax"] = "absact"
     mixing: Literal["full", "time", "channel"] = "full"
+    decop_variant: Literal["paper", "authors"] = "paper"
     max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES
 
     def __post_init__(self) -> None:
@@ -174,6 +182,8 @@ class XCTFormerConfig:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}.")
         if self.mixing not in MIXINGS:
             raise ValueError(f"mixing must be one of {MIXINGS}, got {self.mixing!r}.")
+        if self.decop_variant not in DECOP_VARIANTS:
+            raise ValueError(f"decop_variant must be one of {DECOP_VARIANTS}, got {self.decop_variant!r}.")
         if self.decop_k is not None and not self.use_mask:
             raise ValueError(
                 "use_mask=False has no effect with DeCoP (decop_k is set), which never uses "

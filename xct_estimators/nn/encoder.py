@@ -32,7 +32,7 @@ class EncoderLayer(nn.Module):
         c = config
         if c.decop_k is not None:
             self.attention = DeCoPAttention(
-                c.d_model, c.n_heads, c.attention_len, c.decop_k, c.attn_dropout, c.activation
+                c.d_model, c.n_heads, c.attention_len, c.decop_k, c.attn_dropout, c.activation, c.decop_variant
             )
         else:
             self.attention = CRABAttention(
