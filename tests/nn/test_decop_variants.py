@@ -8,7 +8,9 @@ from xct_estimators.nn import XCTFormerConfig
 from xct_estimators.nn.attention import DeCoPAttention
 
 X = np.array([[1.0, -2.0, 0.5, 3.0], [0.0, 1.0, -1.0, 2.0], [2.0, 0.5, 1.5, -1.0], [-1.0, 3.0, 0.0, 1.0]])
-C = np.array([[[0.5, -1.0], [1.0, 0.0]], [[0.0, 2.0], [-0.5, 1.0]], [[1.0, 1.0], [0.5, -0.5]], [[-1.0, 0.5], [0.0, 1.5]]])
+C = np.array(  # compressor, N x H x k
+    [[[0.5, -1.0], [1.0, 0.0]], [[0.0, 2.0], [-0.5, 1.0]], [[1.0, 1.0], [0.5, -0.5]], [[-1.0, 0.5], [0.0, 1.5]]]
+)
 W = np.array([[1.0, 0.0, -1.0, 0.5], [0.5, 2.0, 0.0, -1.0]])  # token compressor, k x N
 
 

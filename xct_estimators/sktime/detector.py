@@ -156,6 +156,7 @@ class XCTFormerAnomalyDetector(BaseDetector):
         return cls(alpha=alpha, **{**preset_params(dataset, "anomaly"), **overrides})
 
     def _fit(self, X, y=None):
+        self.columns_ = list(X.columns)
         self.engine_ = build_engine(self).fit(X.to_numpy(np.float64))
         self.train_scores_ = self._step_scores(X)
         self.threshold_ = float(np.nanquantile(self.train_scores_, 1.0 - self.alpha))
