@@ -34,6 +34,7 @@ examples:
   xct-bench detect --dataset MSL --data-dir DATA
   xct-bench detect --dataset MSL --models xctformer,window_mean,darts_kmeans --protocol tslib,point \
       --arch d_model=64,d_ff=128,e_layers=1,n_heads=1 --train-stride 20 --epochs 5   (CPU, ~22 min)
+  xct-bench explain --dataset ETTm1 --horizons 96 --epochs 10   dependency map of a trained model
   xct-bench profile
   xct-bench report --output xct-bench-results
 
@@ -141,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", metavar="{forecast,impute,detect,profile,report}")
+    sub = parser.add_subparsers(dest="command", metavar="{forecast,impute,detect,explain,profile,report}")
 
     forecast = sub.add_parser(
         "forecast",
@@ -262,6 +263,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_common(detect, train_stride=True)
 
+    explain = sub.add_parser(
+        "explain",
+        help="train (or load from OUTPUT/models) a forecasting model and draw its dependency map",
+        description="The learned CRAB mask as a token x token grid and a channel x channel heatmap "
+        "(dependency_<dataset>_<horizon>.png), with the channel-pair and patch-lag summaries as CSV.",
+    )
+    explain.add_argument(
+        "--dataset", type=_csv(str), default=["ETTm1"], help="comma-separated forecasting datasets (default: ETTm1)"
+    )
+    explain.add_argument("--horizons", type=_csv_positive_ints, default=None, help="comma-separated (default: 96)")
+    explain.add_argument("--features", choices=("M", "MS"), default=None, help="as for forecast")
+    explain.add_argument("--seq-len", type=_positive_int, default=96, help="look-back window (default: %(default)s)")
+    _add_common(explain)
+
     profile = sub.add_parser("profile", help="trainable parameters and FLOPs per preset vs the paper's Tables 14-15")
     profile.add_argument(
         "--dataset",
@@ -326,6 +341,10 @@ def _runner(command: str):
         from .forecast import run_forecasts
 
         return run_forecasts
+    if command == "explain":
+        from .explain import run_explain
+
+        return run_explain
     from .tasks import run_detections, run_imputations
 
     return {"impute": run_imputations, "detect": run_detections}[command]
