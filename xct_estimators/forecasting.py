@@ -120,7 +120,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
         head_dropout: float = 0.0,
         decop_k: DecopK = None,
         use_mask: bool = True,
-        activation: Literal["absact", "softmax"] = "absact",
+        activation: Literal["absact", "softmax", "absact_clipped"] = "absact",
         mixing: Literal["full", "time", "channel"] = "full",
         decop_variant: Literal["paper", "authors"] = "paper",
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
@@ -187,7 +187,8 @@ class XCTFormerModel(PastCovariatesTorchModel):
         use_mask
             Ablation switch: ``False`` removes CRAB's learnable mask. Default: ``True``.
         activation
-            ``"absact"`` (the paper) or ``"softmax"`` (ablation). Default: ``"absact"``.
+            ``"absact"`` (the paper), ``"softmax"`` or ``"absact_clipped"`` (ablations; the last clips
+            AbsAct's negative weights to zero). Default: ``"absact"``.
         mixing
             ``"full"`` (every token attends to every token), ``"time"`` (only within its channel) or
             ``"channel"`` (only within its patch index); the last two are the paper's ablations.

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import torch
 
+from ..nn.config import ABLATIONS
 from ..nn.presets import get_preset
 
 PAPER_BATCH_SIZE = 32
@@ -89,7 +90,17 @@ NEURALFORECAST_SETTINGS: dict[str, tuple[str, dict[str, Any], float]] = {
     "nf_tide": ("TiDE", {"hidden_size": 256, "decoder_output_dim": 8, "dropout": 0.3}, 1e-3),
 }
 
-MODELS = ("xctformer", *BASELINE_SETTINGS, *NEURALFORECAST_SETTINGS)
+#: The paper's ablations (its ablation table, plus the clipped-negative-weights variant) as models:
+#: the dataset's preset with one switch changed (``xct_estimators.nn.config.ABLATIONS``).
+ABLATION_MODELS = {
+    "xctformer_nomask": "no_mask",
+    "xctformer_softmax": "softmax",
+    "xctformer_vanilla": "vanilla",
+    "xctformer_time": "time",
+    "xctformer_channel": "channel",
+    "xctformer_clipped": "clipped",
+}
+MODELS = ("xctformer", *ABLATION_MODELS, *BASELINE_SETTINGS, *NEURALFORECAST_SETTINGS)
 DEFAULT_MODELS = ("xctformer", "dlinear", "nlinear", "tide", "tsmixer")
 
 #: The preset each benchmark dataset trains XCTFormer with (App. D: synthetic uses ETTm1's).
@@ -137,14 +148,16 @@ def build_model(
     common: dict[str, Any] = {"random_state": seed, "model_name": f"{name}_{dataset}_{horizon}_{seed}"}
     if work_dir is not None:
         common["work_dir"] = str(work_dir)
-    if name == "xctformer":
+    if name == "xctformer" or name in ABLATION_MODELS:
         preset = get_preset(preset_name(dataset), "forecast")
+        switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
         return XCTFormerModel.from_preset(
             preset.dataset,
             output_chunk_length=horizon,
             input_chunk_length=seq_len,
             n_epochs=epochs or preset.epochs,
             pl_trainer_kwargs=trainer_kwargs(accelerator, devices, progress),
+            **switches,
             **common,
         )
     shared = {

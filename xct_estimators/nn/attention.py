@@ -23,6 +23,15 @@ def abs_act(scores: torch.Tensor) -> torch.Tensor:
     return shifted / (shifted.abs().sum(dim=-1, keepdim=True) + ABSACT_DELTA)
 
 
+def normalise(scores: torch.Tensor, activation: str) -> torch.Tensor:
+    """Attention weights from scores: AbsAct, softmax, or AbsAct with negative weights clipped
+    to zero (the paper's ablation of signed weights)."""
+    if activation == "softmax":
+        return scores.softmax(dim=-1)
+    weights = abs_act(scores)
+    return weights.clamp_min(0.0) if activation == "absact_clipped" else weights
+
+
 class WeightDropout(nn.Dropout):
     """Dropout for the large attention-weight tensors.
 
@@ -97,9 +106,7 @@ class CRABAttention(nn.Module):
         if self.mask is not None:
             # Per-sample, per-head shift: a batch-wide min would couple samples of a batch.
             scores = self.mask * (scores - scores.amin(dim=(-2, -1), keepdim=True))
-        if self.activation == "softmax":
-            return scores.softmax(dim=-1), v
-        return abs_act(scores), v
+        return normalise(scores, self.activation), v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weights, v = self.attention_weights(x)
@@ -159,9 +166,7 @@ class DeCoPAttention(nn.Module):
         else:
             compressed = compressed.transpose(1, 2)  # (B, k, D): slot j = j-th compressed token
         v = _split_heads(compressed, self.n_heads)  # (B, H, k, d)
-        if self.activation == "softmax":
-            return scores.softmax(dim=-1), v
-        return abs_act(scores), v
+        return normalise(scores, self.activation), v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weights, v = self.attention_weights(x)

@@ -9,7 +9,7 @@ from typing import Literal, Optional
 
 MIXINGS = ("full", "time", "channel")
 DECOP_VARIANTS = ("paper", "authors")
-ACTIVATIONS = ("absact", "softmax")
+ACTIVATIONS = ("absact", "softmax", "absact_clipped")
 
 #: The paper's rule (App. C): DeCoP replaces full CRAB above this many channels.
 DECOP_CHANNEL_THRESHOLD = 60
@@ -59,6 +59,7 @@ ABLATIONS: dict[str, dict] = {
     "vanilla": {"use_mask": False, "activation": "softmax", "decop_k": None},
     "time": {"mixing": "time"},
     "channel": {"mixing": "channel"},
+    "clipped": {"activation": "absact_clipped"},  # AbsAct, then negative weights set to 0 (ReLU)
 }
 
 
@@ -111,7 +112,8 @@ class XCTFormerConfig:
     use_mask
         Ablation switch: ``False`` removes the learnable mask (and the min-shift it needs).
     activation
-        ``"absact"`` (the paper) or ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)).
+        ``"absact"`` (the paper), ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)) or
+        ``"absact_clipped"`` (ablation: AbsAct followed by ReLU, the paper's clipped negative weights).
     mixing
         ``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own
         channel, as PatchTST) or ``"channel"`` (only to tokens of its own patch index, as
