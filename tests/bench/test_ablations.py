@@ -35,3 +35,30 @@ def test_clipped_weights_are_absact_with_negatives_set_to_zero():
     net = XCTFormerNet(XCTFormerConfig(seq_len=32, n_channels=2, out_len=8, patch_len=8, stride=4).ablation("clipped"))
     weights, _ = net.encoder.layers[0].attention.attention_weights(torch.randn(3, net.config.n_tokens, 16))
     assert (weights >= 0).all() and (weights.sum(-1) <= 1.0 + 1e-6).all()
+
+
+def test_paper_gap_rule_on_the_papers_own_table():
+    """Our reading of "XCTFormer vs Others (%)" (relative change of the dataset-averaged MSE and MAE,
+    averaged) gives the paper's 2.7 % for W/o mask exactly; for softmax and vanilla the paper prints
+    8.0 and 8.3 where its own per-dataset numbers give 8.7 and 9.0 (its rule is not stated)."""
+    from xct_estimators.bench import paper
+
+    full = paper.ABLATION_FORECAST["xctformer"]
+    gaps = {m: round(paper.ablation_gap(full, paper.ABLATION_FORECAST[m]), 1) for m in paper.ABLATION_FORECAST_GAP}
+    assert gaps == {"xctformer_nomask": 2.7, "xctformer_softmax": 8.7, "xctformer_vanilla": 9.0,
+                    "xctformer_time": 2.9, "xctformer_channel": 3.5}  # fmt: skip
+
+
+def test_report_puts_measured_ablation_beside_the_paper():
+    from xct_estimators.bench.report import full_report
+
+    records = []
+    for model, mse in (("xctformer", 0.40), ("xctformer_nomask", 0.44)):
+        for h in (96, 192, 336, 720):
+            run = {"task": "forecast", "dataset": "ETTh1", "horizon": h, "model": model, "seed": 2021,
+                   "features": "M", "seq_len": 96, "epochs": 10}  # fmt: skip
+            records.append({**run, "run": run, "mse": mse, "mae": mse, "fit_seconds": 1.0, "eval_seconds": 1.0})
+    text = full_report(records)
+    assert "## Ablation (forecasting)" in text
+    assert "| xctformer_nomask | ETTh1   | 0.440   | 0.440   | 0.453     | 0.440     |" in text
+    assert "| xctformer_nomask | ETTh1    | +10.0  | +0.8    |" in text  # ours (0.44 vs 0.40) beside the paper's ETTh1

@@ -247,6 +247,46 @@ def anomaly_table(records: list[dict]) -> str:
     return note + markdown_table(header, rows)
 
 
+ABLATION_VARIANTS = ("xctformer", "xctformer_nomask", "xctformer_softmax", "xctformer_vanilla", "xctformer_time",
+                     "xctformer_channel", "xctformer_clipped")  # fmt: skip
+
+
+def ablation_table(records: list[dict]) -> str:
+    """The forecasting ablation as in the paper: per dataset and variant, MSE/MAE averaged over
+    the four horizons (only complete sets), beside the paper's; then "XCTFormer vs Others (%)"
+    over the datasets measured, ours beside the paper's on the same datasets."""
+    averages: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
+    groups: dict[tuple, dict[int, dict]] = defaultdict(dict)
+    for r in records:
+        if r["task"] == "forecast" and r["model"] in ABLATION_VARIANTS:
+            groups[(r["model"], r["dataset"], _forecast_setting(r))][r["horizon"]] = r
+    for (model, dataset, _), by_horizon in groups.items():
+        if set(paper.HORIZONS) <= set(by_horizon):
+            cells = [by_horizon[h] for h in paper.HORIZONS]
+            averages[model][dataset] = tuple(sum(c[k] for c in cells) / len(cells) for k in ("mse", "mae"))
+    variants = [m for m in ABLATION_VARIANTS if m in averages and m != "xctformer"]
+    if "xctformer" not in averages or not variants:
+        return ""
+    rows = []
+    for model in ("xctformer", *variants):
+        for dataset, (mse, mae) in sorted(averages[model].items()):
+            ref = paper.ABLATION_FORECAST.get(model, {}).get(paper.dataset_key(dataset))
+            rows.append([model, dataset, _fmt(mse), _fmt(mae), _fmt(ref and ref[0]), _fmt(ref and ref[1])])
+    out = markdown_table(["variant", "dataset", "avg MSE", "avg MAE", "paper MSE", "paper MAE"], rows)
+    gaps = []
+    full = {paper.dataset_key(d): v for d, v in averages["xctformer"].items()}
+    for model in variants:
+        ours = {paper.dataset_key(d): v for d, v in averages[model].items()}
+        measured = paper.ablation_gap(full, ours)
+        published_variant = paper.ABLATION_FORECAST.get(model, {})
+        same = {d: published_variant[d] for d in ours if d in published_variant}
+        published = paper.ablation_gap(paper.ABLATION_FORECAST["xctformer"], same) if same else None
+        gaps.append([model, ", ".join(sorted(set(full) & set(ours))), _fmt(measured, "+.1f"), _fmt(published, "+.1f")])
+    out += "\n\nXCTFormer vs others (%: relative change of the dataset-averaged MSE and MAE, averaged; positive = "
+    out += "the variant is worse), the paper's from its per-dataset table on the same datasets:\n\n"
+    return out + markdown_table(["variant", "datasets", "ours %", "paper %"], gaps)
+
+
 def full_report(records: list[dict]) -> str:
     sections = []
     for title, task, table in (
@@ -256,6 +296,9 @@ def full_report(records: list[dict]) -> str:
     ):
         if any(r["task"] == task for r in records):
             sections.append(f"## {title}\n\n{table(records)}")
+    ablation = ablation_table(records)
+    if ablation:
+        sections.append(f"## Ablation (forecasting)\n\n{ablation}")
     return "\n\n".join(sections) if sections else "No results yet."
 
 
