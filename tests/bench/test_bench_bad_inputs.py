@@ -188,3 +188,19 @@ def test_lines_that_are_not_records_are_skipped_with_one_warning(tmp_path, line,
         assert len(store.records()) == 1
     with pytest.warns(UserWarning, match="skipped line"):
         assert main(["report", "--output", str(tmp_path)]) == 0
+
+
+def test_seeds_run_each_seed_once_and_report_mean_std_cv(monkeypatch, tmp_path, capsys):
+    run = FakeRun()
+    monkeypatch.setattr(forecast_module, "run_forecast", run)
+    argv = ["forecast", "--models", "dlinear", "--horizons", "96", "--seeds", "2021,2022,2023", "--output",
+            str(tmp_path), "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    records = ResultStore(tmp_path).records()
+    assert [r["seed"] for r in records] == [2021, 2022, 2023] and len(run.calls) == 3
+    out = capsys.readouterr().out
+    assert "## Seed robustness" in out
+    row = next(line for line in out.splitlines() if line.startswith("| forecast | synthetic"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[2:7] == ["96", "dlinear", "3", "mse 0.2000 ± 0.1000", "50.00"]  # mse 0.1, 0.2, 0.3
+    assert main([*argv, "--resume"]) == 0 and len(run.calls) == 3

@@ -103,6 +103,16 @@ def _arch(text: str) -> dict:
 _positive_int = _positive(int, "integer")
 
 
+def _csv_ints(text: str) -> list[int]:
+    try:
+        items = [int(item) for item in text.split(",") if item.strip()]
+    except ValueError:
+        items = []
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    return items
+
+
 def _csv_positive_ints(text: str) -> list[int]:
     items = [item.strip() for item in text.split(",") if item.strip()]
     if not items:
@@ -123,6 +133,13 @@ def _add_common(parser: argparse.ArgumentParser, train_stride: bool = False) -> 
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
     parser.add_argument("--resume", action="store_true", help="skip runs already in OUTPUT/results.jsonl")
     parser.add_argument("--seed", type=int, default=2021, help="random seed (default: %(default)s)")
+    parser.add_argument(
+        "--seeds",
+        type=_csv_ints,
+        default=None,
+        help="comma-separated seeds, each a run of its own (the paper: 2021,2022,2023,2024,2025); the report "
+        "adds mean, standard deviation and coefficient of variation over them",
+    )
     parser.add_argument(
         "--epochs",
         type=_positive_int,
@@ -324,7 +341,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         if args.command == "report":
             return print_report(output)
         with interrupts_raise(), locked_output(output):
-            return _runner(args.command)(args)
+            runner = _runner(args.command)
+            if not getattr(args, "seeds", None):
+                return runner(args)
+            for seed in args.seeds:  # one run per seed; one report at the end
+                runner(argparse.Namespace(**{**vars(args), "seed": seed, "report": False}))
+            return print_report(output)
     except BenchInterrupted as stop:
         print(interrupted_message(output), file=sys.stderr)
         return stop.exit_code

@@ -8,6 +8,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
+
 from . import paper
 from .protocols import IMPUTATION_MASK_RATES
 from .results import ResultStore
@@ -287,6 +289,36 @@ def ablation_table(records: list[dict]) -> str:
     return out + markdown_table(["variant", "datasets", "ours %", "paper %"], gaps)
 
 
+def seed_table(records: list[dict]) -> str:
+    """Runs that differ only in their seed: mean, standard deviation (over seeds, ddof=1) and
+    coefficient of variation of each metric, as the paper's seed table."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in records:
+        run = dict(r.get("run") or {k: r.get(k) for k in ("task", "dataset", "horizon", "mask_rate", "model")})
+        run.pop("seed", None)
+        groups[json.dumps(run, sort_keys=True, default=str)].append(r)
+    rows = []
+    for cell in groups.values():
+        seeds = sorted({r["seed"] for r in cell})
+        if len(seeds) < 2:
+            continue
+        first = cell[0]
+        metrics = ("f1_adjusted", "f1") if first["task"] == "detect" else ("mse", "mae")
+        where = first.get("horizon") or first.get("mask_rate") or first.get("protocol") or "-"
+        stats = []
+        for metric in metrics:
+            values = np.array([r[metric] for r in cell], dtype=float)
+            mean, std = values.mean(), values.std(ddof=1)
+            stats += [f"{metric} {mean:.4f} ± {std:.4f}", f"{100 * std / abs(mean):.2f}" if mean else "-"]
+        rows.append([first["task"], first["dataset"], where, first["model"], len(seeds), *stats])
+    if not rows:
+        return ""
+    rows.sort(key=lambda row: [str(c) for c in row[:4]])
+    header = ["task", "dataset", "horizon / mask / protocol", "model", "seeds", "metric 1 (mean ± std)", "CV %",
+              "metric 2 (mean ± std)", "CV %"]  # fmt: skip
+    return markdown_table(header, rows)
+
+
 def full_report(records: list[dict]) -> str:
     sections = []
     for title, task, table in (
@@ -296,6 +328,9 @@ def full_report(records: list[dict]) -> str:
     ):
         if any(r["task"] == task for r in records):
             sections.append(f"## {title}\n\n{table(records)}")
+    seeds = seed_table(records)
+    if seeds:
+        sections.append(f"## Seed robustness\n\n{seeds}")
     ablation = ablation_table(records)
     if ablation:
         sections.append(f"## Ablation (forecasting)\n\n{ablation}")

@@ -128,7 +128,7 @@ def run_imputations(args) -> int:
         )
         store.append(record)
         bar.write(f"{dataset} mask {rate} {model}: MSE {record['mse']:.4f} MAE {record['mae']:.4f}")
-    return print_report(output)
+    return print_report(output) if getattr(args, "report", True) else 0
 
 
 def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -193,4 +193,4 @@ def run_detections(args) -> int:
                 f"{dataset} {model} ({protocol}): F1 {record['f1']:.4f}, AUC-PR {record['auc_pr']:.4f}, "
                 f"AUC-ROC {record['auc_roc']:.4f}, point-adjusted F1 {record['f1_adjusted']:.4f}"
             )
-    return print_report(output)
+    return print_report(output) if getattr(args, "report", True) else 0
