@@ -131,6 +131,8 @@ class ReconstructionEngine:
         ``fit`` are reconstructed after the end of the training series (see :meth:`reconstruct`).
     patch_len, stride, d_model, n_heads, d_ff, e_layers, dropout, fc_dropout, attn_dropout, decop_k
         Network hyperparameters (see :class:`~xct_estimators.nn.XCTFormerConfig`).
+    use_mask, activation, mixing
+        The paper's ablation switches (see :class:`~xct_estimators.nn.XCTFormerConfig`).
     n_epochs
         Maximum number of training epochs; early stopping on the validation loss ends training
         sooner (see ``patience``).
@@ -185,6 +187,9 @@ class ReconstructionEngine:
         fc_dropout: float = 0.05,
         attn_dropout: float = 0.3,
         decop_k: Optional[int] = None,
+        use_mask: bool = True,
+        activation: str = "absact",
+        mixing: str = "full",
         n_epochs: int = DEFAULT_MAX_EPOCHS,
         batch_size: int = 32,
         learning_rate: float = DEFAULT_LEARNING_RATE,
@@ -227,7 +232,8 @@ class ReconstructionEngine:
         self.architecture = dict(
             patch_len=patch_len, stride=stride, d_model=d_model, n_heads=n_heads, d_ff=d_ff,
             e_layers=e_layers, dropout=dropout, fc_dropout=fc_dropout, attn_dropout=attn_dropout,
-            decop_k=decop_k, max_attention_bytes=max_attention_bytes,
+            decop_k=decop_k, use_mask=use_mask, activation=activation, mixing=mixing,
+            max_attention_bytes=max_attention_bytes,
         )  # fmt: skip
         self.n_epochs = n_epochs
         self.batch_size = batch_size

@@ -62,3 +62,22 @@ def test_report_puts_measured_ablation_beside_the_paper():
     assert "## Ablation (forecasting)" in text
     assert "| xctformer_nomask | ETTh1   | 0.440   | 0.440   | 0.453     | 0.440     |" in text
     assert "| xctformer_nomask | ETTh1    | +10.0  | +0.8    |" in text  # ours (0.44 vs 0.40) beside the paper's ETTh1
+
+
+@pytest.mark.parametrize("name", ["xctformer_clipped", "xctformer_time"])
+def test_ablations_reach_the_imputation_and_detection_engines(name, monkeypatch):
+    import xct_estimators.bench.tasks as tasks
+    from xct_estimators.bench.cli import build_parser
+
+    args = build_parser().parse_args(["impute", "--no-progress"])
+    engine = tasks.build_imputer(name, "ETTh1", 0.25, args).engine
+    switches = EXPECTED[name]
+    assert all(engine.architecture[k] == v for k, v in switches.items())
+    args = build_parser().parse_args(["detect", "--models", name, "--no-progress"])
+    from functools import partial
+
+    from xct_estimators.bench.detectors import build_detector
+
+    detector = build_detector(name, partial(tasks._detection_engine, "MSL", args), 100, 0)
+    assert all(detector.engine.architecture[k] == v for k, v in switches.items())
+    assert all(detector.settings[k] == v for k, v in switches.items())  # part of the run key

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..nn.config import ABLATIONS
 from .detection import chunked_window_energies
+from .models import ABLATION_MODELS
 
 DETECTION_MODELS = {
     "xctformer": "XCTFormer reconstruction (the paper's preset, or --arch overrides)",
     "window_mean": "no training: each window reconstructed by its per-channel mean (a floor)",
     "darts_kmeans": "darts.ad.KMeansScorer(k=8, window=10) on the training series",
     "darts_iforest": "darts.ad.PyODScorer(pyod IForest, window=10) (needs pyod: pip install pyod)",
-}
+    **{name: "ablation: xctformer with one switch changed (see xct-bench forecast --help)" for name in (
+        "xctformer_nomask", "xctformer_softmax", "xctformer_vanilla", "xctformer_time", "xctformer_channel",
+        "xctformer_clipped")},
+}  # fmt: skip
 DEFAULT_DETECTION_MODELS = ("xctformer", "window_mean")
 #: Window of the Darts scorers: ten steps of context for a per-step score.
 DARTS_SCORER_WINDOW = 10
@@ -154,8 +159,9 @@ class DartsScorerDetector:
 
 def build_detector(model: str, engine_factory, window_length: int, seed: int):
     """The bench detector named ``model``; ``engine_factory()`` builds XCTFormer's engine."""
-    if model == "xctformer":
-        return XCTFormerBenchDetector(engine_factory())
+    if model == "xctformer" or model in ABLATION_MODELS:
+        switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
+        return XCTFormerBenchDetector(engine_factory(**switches))
     if model == "window_mean":
         return WindowMeanDetector(window_length)
     if model in ("darts_kmeans", "darts_iforest"):

@@ -21,7 +21,11 @@ IMPUTATION_MODELS = {
     "linear": "per window and channel, linear interpolation of the observed points (no training)",
     "sktime_imputer": "sktime's Imputer(method='nearest') per window (no training)",
     "saits": "PyPOTS SAITS, a learned imputation transformer (extra: pip install 'xct-estimators[baselines]')",
-}
+    **{name: f"ablation: the xctformer row with {variant}" for name, variant in (
+        ("xctformer_nomask", "no mask"), ("xctformer_softmax", "softmax"), ("xctformer_vanilla", "vanilla attention"),
+        ("xctformer_time", "time-only attention"), ("xctformer_channel", "channel-only attention"),
+        ("xctformer_clipped", "AbsAct + ReLU"))},
+}  # fmt: skip
 DEFAULT_IMPUTATION_MODELS = ("xctformer", "linear", "sktime_imputer")
 #: sktime Imputer method: the best of its cheap methods on ETTh1 (docs/benchmarks.md).
 SKTIME_METHOD = "nearest"

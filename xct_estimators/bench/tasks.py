@@ -10,13 +10,14 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
+from ..nn.config import ABLATIONS
 from ..nn.presets import TASK_SEQ_LEN
 from .datasets import load_anomaly_dataset, load_forecast_dataset
 from .detection import ANOMALY_RATIOS, evaluate_point, evaluate_tslib
 from .detectors import build_detector
 from .imputation import evaluate_series, evaluate_windows, window_starts
 from .imputers import IMPUTATION_MODELS
-from .models import preset_name
+from .models import ABLATION_MODELS, preset_name
 from .results import ResultStore, run_key
 from .runs import parse_devices, plain_settings, print_report
 
@@ -61,11 +62,12 @@ def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.nd
 def build_imputer(model: str, dataset: str, mask_rate: float, args):
     from .imputers import LinearImputer, SAITSImputer, SktimeWindowImputer, XCTFormerBenchImputer
 
-    if model in ("xctformer", "xctformer_linear"):
+    if model in ("xctformer", "xctformer_linear") or model in ABLATION_MODELS:
         fill = "linear" if model == "xctformer_linear" else "zero"
+        switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
         engine = _engine(
             preset_name(dataset), "impute", args, mask_rate=mask_rate, fill=fill, patience=PAPER_PATIENCE,
-            train_stride=args.train_stride,
+            train_stride=args.train_stride, **switches,
         )  # fmt: skip
         return XCTFormerBenchImputer(engine)
     if model == "linear":
@@ -80,7 +82,7 @@ def build_imputer(model: str, dataset: str, mask_rate: float, args):
 
 
 #: Models whose training reads ``--train-stride``.
-_STRIDED = ("xctformer", "xctformer_linear", "saits")
+_STRIDED = ("xctformer", "xctformer_linear", "saits", *ABLATION_MODELS)
 
 
 def run_imputations(args) -> int:
@@ -140,10 +142,10 @@ def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.nd
     return train, test, np.asarray(data.labels, dtype=bool)
 
 
-def _detection_engine(dataset: str, args):
+def _detection_engine(dataset: str, args, **switches):
     return _engine(
         dataset, "anomaly", args, window_length=TASK_SEQ_LEN["anomaly"], train_stride=args.train_stride,
-        patience=PAPER_PATIENCE, fill="zero", **(args.arch or {}),
+        patience=PAPER_PATIENCE, fill="zero", **(args.arch or {}), **switches,
     )  # fmt: skip
 
 
@@ -161,8 +163,9 @@ def run_detections(args) -> int:
         ratio = ANOMALY_RATIOS[dataset]
         base = {
             "task": "detect", "dataset": dataset, "model": model, "seed": args.seed,
-            "train_stride": args.train_stride if model == "xctformer" else None,
-            "arch": args.arch if model == "xctformer" else None, "anomaly_ratio": ratio, "window_length": length,
+            "train_stride": args.train_stride if model.startswith("xctformer") else None,
+            "arch": args.arch if model.startswith("xctformer") else None, "anomaly_ratio": ratio,
+            "window_length": length,
             "settings": plain_settings(detector.settings),
         }  # fmt: skip
         runs = {p: {**base, "protocol": p} for p in args.protocol}
