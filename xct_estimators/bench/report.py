@@ -313,7 +313,8 @@ def seed_table(records: list[dict]) -> str:
         rows.append([first["task"], first["dataset"], where, first["model"], len(seeds), *stats])
     if not rows:
         return ""
-    rows.sort(key=lambda row: [str(c) for c in row[:4]])
+    number_first = lambda cell: (0, cell, "") if isinstance(cell, (int, float)) else (1, 0, str(cell))  # noqa: E731
+    rows.sort(key=lambda row: (str(row[0]), str(row[1]), number_first(row[2]), str(row[3])))
     header = ["task", "dataset", "horizon / mask / protocol", "model", "seeds", "metric 1 (mean ± std)", "CV %",
               "metric 2 (mean ± std)", "CV %"]  # fmt: skip
     return markdown_table(header, rows)
