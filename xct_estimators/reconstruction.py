@@ -419,7 +419,9 @@ class ReconstructionEngine:
         """
         if self.module is None:
             raise ValueError("The engine has not been fitted yet: call fit() first.")
-        values = self.check_values(values, fitting=False)
+        return self._reconstruct_checked(self.check_values(values, fitting=False))
+
+    def _reconstruct_checked(self, values: np.ndarray) -> np.ndarray:
         missing = self.window_length - len(values)
         if missing <= 0:
             return self._reconstruct(values)
@@ -428,7 +430,7 @@ class ReconstructionEngine:
             f"it was reconstructed as the continuation of the training series (its last {missing} "
             "steps fill the window). Pass at least window_length steps to reconstruct it on its own.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         padded = np.concatenate([self.context[len(self.context) - missing :], values])
         return self._reconstruct(padded)[missing:]
@@ -472,8 +474,10 @@ class ReconstructionEngine:
 
     def score(self, values: np.ndarray) -> np.ndarray:
         """Per-point squared reconstruction error, (time, channels); NaN where unobserved."""
+        if self.module is None:
+            raise ValueError("The engine has not been fitted yet: call fit() first.")
         values = self.check_values(values, fitting=False)
-        return (self.reconstruct(values) - values) ** 2
+        return (self._reconstruct_checked(values) - values) ** 2
 
 
 def _windows(values: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:

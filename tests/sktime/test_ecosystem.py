@@ -126,3 +126,12 @@ def test_a_hierarchy_with_exogenous_x_is_one_model_too():
     prediction = forecaster.predict()
     assert prediction.index.nlevels == 3 and prediction.shape == (6, 1)
     assert list(prediction.index.names) == ["region", "unit", "time"]
+
+
+def test_panel_x_is_matched_to_y_by_instance_not_by_order():
+    y = panel(columns=1)
+    X = panel(columns=1).rename(columns={"c0": "x"}) * 0.5
+    shuffled = pd.concat([X.loc[["unit2"]], X.loc[["unit0"]], X.loc[["unit1"]]])
+    forecaster = XCTFormerForecaster(**FORECASTER).fit(y, X=X, fh=[1, 2])
+    other = XCTFormerForecaster(**FORECASTER).fit(y, X=shuffled, fh=[1, 2])
+    pd.testing.assert_frame_equal(forecaster.predict(), other.predict())

@@ -121,13 +121,20 @@ def _csv_positive_ints(text: str) -> list[int]:
 _positive_float = _positive(float, "number")
 
 
-def _add_common(parser: argparse.ArgumentParser, train_stride: bool = False) -> None:
-    if train_stride:
+def _add_common(parser: argparse.ArgumentParser, training: bool = False) -> None:
+    """Options every command shares; ``training``: also those of the reconstruction tasks."""
+    if training:
         parser.add_argument(
             "--train-stride",
             type=_positive_int,
             default=1,
             help="step between training windows; >1 trains on fewer windows (default: 1, the paper)",
+        )
+        parser.add_argument(
+            "--batch-size", type=_positive_int, default=None, help="training batch size (default: the preset's)"
+        )
+        parser.add_argument(
+            "--learning-rate", type=_positive_float, default=None, help="peak learning rate (default: the preset's)"
         )
     parser.add_argument("--data-dir", default=None, help=f"folder with the datasets (default: ${DATA_DIR_ENV})")
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
@@ -230,13 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(IMPUTATION_MASK_RATES),
         help=f"comma-separated mask rates (default: {','.join(map(str, IMPUTATION_MASK_RATES))})",
     )
-    impute.add_argument(
-        "--batch-size", type=_positive_int, default=None, help="training batch size (default: the preset's)"
-    )
-    impute.add_argument(
-        "--learning-rate", type=_positive_float, default=None, help="peak learning rate (default: the preset's)"
-    )
-    _add_common(impute, train_stride=True)
+    _add_common(impute, training=True)
 
     detect = sub.add_parser(
         "detect",
@@ -272,13 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
     )
-    detect.add_argument(
-        "--batch-size", type=_positive_int, default=None, help="training batch size (default: the preset's)"
-    )
-    detect.add_argument(
-        "--learning-rate", type=_positive_float, default=None, help="peak learning rate (default: the preset's)"
-    )
-    _add_common(detect, train_stride=True)
+    _add_common(detect, training=True)
 
     explain = sub.add_parser(
         "explain",

@@ -290,7 +290,9 @@ class XCTFormerForecaster(BaseForecaster):
             raise NotImplementedError("XCTFormerForecaster forecasts out of sample only: use fh steps >= 1.")
         return steps
 
-    def _covariates_for_predict(self, X, key):
+    def _covariates_for_predict(self, X, keys: list) -> Optional[list]:
+        """The past covariates of the instances ``keys``: each one's kept X context, extended by
+        the rows of X it lacks."""
         if self.x_columns_ is None:
             return None
         if X is not None and list(X.columns) != self.x_columns_:
@@ -298,12 +300,15 @@ class XCTFormerForecaster(BaseForecaster):
                 f"X has columns {list(X.columns)}, but XCTFormerForecaster was fitted with X columns "
                 f"{self.x_columns_}: pass the same exogenous columns at predict."
             )
-        history = dict(_instances(self.X_context_))[key]
-        if X is not None:
-            future = dict(_instances(X)).get(key)
-            if future is not None:
-                history = pd.concat([history, future.loc[~future.index.isin(history.index)]])
-        return self._series(history)
+        future = dict(_instances(X)) if X is not None else {}
+        histories = dict(_instances(self.X_context_))
+        covariates = []
+        for key in keys:
+            history, ahead = histories[key], future.get(key)
+            if ahead is not None:
+                history = pd.concat([history, ahead.loc[~ahead.index.isin(history.index)]])
+            covariates.append(self._series(history))
+        return covariates
 
     def _darts_predict(self, fh, X, **kwargs) -> tuple[list, np.ndarray]:
         """Forecasts of every instance, ``[(key, TimeSeries), ...]`` (key None for one series),
@@ -322,21 +327,25 @@ class XCTFormerForecaster(BaseForecaster):
                 f"{self.input_chunk_length} time points: XCTFormer needs one full input window to forecast."
             )
         series = [self._series(part) for _, part in pieces]
-        past = [self._covariates_for_predict(X, key) for key, _ in pieces] if self.x_columns_ else None
+        past = self._covariates_for_predict(X, [key for key, _ in pieces])
         with quiet_lightning():
             forecasts = self.darts_model_.predict(
                 int(steps.max()), series=series, past_covariates=past, verbose=False, **kwargs
             )
         return [(key, forecast) for (key, _), forecast in zip(pieces, forecasts, strict=True)], steps - 1
 
-    def _absolute_index(self, fh, key) -> pd.Index:
-        if key is None:
-            return fh.to_absolute_index(self.cutoff)
+    def _absolute_indexes(self, fh) -> dict:
+        """Each instance's forecast timestamps: the fh steps after its own last time point."""
+        if not _is_panel(self.y_context_):
+            return {None: fh.to_absolute_index(self.cutoff)}
         from sktime.datatypes import get_cutoff
         from sktime.forecasting.base import ForecastingHorizon
 
-        cutoff = get_cutoff(dict(_instances(self.y_context_))[key], return_index=True)
-        return ForecastingHorizon(self._steps(fh), is_relative=True).to_absolute_index(cutoff)
+        relative = ForecastingHorizon(self._steps(fh), is_relative=True)
+        return {
+            key: relative.to_absolute_index(get_cutoff(part, return_index=True))
+            for key, part in _instances(self.y_context_)
+        }
 
     def _joined(self, frames: list) -> pd.DataFrame:
         """One frame per instance -> sktime's frame (MultiIndex with the instance levels for panels)."""
@@ -358,10 +367,8 @@ class XCTFormerForecaster(BaseForecaster):
                 (key, np.apply_along_axis(lambda q: np.interp(0.5, levels, q[order]), -1, params))
                 for key, params in self._quantile_params(fh, X)
             ]
-        columns = self.y_context_.columns
-        return self._joined(
-            [(key, pd.DataFrame(v, index=self._absolute_index(fh, key), columns=columns)) for key, v in values]
-        )
+        columns, indexes = self.y_context_.columns, self._absolute_indexes(fh)
+        return self._joined([(key, pd.DataFrame(v, index=indexes[key], columns=columns)) for key, v in values])
 
     def _predict_quantiles(self, fh, X, alpha):
         quantiles = list(self.quantiles)
@@ -380,10 +387,10 @@ class XCTFormerForecaster(BaseForecaster):
                     (key, {(c, a): np.quantile(samples[:, j, :], a, axis=-1)
                            for j, c in enumerate(self.y_context_.columns) for a in alpha})
                 )  # fmt: skip
-        frames = []
+        frames, indexes = [], self._absolute_indexes(fh)
         for key, values in per_instance:
             columns = pd.MultiIndex.from_tuples(list(values))
-            index = self._absolute_index(fh, key)
+            index = indexes[key]
             frames.append((key, pd.DataFrame(np.column_stack(list(values.values())), index=index, columns=columns)))
         return self._joined(frames)
 
