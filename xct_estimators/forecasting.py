@@ -521,27 +521,62 @@ class XCTFormerModel(PastCovariatesTorchModel):
             is merged, its ``callbacks`` extended).
         """
         preset = get_preset(dataset, "forecast")
-        lr = overrides.pop("learning_rate", preset.learning_rate)
         params: dict[str, Any] = dict(
             input_chunk_length=preset.seq_len,
-            output_chunk_length=output_chunk_length,
             **preset.architecture(),
             batch_size=preset.batch_size,
             n_epochs=preset.epochs,
+            learning_rate=preset.learning_rate,
+        )
+        params.update(overrides)
+        return cls.from_params(
+            output_chunk_length=output_chunk_length, keep_best_val_weights=keep_best_val_weights, **params
+        )
+
+    @classmethod
+    def from_params(
+        cls,
+        input_chunk_length: int,
+        output_chunk_length: int,
+        learning_rate: float = 1e-3,
+        keep_best_val_weights: bool = True,
+        **kwargs,
+    ) -> XCTFormerModel:
+        """An XCTFormerModel with the paper's training recipe and the given hyperparameters.
+
+        The recipe of :meth:`from_preset` (Adam, ``OneCycleLR`` with ``max_lr=learning_rate`` and
+        ``pct_start=0.4`` stepped per batch, MSE loss, best-validation weights kept) around any
+        architecture: this is how the parameters found by :func:`xct_estimators.tune.search`
+        (``best_params``) become a model.
+
+        Parameters
+        ----------
+        input_chunk_length, output_chunk_length
+            As for :class:`XCTFormerModel`.
+        learning_rate
+            Adam's learning rate and the one-cycle schedule's peak. Default: ``1e-3``.
+        keep_best_val_weights
+            Whether to restore the best-validation epoch's weights after ``fit``. Default: ``True``.
+        **kwargs
+            Any other :class:`XCTFormerModel` argument (``pl_trainer_kwargs`` is merged, its
+            ``callbacks`` extended).
+        """
+        params: dict[str, Any] = dict(
+            input_chunk_length=input_chunk_length,
+            output_chunk_length=output_chunk_length,
             optimizer_cls=torch.optim.Adam,
-            optimizer_kwargs={"lr": lr},
+            optimizer_kwargs={"lr": learning_rate},
             lr_scheduler_cls=torch.optim.lr_scheduler.OneCycleLR,
-            lr_scheduler_kwargs={"max_lr": lr, "pct_start": PAPER_PCT_START, "interval": "step"},
+            lr_scheduler_kwargs={"max_lr": learning_rate, "pct_start": PAPER_PCT_START, "interval": "step"},
             loss_fn=torch.nn.MSELoss(),
         )
-        trainer_kwargs = dict(overrides.pop("pl_trainer_kwargs", None) or {})
+        trainer_kwargs = dict(kwargs.pop("pl_trainer_kwargs", None) or {})
         callbacks = list(trainer_kwargs.get("callbacks", []))
         if keep_best_val_weights:
             callbacks.append(KeepBestValidationWeights())
         trainer_kwargs["callbacks"] = callbacks
         params["pl_trainer_kwargs"] = trainer_kwargs
-        params.update(overrides)
+        params.update(kwargs)
         return cls(**params)
-
 
 add_safe_globals([XCTFormerModel, _XCTFormerModule, KeepBestValidationWeights])

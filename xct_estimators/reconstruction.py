@@ -170,6 +170,10 @@ class ReconstructionEngine:
         Seed for weights, training order and masks.
     accelerator, devices
         Passed to the Lightning trainer (``"auto"``, ``"cpu"``, ``"gpu"``).
+    pl_trainer_kwargs
+        More keyword arguments for the Lightning ``Trainer`` (e.g. ``{"precision": "bf16-mixed"}``
+        or ``{"strategy": "ddp_spawn"}``); they win over ``accelerator`` and ``devices``, and
+        their ``callbacks`` are added to the engine's own (best weights, early stopping).
     progress_bar
         Show Lightning's progress bar while training. Default: ``False`` (quiet).
     """
@@ -205,6 +209,7 @@ class ReconstructionEngine:
         devices: Any = "auto",
         progress_bar: bool = False,
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
+        pl_trainer_kwargs: Optional[dict[str, Any]] = None,
     ):
         (window_length, patch_len, stride, d_model, n_heads, d_ff, e_layers, n_epochs, batch_size, patience,
          train_stride, window_stride, decop_k, random_state) = map(plain_number, (window_length, patch_len, stride,
@@ -254,6 +259,7 @@ class ReconstructionEngine:
         self.accelerator = accelerator
         self.devices = devices
         self.progress_bar = progress_bar
+        self.pl_trainer_kwargs = dict(pl_trainer_kwargs or {})
         self.module: Optional[_ReconstructionModule] = None
         self.n_channels: Optional[int] = None
         self.epochs_trained: Optional[int] = None
@@ -358,12 +364,15 @@ class ReconstructionEngine:
                     callbacks.append(EarlyStoppingAfterWarmup(warmup, **stopping))
                 else:
                     callbacks.append(EarlyStopping(**stopping))
+        trainer_kwargs = dict(
+            max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices,
+            logger=False, enable_checkpointing=False, enable_model_summary=False,
+            enable_progress_bar=self.progress_bar, num_sanity_val_steps=0,
+        )  # fmt: skip
+        trainer_kwargs.update(self.pl_trainer_kwargs)
+        trainer_kwargs["callbacks"] = callbacks + list(self.pl_trainer_kwargs.get("callbacks", []))
         with quiet_lightning():
-            trainer = pl.Trainer(
-                max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices,
-                logger=False, enable_checkpointing=False, enable_model_summary=False,
-                enable_progress_bar=self.progress_bar, num_sanity_val_steps=0, callbacks=callbacks,
-            )  # fmt: skip
+            trainer = pl.Trainer(**trainer_kwargs)
             trainer.fit(self.module, loader, val_loader)
         self.epochs_trained = trainer.current_epoch
         self.val_losses = list(self.module.val_losses)

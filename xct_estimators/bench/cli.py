@@ -35,6 +35,7 @@ examples:
   xct-bench detect --dataset MSL --models xctformer,window_mean,darts_kmeans --protocol tslib,point \
       --arch d_model=64,d_ff=128,e_layers=1,n_heads=1 --train-stride 20 --epochs 5   (CPU, ~22 min)
   xct-bench explain --dataset ETTm1 --horizons 96 --epochs 10   dependency map of a trained model
+  xct-bench tune --task forecast --dataset ETTh1 --trials 50   the paper's Optuna search (journal file in --output)
   xct-bench profile
   xct-bench report --output xct-bench-results
 
@@ -166,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", metavar="{forecast,impute,detect,explain,profile,report}")
+    sub = parser.add_subparsers(dest="command", metavar="{forecast,impute,detect,explain,tune,profile,report}")
 
     forecast = sub.add_parser(
         "forecast",
@@ -289,6 +290,32 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--seq-len", type=_positive_int, default=96, help="look-back window (default: %(default)s)")
     _add_common(explain)
 
+    tune = sub.add_parser(
+        "tune",
+        help="the paper's Optuna hyperparameter search on a dataset's validation split",
+        description="Search the paper's space (App. B) with Optuna: each trial trains on the training split, its "
+        "value is the lowest validation MSE of its epochs, bad trials are pruned. Several processes (or machines) "
+        "given the same --storage and study name share one study. Needs: pip install 'xct-estimators[tune]'.",
+    )
+    tune.add_argument("--task", choices=("forecast", "impute", "detect"), default="forecast")
+    tune.add_argument("--dataset", default="ETTh1", help="one dataset (default: %(default)s)")
+    tune.add_argument("--trials", type=_positive_int, default=20, help="trials in the study, all workers together")
+    tune.add_argument("--timeout", type=_positive_float, default=None, help="stop this worker after S seconds")
+    tune.add_argument("--horizon", type=_positive_int, default=96, help="forecast: horizon (default: %(default)s)")
+    tune.add_argument("--mask-rate", type=float, default=0.25, help="impute: mask rate (default: %(default)s)")
+    tune.add_argument(
+        "--storage",
+        default=None,
+        help="Optuna RDB URL (sqlite:///..., postgresql://...) or journal file path "
+        "(default: OUTPUT/optuna.journal)",
+    )
+    tune.add_argument("--study-name", default=None, help="study to create or join (default: task-dataset-horizon)")
+    tune.add_argument("--space", default=None, help="JSON file with a search space (default: the paper's)")
+    tune.add_argument(
+        "--arch", type=_arch, default=None, help="fix network settings for every trial, e.g. e_layers=1,n_heads=1"
+    )
+    _add_common(tune, training=True)
+
     profile = sub.add_parser("profile", help="trainable parameters and FLOPs per preset vs the paper's Tables 14-15")
     profile.add_argument(
         "--dataset",
@@ -335,6 +362,18 @@ def main(argv: Optional[list[str]] = None) -> int:
             return print_profile(args.dataset)
         if args.command == "report":
             return print_report(output)
+        if args.command == "tune":  # Optuna's storage coordinates workers: no output lock
+            from .tune import run_tune
+
+            try:
+                with interrupts_raise():
+                    return run_tune(args)
+            except (BenchInterrupted, KeyboardInterrupt) as stop:
+                print(
+                    "Interrupted. Finished trials are kept in the study's storage; rerun the same command to "
+                    "continue it.", file=sys.stderr,
+                )  # fmt: skip
+                return getattr(stop, "exit_code", 130)
         with interrupts_raise(), locked_output(output):
             runner = _runner(args.command)
             if not getattr(args, "seeds", None):

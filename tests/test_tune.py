@@ -1,0 +1,148 @@
+"""The Optuna search: the paper's space as data, trials through the real training paths, export."""
+
+import numpy as np
+import pytest
+from darts import TimeSeries
+
+optuna = pytest.importorskip("optuna", reason="the tune extra (optuna) is not installed")
+
+from xct_estimators import ReconstructionEngine, XCTFormerModel, tune  # noqa: E402
+from xct_estimators.sktime import XCTFormerForecaster  # noqa: E402
+
+TINY_SPACE = {"d_model": {"low": 4, "high": 8, "step": 4}, "learning_rate": {"choices": [1e-3, 1e-2]}}
+TINY_FORECAST = {"input_chunk_length": 32, "n_epochs": 1, "e_layers": 1, "n_heads": 1}
+TINY_RECONSTRUCTION = {"window_length": 32, "n_epochs": 1, "e_layers": 1, "n_heads": 1, "train_stride": 4}
+
+
+def _values(n=400, seed=0):
+    t = np.arange(n)
+    noise = np.random.default_rng(seed).standard_normal((n, 2)) * 0.1
+    return (np.stack([np.sin(t / 6), np.cos(t / 9)], axis=1) + noise).astype(np.float32)
+
+
+def test_paper_space_groups():
+    etth1 = tune.search_space("forecast", "ETTh1")
+    assert etth1["d_model"] == {"low": 4, "high": 64, "step": 2}
+    assert etth1["dropout"] == {"low": 0.1, "high": 0.3, "step": 0.05}
+    assert etth1["fc_dropout"] == {"low": 0.05, "high": 0.3, "step": 0.05}
+    assert etth1["learning_rate"] == {"choices": [5e-4, 1e-3, 5e-3, 1e-2]}
+    assert etth1["attn_dropout"] == {"low": 0.1, "high": 0.8, "step": 0.1}
+    assert etth1["n_heads"] == {"choices": [1, 2, 4]} and etth1["e_layers"] == {"low": 1, "high": 3, "step": 1}
+    assert "decop_k" not in etth1 and "patch_len" not in etth1
+    weather = tune.search_space("forecast", "Weather")
+    assert weather["d_model"] == {"low": 8, "high": 256, "step": 8} and "dropout" not in weather
+    assert tune.search_space("forecast", "ECL")["decop_k"] == {"low": 64, "high": 256, "step": 64}
+    assert "decop_k" in tune.search_space("forecast", None, n_channels=61)
+    assert "decop_k" not in tune.search_space("forecast", None, n_channels=60)
+    impute = tune.search_space("impute", "ETTh1")
+    assert impute["d_model"] == {"low": 32, "high": 256, "step": 32}
+    assert impute["patch_len"] == {"choices": [16, 64, 128]}
+    assert "decop_k" not in tune.search_space("detect", "MSL")
+    with pytest.raises(ValueError, match="Unknown task 'classify'"):
+        tune.search_space("classify")
+
+
+def test_coupled_settings_follow_the_searched_values():
+    space = tune.search_space("impute", "ETTh1")
+    trial = optuna.trial.FixedTrial(
+        {"learning_rate": 1e-3, "attn_dropout": 0.3, "n_heads": 2, "e_layers": 2, "d_model": 96, "patch_len": 64}
+    )
+    params = tune.derived_params(tune.base_params("impute", "ETTh1"), tune.suggest(trial, space))
+    assert params["stride"] == 32 and params["d_ff"] == 192 and params["window_length"] == 1024
+    assert params["batch_size"] == 32 and params["n_epochs"] == 10  # the ETTh1 imputation preset's
+    assert params["attn_dropout"] == 0.3  # no 0.30000000000000004
+
+
+@pytest.mark.parametrize(
+    "space, fragment",
+    [({}, "non-empty dict"), ({"d_model": [8, 16]}, "must be a dict"), ({"d_model": {"low": 9, "high": 8}}, "a <= b"),
+     ({"d_model": {"choices": []}}, "non-empty list")],
+)  # fmt: skip
+def test_bad_spaces_are_refused(space, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        tune.check_space(space)
+
+
+def test_forecast_search_exports_arguments_every_estimator_takes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    series = TimeSeries.from_values(_values())
+    study = tune.search(
+        series, "forecast", space=TINY_SPACE, fixed=TINY_FORECAST, output_chunk_length=8, n_trials=2,
+        accelerator="cpu",
+    )  # fmt: skip
+    assert len(study.trials) == 2 and all(t.state.name == "COMPLETE" for t in study.trials)
+    params = tune.best_params(study)
+    assert params["d_ff"] == 2 * params["d_model"] and params["input_chunk_length"] == 32
+    assert study.best_value == pytest.approx(min(t.value for t in study.trials))
+    model = XCTFormerModel.from_params(output_chunk_length=8, random_state=0, **params)
+    assert model.model_params["optimizer_kwargs"] == {"lr": params["learning_rate"]}
+    model.fit(series[:300], val_series=series[300 - 32 :], verbose=False)
+    assert len(model.predict(8, series=series)) == 8
+    forecaster = XCTFormerForecaster(**params)
+    assert forecaster.get_params()["d_model"] == params["d_model"]
+    assert list(tmp_path.iterdir()) == []  # no darts_logs / lightning_logs in the working directory
+
+
+def test_reconstruction_search_exports_engine_arguments():
+    study = tune.search(
+        _values(), "detect", space=TINY_SPACE, fixed=TINY_RECONSTRUCTION, n_trials=2, accelerator="cpu"
+    )
+    params = tune.best_params(study)
+    assert params["batch_size"] == 128  # the paper's anomaly-detection batch size
+    engine = ReconstructionEngine(**params, accelerator="cpu").fit(_values(seed=1))
+    assert engine.score(_values(seed=2)).shape == (400, 2)
+
+
+def test_trial_value_is_the_lowest_validation_loss_of_its_epochs():
+    study = tune.search(
+        _values(), "impute", space={"d_model": {"choices": [8]}}, fixed={**TINY_RECONSTRUCTION, "n_epochs": 3},
+        n_trials=1, accelerator="cpu", pruner=optuna.pruners.NopPruner(),
+    )  # fmt: skip
+    trial = study.trials[0]
+    assert len(trial.intermediate_values) == 3
+    assert trial.value == pytest.approx(min(trial.intermediate_values.values()))
+
+
+def test_pruned_and_infeasible_trials_and_a_study_without_result():
+    space = {"d_model": {"choices": [6]}, "n_heads": {"choices": [4]}}  # 6 is not divisible by 4
+    study = tune.search(_values(), "detect", space=space, fixed=TINY_RECONSTRUCTION, n_trials=1, accelerator="cpu")
+    assert study.trials[0].state.name == "PRUNED"
+    assert "not divisible by n_heads" in study.trials[0].user_attrs["infeasible"]
+    with pytest.raises(ValueError, match="no completed trial yet"):
+        tune.best_params(study)
+    always = optuna.pruners.ThresholdPruner(upper=0.0)  # any positive loss is pruned after its first epoch
+    study = tune.search(
+        _values(), "detect", space={"d_model": {"choices": [8]}}, fixed={**TINY_RECONSTRUCTION, "n_epochs": 3},
+        n_trials=1, pruner=always, accelerator="cpu",
+    )  # fmt: skip
+    assert study.trials[0].state.name == "PRUNED" and list(study.trials[0].intermediate_values) == [0]
+
+
+class _Signal(BaseException):
+    pass
+
+
+def test_a_stopped_worker_leaves_no_running_trial_and_a_rerun_continues(tmp_path, monkeypatch):
+    journal = tmp_path / "study.journal"
+    kwargs = dict(space=TINY_SPACE, fixed=TINY_RECONSTRUCTION, accelerator="cpu", storage=str(journal), study_name="s")
+    tune.search(_values(), "detect", n_trials=1, **kwargs)
+
+    def stop(*args):
+        raise _Signal()
+
+    monkeypatch.setattr(tune, "_fit_trial", stop)
+    with pytest.raises(_Signal):
+        tune.search(_values(), "detect", n_trials=3, **kwargs)
+    monkeypatch.undo()
+    states = [t.state.name for t in optuna.load_study(study_name="s", storage=tune.open_storage(journal)).trials]
+    assert states == ["COMPLETE", "FAIL"]
+    study = tune.search(_values(), "detect", n_trials=3, **kwargs)  # the study's 3 trials in all
+    assert [t.state.name for t in study.trials] == ["COMPLETE", "FAIL", "COMPLETE"]
+    again = tune.search(_values(), "detect", n_trials=3, **kwargs)
+    assert len(again.trials) == 3
+
+
+def test_without_optuna_the_error_names_the_extra(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "optuna", None)
+    with pytest.raises(ImportError, match=r"pip install 'xct-estimators\[tune\]'"):
+        tune.search(_values(), "detect", n_trials=1)

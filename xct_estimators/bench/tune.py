@@ -1,0 +1,88 @@
+"""``xct-bench tune``: the paper's Optuna search on a benchmark dataset's splits.
+
+Several ``xct-bench tune`` processes with the same ``--output`` (or ``--storage``) and study name
+work on one study; Optuna's storage keeps them apart, so this command takes no lock of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from .report import file_name
+from .runs import parse_devices
+
+#: The default storage: an Optuna journal file in the output folder (no server needed).
+JOURNAL_NAME = "optuna.journal"
+
+
+def tune_data(args):
+    """(dataset name, series, val_series): the paper's splits for ``args.task`` on ``args.dataset``."""
+    if args.task == "forecast":
+        from .datasets import load_forecast_dataset
+        from .forecast import prepare
+
+        data = prepare(load_forecast_dataset(args.dataset, args.data_dir, seed=args.seed), features="M")
+        return data.dataset, data.train, data.val
+    if args.task == "impute":
+        from .tasks import imputation_splits
+
+        train, val, _ = imputation_splits(args.dataset, args.data_dir, args.seed)
+        return args.dataset, train, val
+    from .tasks import detection_arrays
+
+    train, _, _ = detection_arrays(args.dataset, args.data_dir)
+    return args.dataset, train, None  # the last 20 % of the training array validates (never the test labels)
+
+
+def fixed_settings(args) -> dict:
+    """Settings the command line fixes for every trial (they leave the search space)."""
+    fixed = dict(args.arch or {})
+    if args.epochs:
+        fixed["n_epochs"] = args.epochs
+    if args.batch_size:
+        fixed["batch_size"] = args.batch_size
+    if args.learning_rate:
+        fixed["learning_rate"] = args.learning_rate
+    if args.task != "forecast":
+        fixed["train_stride"] = args.train_stride
+    return fixed
+
+
+def run_tune(args) -> int:
+    from .. import tune
+
+    output = Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    dataset, series, val_series = tune_data(args)
+    n_channels = series.n_components if hasattr(series, "n_components") else series.shape[1]
+    fixed = fixed_settings(args)
+    space = json.loads(Path(args.space).read_text()) if args.space else tune.search_space(
+        args.task, args.dataset, n_channels
+    )  # fmt: skip
+    space = {name: spec for name, spec in space.items() if name not in fixed}
+    storage = args.storage or str(output / JOURNAL_NAME)
+    name = args.study_name or tune.default_study_name(args.task, dataset, args.horizon, args.mask_rate)
+    print(f"study {name!r} in {storage} ({args.trials} trials in all workers)", flush=True)
+    start = time.perf_counter()
+    study = tune.search(
+        series, args.task, val_series=val_series, dataset=args.dataset, space=space, fixed=fixed,
+        n_trials=args.trials, timeout=args.timeout, output_chunk_length=args.horizon, mask_rate=args.mask_rate,
+        storage=storage, study_name=name, random_state=args.seed, accelerator=args.accelerator,
+        devices=parse_devices(args.devices), show_progress_bar=not args.no_progress,
+    )  # fmt: skip
+    result = {
+        **tune.summary(study), "storage": storage, "seconds_this_worker": round(time.perf_counter() - start, 1),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }  # fmt: skip
+    path = output / f"tune_{file_name(name)}.json"
+    path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    states = ", ".join(f"{count} {state}" for state, count in result["trials"].items() if count)
+    print(f"trials: {states}")
+    if result["best_params"] is None:
+        print(f"no completed trial yet; wrote {path}")
+        return 1
+    print(f"best validation MSE {result['best_value']:.5f} (trial {result['best_trial']}): {result['best_params']}")
+    print(f"wrote {path}")
+    return 0

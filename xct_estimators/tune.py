@@ -1,0 +1,469 @@
+"""The paper's hyperparameter search (App. B, "Hyperparameter Search Space") on Optuna.
+
+A search space is plain data: a dict from parameter name to ``{"choices": [...]}`` or
+``{"low": a, "high": b, "step": s}`` (:func:`search_space` gives the paper's). Every trial trains
+through the same paths as the benchmarks (``XCTFormerModel.from_params`` for forecasting, the
+:class:`~xct_estimators.reconstruction.ReconstructionEngine` for imputation and anomaly
+detection) and its value is the lowest validation MSE of its epochs; Optuna's pruner stops bad
+trials after any epoch. Studies live in any Optuna storage, so several processes or machines can
+work on one study.
+
+Optuna is an optional extra: ``pip install 'xct-estimators[tune]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import socket
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import numpy as np
+import pytorch_lightning as pl
+
+from ._quiet import quiet_lightning
+from .nn.config import XCTFormerConfig
+from .nn.presets import TASK_SEQ_LEN, get_preset
+
+#: Task names as ``xct-bench`` spells them, and the preset table's name for each.
+TASKS = {"forecast": "forecast", "impute": "impute", "detect": "anomaly"}
+#: Datasets whose forecasting search narrows d_model and tunes dropout (the paper: they overfit).
+NARROW_FORECAST_DATASETS = ("ETTh1", "ETTh2")
+#: Above this many channels the paper uses DeCoP and searches its k.
+DECOP_CHANNELS = 60
+#: Settings the paper fixes when a dataset has no preset (its most common values).
+DEFAULT_TRAINING = {"forecast": (32, 10), "impute": (32, 10), "detect": (128, 10)}  # batch size, epochs
+PAPER_PATIENCE = 6
+#: Share of the training data held out for validation when none is given.
+VALIDATION_FRACTION = 0.2
+
+_SHARED_SPACE = {
+    "learning_rate": {"choices": [5e-4, 1e-3, 5e-3, 1e-2]},
+    "attn_dropout": {"low": 0.1, "high": 0.8, "step": 0.1},
+    "n_heads": {"choices": [1, 2, 4]},
+    "e_layers": {"low": 1, "high": 3, "step": 1},
+}
+_DECOP_SPACE = {"decop_k": {"low": 64, "high": 256, "step": 64}}
+
+
+def _optuna():
+    try:
+        import optuna
+    except ImportError as error:
+        raise ImportError(
+            "Hyperparameter search needs Optuna: pip install 'xct-estimators[tune]' (or pip install optuna)."
+        ) from error
+    return optuna
+
+
+def search_space(task: str, dataset: Optional[str] = None, n_channels: Optional[int] = None) -> dict[str, dict]:
+    """The paper's search space for ``task`` ("forecast", "impute", "detect") and ``dataset``.
+
+    ``dataset`` picks the group (ETTh1/ETTh2 forecasting: d_model 4-64 step 2 with dropout and
+    fc_dropout searched; other forecasting and anomaly detection: d_model 8-256 step 8;
+    imputation: d_model 32-256 step 32 and patch_len in {16, 64, 128}). DeCoP's k (64-256 step
+    64) is searched for ECL and Traffic, or for any data with more than 60 channels
+    (``n_channels``). stride = patch_len / 2 and d_ff = 2 d_model are fixed, as in the paper.
+    """
+    _check_task(task)
+    space = {name: dict(spec) for name, spec in _SHARED_SPACE.items()}
+    if task == "forecast" and dataset in NARROW_FORECAST_DATASETS:
+        space["d_model"] = {"low": 4, "high": 64, "step": 2}
+        space["dropout"] = {"low": 0.1, "high": 0.3, "step": 0.05}
+        space["fc_dropout"] = {"low": 0.05, "high": 0.3, "step": 0.05}
+    elif task == "impute":
+        space["d_model"] = {"low": 32, "high": 256, "step": 32}
+        space["patch_len"] = {"choices": [16, 64, 128]}
+    else:
+        space["d_model"] = {"low": 8, "high": 256, "step": 8}
+    many_channels = n_channels is not None and n_channels > DECOP_CHANNELS
+    if task != "detect" and (dataset in ("ECL", "Traffic", "Electricity") or many_channels):
+        space.update({name: dict(spec) for name, spec in _DECOP_SPACE.items()})
+    return space
+
+
+def _check_task(task: str) -> None:
+    if task not in TASKS:
+        raise ValueError(f"Unknown task {task!r}; choose from {', '.join(TASKS)}.")
+
+
+def check_space(space: dict[str, Any]) -> dict[str, dict]:
+    """Check a user's search space and return it as plain dicts (see :func:`search_space`)."""
+    if not isinstance(space, dict) or not space:
+        raise ValueError("A search space is a non-empty dict: name -> {'choices': [...]} or {'low', 'high', 'step'}.")
+    checked = {}
+    for name, spec in space.items():
+        if not isinstance(spec, dict):
+            raise ValueError(f"Search space entry {name!r} must be a dict, got {spec!r}.")
+        if set(spec) == {"choices"} and isinstance(spec["choices"], (list, tuple)) and spec["choices"]:
+            checked[name] = {"choices": list(spec["choices"])}
+        elif set(spec) in ({"low", "high"}, {"low", "high", "step"}) and spec["low"] <= spec["high"]:
+            checked[name] = dict(spec)
+        else:
+            raise ValueError(
+                f"Search space entry {name!r} must be {{'choices': [non-empty list]}} or "
+                f"{{'low': a, 'high': b, 'step': s}} with a <= b, got {spec!r}."
+            )
+    return checked
+
+
+def suggest(trial, space: dict[str, dict]) -> dict[str, Any]:
+    """One value per entry of ``space``, drawn through ``trial``."""
+    values = {}
+    for name, spec in space.items():
+        if "choices" in spec:
+            values[name] = trial.suggest_categorical(name, spec["choices"])
+        elif all(isinstance(spec.get(key, 1), int) for key in ("low", "high", "step")):
+            values[name] = trial.suggest_int(name, spec["low"], spec["high"], step=spec.get("step", 1))
+        else:
+            value = trial.suggest_float(name, spec["low"], spec["high"], step=spec.get("step"))
+            values[name] = round(value, 10)  # 0.30000000000000004 -> 0.3
+    return values
+
+
+def derived_params(params: dict[str, Any], searched: dict[str, Any]) -> dict[str, Any]:
+    """``params`` updated with the ``searched`` values and the paper's coupled settings: stride =
+    patch_len / 2 and d_ff = 2 d_model, unless those are searched themselves."""
+    params = {**params, **searched}
+    if "patch_len" in searched and "stride" not in searched:
+        params["stride"] = max(searched["patch_len"] // 2, 1)
+    if "d_model" in searched and "d_ff" not in searched:
+        params["d_ff"] = 2 * searched["d_model"]
+    return params
+
+
+def base_params(task: str, dataset: Optional[str] = None) -> dict[str, Any]:
+    """What a trial does not search: the preset's row for ``dataset`` (architecture included,
+    replaced by the trial's values) or the paper's usual training settings."""
+    _check_task(task)
+    try:
+        preset = get_preset(dataset, TASKS[task]) if dataset else None
+    except ValueError:
+        preset = None
+    if preset is None:
+        batch_size, epochs = DEFAULT_TRAINING[task]
+        params = {"patch_len": 16, "stride": 8, "batch_size": batch_size, "n_epochs": epochs}
+    else:
+        params = {**preset.architecture(), "batch_size": preset.batch_size, "n_epochs": preset.epochs}
+        params["learning_rate"] = preset.learning_rate
+    length = "input_chunk_length" if task == "forecast" else "window_length"
+    params[length] = TASK_SEQ_LEN[TASKS[task]]
+    return params
+
+
+class PruningCallback(pl.Callback):
+    """Report each epoch's validation loss to an Optuna trial; stop the trial when its pruner says so.
+
+    Optuna's own ``PyTorchLightningPruningCallback`` (optuna-integration) is written for the
+    ``lightning`` package, whose callbacks Darts' ``pytorch_lightning`` trainer does not accept;
+    this is the same protocol (``trial.report`` / ``trial.should_prune``) on ``pytorch_lightning``.
+    It also keeps the lowest validation loss, the trial's value.
+    """
+
+    def __init__(self, trial, monitor: str = "val_loss"):
+        self.trial = trial
+        self.monitor = monitor
+        self.best_score = math.inf
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        if trainer.sanity_checking:
+            return
+        score = trainer.callback_metrics.get(self.monitor)
+        if score is None:
+            return
+        score = float(score)
+        self.best_score = min(self.best_score, score)
+        self.trial.report(score, step=trainer.current_epoch)
+        if self.trial.should_prune():
+            raise _optuna().TrialPruned(f"pruned after epoch {trainer.current_epoch} ({self.monitor} {score:.5g})")
+
+
+def _feasibility(task: str, params: dict[str, Any], n_channels: int, out_len: int) -> Optional[str]:
+    """Why the network of ``params`` cannot be built (or would not fit in memory), else None."""
+    length = params["input_chunk_length"] if task == "forecast" else params["window_length"]
+    keys = ("patch_len", "stride", "d_model", "n_heads", "d_ff", "e_layers", "decop_k")
+    try:
+        config = XCTFormerConfig(
+            seq_len=length, n_channels=n_channels, out_len=out_len, **{k: params[k] for k in keys if k in params}
+        )
+        config.check_attention_memory(params["batch_size"])
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+class _Data:
+    """The training and validation data of a search, checked once."""
+
+    def __init__(self, task: str, series, val_series, params: dict[str, Any], output_chunk_length: int):
+        self.task = task
+        if task == "forecast":
+            from ._series_checks import as_list
+
+            train = as_list(series)
+            if val_series is None:
+                train, val = zip(*(_split_series(s, params["input_chunk_length"]) for s in train), strict=True)
+                train, val = list(train), list(val)
+            else:
+                val = as_list(val_series)
+            self.train, self.val = train, val
+            self.n_channels = train[0].n_components
+            self.out_len = output_chunk_length
+        else:
+            self.train = _values(series)
+            self.val = None if val_series is None else _values(val_series)
+            self.n_channels = self.train.shape[1]
+            self.out_len = params["window_length"]
+
+
+def _values(data) -> np.ndarray:
+    values = data.values(copy=False) if hasattr(data, "values") and callable(data.values) else np.asarray(data)
+    values = np.asarray(values, dtype=np.float64)
+    return values[:, None] if values.ndim == 1 else values
+
+
+def _split_series(series, input_chunk_length: int):
+    """The last ``VALIDATION_FRACTION`` of ``series`` as validation (with its look-back before it)."""
+    n_val = max(int(len(series) * VALIDATION_FRACTION), 1)
+    cut = len(series) - n_val
+    if cut < input_chunk_length + 1:
+        raise ValueError(
+            f"series has {len(series)} steps: too short to hold out {n_val} validation steps after a training "
+            f"part of input_chunk_length + 1 = {input_chunk_length + 1}. Pass val_series or a longer series."
+        )
+    return series[:cut], series[cut - input_chunk_length :]
+
+
+def _fit_trial(task: str, data: _Data, params: dict, callback: PruningCallback, seed, accelerator, devices, extra):
+    trainer_kwargs = {"callbacks": [callback], **({"devices": devices} if devices is not None else {})}
+    if task == "forecast":
+        from .forecasting import XCTFormerModel
+
+        quiet = {"enable_progress_bar": False, "enable_model_summary": False, "logger": False}
+        model = XCTFormerModel.from_params(
+            output_chunk_length=data.out_len, random_state=seed,
+            pl_trainer_kwargs={"accelerator": accelerator, **quiet, **trainer_kwargs}, **params, **extra,
+        )  # fmt: skip
+        with quiet_lightning():
+            model.fit(data.train, val_series=data.val, verbose=False)
+        return
+    from .reconstruction import ReconstructionEngine
+
+    engine = ReconstructionEngine(
+        **params, random_state=seed, accelerator=accelerator, pl_trainer_kwargs=trainer_kwargs,
+        validation_fraction=VALIDATION_FRACTION, **extra,
+    )  # fmt: skip
+    engine.fit(data.train, val_values=data.val)
+
+
+@contextlib.contextmanager
+def _optuna_quiet(optuna, verbose: bool):
+    """Optuna logs every trial at INFO; the Python API is quiet unless asked."""
+    level = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.INFO if verbose else optuna.logging.WARNING)
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(level)
+
+
+def default_study_name(task: str, dataset: Optional[str], output_chunk_length=None, mask_rate=None) -> str:
+    name = f"xctformer-{task}-{dataset or 'data'}"
+    if task == "forecast" and output_chunk_length:
+        name += f"-H{output_chunk_length}"
+    if task == "impute" and mask_rate:
+        name += f"-mask{mask_rate}"
+    return name
+
+
+def search(
+    series,
+    task: str = "forecast",
+    *,
+    val_series=None,
+    dataset: Optional[str] = None,
+    space: Optional[dict[str, dict]] = None,
+    fixed: Optional[dict[str, Any]] = None,
+    n_trials: Optional[int] = 20,
+    timeout: Optional[float] = None,
+    output_chunk_length: int = 96,
+    mask_rate: float = 0.25,
+    storage: Union[str, Any, None] = None,
+    study_name: Optional[str] = None,
+    sampler=None,
+    pruner=None,
+    random_state: int = 2021,
+    accelerator: str = "auto",
+    devices: Any = None,
+    show_progress_bar: bool = False,
+    verbose: bool = False,
+):
+    """Search XCTFormer's hyperparameters on ``series`` with Optuna; returns the ``optuna.Study``.
+
+    Parameters
+    ----------
+    series
+        Forecasting: a Darts ``TimeSeries`` (or a list of them), standardised as the model will see
+        it. Imputation / anomaly detection: a (time, channels) array or ``TimeSeries`` (NaN =
+        missing).
+    task
+        ``"forecast"``, ``"impute"`` or ``"detect"``.
+    val_series
+        Validation data of the same kind; the trials' value is its lowest epoch MSE. Default: the
+        last 20 % of ``series`` (not trained on).
+    dataset
+        A benchmark dataset name: picks the paper's search-space group and the preset's fixed
+        settings (batch size, epochs). Default: none (the paper's usual settings).
+    space
+        The search space (see :func:`search_space`, which gives the default).
+    fixed
+        Settings every trial uses, e.g. ``{"n_epochs": 3, "train_stride": 10}``; they win over the
+        preset's and are not searched.
+    n_trials, timeout
+        When to stop: after ``n_trials`` trials of this study in all (every process working on it
+        counts, through ``optuna.study.MaxTrialsCallback``) or after ``timeout`` seconds.
+    output_chunk_length
+        Forecasting horizon of the trials. Default: ``96``.
+    mask_rate
+        Imputation: share of points hidden in training and validation windows. Default: ``0.25``.
+    storage
+        An Optuna storage, an RDB URL (``"sqlite:///study.db"``, ``"postgresql://..."``) or the path
+        of an Optuna journal file (see :func:`open_storage`). Default: in memory (this process only).
+    study_name
+        The study to create or continue (``load_if_exists``). Default: from task, dataset,
+        horizon / mask rate.
+    sampler, pruner
+        Optuna sampler and pruner. Default: TPE seeded with ``random_state``, and
+        ``MedianPruner(n_warmup_steps=2)``.
+    random_state
+        Seed of every trial's training (the paper: 2021) and of the default sampler.
+    accelerator, devices
+        Where trials train (Lightning's names).
+    show_progress_bar, verbose
+        Optuna's progress bar and its per-trial log lines. Default: quiet.
+
+    Returns
+    -------
+    optuna.Study
+        ``best_params(study)`` gives the best trial's keyword arguments.
+    """
+    optuna = _optuna()
+    _check_task(task)
+    space = check_space(space if space is not None else search_space(task, dataset, _n_channels(series, task)))
+    params = {**base_params(task, dataset), **(fixed or {})}
+    extra = {}
+    if task == "impute":
+        extra = {"mask_rate": mask_rate, "fill": "zero", "patience": PAPER_PATIENCE, "patience_after_warmup": False}
+    elif task == "detect":
+        extra = {"fill": "zero", "patience": PAPER_PATIENCE, "patience_after_warmup": False}
+    extra = {k: v for k, v in extra.items() if k not in params}
+    data = _Data(task, series, val_series, params, output_chunk_length)
+
+    sampler = sampler or optuna.samplers.TPESampler(seed=random_state)
+    pruner = pruner or optuna.pruners.MedianPruner(n_warmup_steps=2)
+    name = study_name or default_study_name(task, dataset, output_chunk_length, mask_rate)
+    with _optuna_quiet(optuna, verbose):
+        study = optuna.create_study(
+            storage=open_storage(storage), study_name=name, direction="minimize", sampler=sampler, pruner=pruner,
+            load_if_exists=True,
+        )  # fmt: skip
+    context = {"task": task, "dataset": dataset, "fixed": params, "extra": extra, "space": space}
+    if task == "forecast":
+        context["output_chunk_length"] = output_chunk_length
+    for key, value in context.items():
+        study.set_user_attr(key, value)
+
+    running: list[int] = []  # the trial this process is running
+
+    def objective(trial) -> float:
+        running[:] = [trial.number]
+        trial_params = derived_params(params, suggest(trial, space))
+        trial.set_user_attr("params", trial_params)
+        trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
+        problem = _feasibility(task, trial_params, data.n_channels, data.out_len)
+        if problem is not None:
+            trial.set_user_attr("infeasible", problem)
+            raise optuna.TrialPruned(f"infeasible: {problem}")
+        callback = PruningCallback(trial)
+        _fit_trial(task, data, trial_params, callback, random_state, accelerator, devices, extra)
+        if not math.isfinite(callback.best_score):
+            raise RuntimeError("The trial logged no finite validation loss.")
+        return callback.best_score
+
+    callbacks, remaining = [], None
+    if n_trials is not None:
+        # n_trials counts the study's trials from every process; a continued study runs only the rest.
+        remaining = n_trials - len(study.get_trials(deepcopy=False))
+        callbacks.append(optuna.study.MaxTrialsCallback(n_trials, states=None))
+    if remaining is None or remaining > 0:
+        with _optuna_quiet(optuna, verbose):
+            try:
+                study.optimize(
+                    objective, n_trials=remaining, timeout=timeout, callbacks=callbacks,
+                    show_progress_bar=show_progress_bar, gc_after_trial=True,
+                )  # fmt: skip
+            except BaseException:
+                _fail_if_running(optuna, study, running)
+                raise
+    return study
+
+
+def _fail_if_running(optuna, study, numbers: list[int]) -> None:
+    """Optuna marks a trial failed on an ``Exception`` or ``KeyboardInterrupt`` only; any other stop
+    (a signal turned into a ``BaseException``) would leave it RUNNING for ever, counted against
+    ``n_trials`` by every worker."""
+    for number in numbers:
+        trial = study.get_trials(deepcopy=False)[number]
+        if trial.state == optuna.trial.TrialState.RUNNING:
+            study.tell(number, state=optuna.trial.TrialState.FAIL)
+
+
+def open_storage(storage):
+    """An Optuna storage from ``storage``: a storage object (returned as is), an RDB URL
+    (``"sqlite:///study.db"``, ``"postgresql://user@host/db"``; Optuna opens it), or the path of
+    an Optuna journal file (created if missing; several processes on one machine or a shared
+    file system may use it at once)."""
+    if storage is None or not isinstance(storage, (str, Path)) or "://" in str(storage):
+        return storage
+    optuna = _optuna()
+    from optuna.storages.journal import JournalFileBackend
+
+    path = Path(storage)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+
+
+def _n_channels(series, task: str) -> Optional[int]:
+    first = series[0] if isinstance(series, (list, tuple)) else series
+    if hasattr(first, "n_components"):
+        return first.n_components
+    values = np.asarray(first)
+    return values.shape[1] if values.ndim == 2 else None
+
+
+def best_params(study) -> dict[str, Any]:
+    """The best trial's keyword arguments, ready for ``XCTFormerModel.from_params(output_chunk_length=...,
+    **params)`` (forecasting), the sktime classes, or ``ReconstructionEngine(**params)``.
+
+    Raises ``ValueError`` when the study has no completed trial.
+    """
+    optuna = _optuna()
+    complete = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.COMPLETE]
+    if not complete:
+        raise ValueError(f"Study {study.study_name!r} has no completed trial yet: run more trials (or fewer pruned).")
+    return dict(study.best_trial.user_attrs["params"])
+
+
+def summary(study) -> dict[str, Any]:
+    """Counts per trial state, the best value and parameters, and the study's settings (JSON-ready)."""
+    optuna = _optuna()
+    trials = study.get_trials(deepcopy=False)
+    counts = {state.name.lower(): sum(t.state == state for t in trials) for state in optuna.trial.TrialState}
+    result: dict[str, Any] = {"study_name": study.study_name, "trials": counts, **study.user_attrs}
+    try:
+        result.update(best_value=study.best_value, best_trial=study.best_trial.number, best_params=best_params(study))
+    except ValueError:
+        result["best_params"] = None
+    return result
