@@ -122,9 +122,10 @@ class _Signal(BaseException):
     pass
 
 
-def test_a_stopped_worker_leaves_no_running_trial_and_a_rerun_continues(tmp_path, monkeypatch):
-    journal = tmp_path / "study.journal"
-    kwargs = dict(space=TINY_SPACE, fixed=TINY_RECONSTRUCTION, accelerator="cpu", storage=str(journal), study_name="s")
+@pytest.mark.parametrize("kind", ["journal", "sqlite"])
+def test_a_stopped_worker_leaves_no_running_trial_and_a_rerun_continues(tmp_path, monkeypatch, kind):
+    storage = str(tmp_path / "study.journal") if kind == "journal" else f"sqlite:///{tmp_path / 'study.db'}"
+    kwargs = dict(space=TINY_SPACE, fixed=TINY_RECONSTRUCTION, accelerator="cpu", storage=storage, study_name="s")
     tune.search(_values(), "detect", n_trials=1, **kwargs)
 
     def stop(*args):
@@ -134,7 +135,7 @@ def test_a_stopped_worker_leaves_no_running_trial_and_a_rerun_continues(tmp_path
     with pytest.raises(_Signal):
         tune.search(_values(), "detect", n_trials=3, **kwargs)
     monkeypatch.undo()
-    states = [t.state.name for t in optuna.load_study(study_name="s", storage=tune.open_storage(journal)).trials]
+    states = [t.state.name for t in optuna.load_study(study_name="s", storage=tune.open_storage(storage)).trials]
     assert states == ["COMPLETE", "FAIL"]
     study = tune.search(_values(), "detect", n_trials=3, **kwargs)  # the study's 3 trials in all
     assert [t.state.name for t in study.trials] == ["COMPLETE", "FAIL", "COMPLETE"]
