@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import paper
+from .backends import BACKENDS
 from .datasets import ANOMALY_DATASETS, DATA_DIR_ENV, FORECAST_DATASETS
 from .detection import DETECTION_PROTOCOLS
 from .detectors import DEFAULT_DETECTION_MODELS, DETECTION_MODELS
@@ -159,6 +160,27 @@ def _add_common(parser: argparse.ArgumentParser, training: bool = False) -> None
     parser.add_argument("--no-progress", action="store_true", help="hide the epoch progress bars")
 
 
+def _add_backend(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local: runs one after another here (default); ray: every run a Ray task, in parallel "
+        "(pip install 'xct-estimators[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        help="with --backend ray: 'auto' or HOST:PORT joins a running cluster (default: start a local one)",
+    )
+    parser.add_argument(
+        "--cpus-per-run",
+        type=_positive_float,
+        default=1,
+        help="with --backend ray: CPUs each run reserves (default: 1; with --accelerator gpu also one GPU)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="xct-bench",
@@ -203,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     forecast.add_argument("--seq-len", type=_positive_int, default=96, help="look-back window (default: %(default)s)")
     forecast.add_argument("--full", action="store_true", help="the paper's horizons and each preset's epochs")
     _add_common(forecast)
+    _add_backend(forecast)
 
     impute = sub.add_parser(
         "impute",
@@ -239,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"comma-separated mask rates (default: {','.join(map(str, IMPUTATION_MASK_RATES))})",
     )
     _add_common(impute, training=True)
+    _add_backend(impute)
 
     detect = sub.add_parser(
         "detect",
@@ -275,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
     )
     _add_common(detect, training=True)
+    _add_backend(detect)
 
     explain = sub.add_parser(
         "explain",
@@ -375,12 +400,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                 )  # fmt: skip
                 return getattr(stop, "exit_code", 130)
         with interrupts_raise(), locked_output(output):
-            runner = _runner(args.command)
-            if not getattr(args, "seeds", None):
-                return runner(args)
-            for seed in args.seeds:  # one run per seed; one report at the end
-                runner(argparse.Namespace(**{**vars(args), "seed": seed, "report": False}))
-            return print_report(output)
+            if args.command == "explain":
+                return _explain(args, output)
+            return _run_jobs(args, output)
     except BenchInterrupted as stop:
         print(interrupted_message(output), file=sys.stderr)
         return stop.exit_code
@@ -392,18 +414,37 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
 
 
-def _runner(command: str):
-    if command == "forecast":
-        from .forecast import run_forecasts
+def _run_jobs(args, output: Path) -> int:
+    """Every seed's runs of ``forecast`` / ``impute`` / ``detect``, planned here, executed on the backend."""
+    from .backends import execute, make_backend
+    from .results import ResultStore
 
-        return run_forecasts
-    if command == "explain":
-        from .explain import run_explain
+    if args.command == "forecast":
+        from .forecast import forecast_jobs as planner
+    else:
+        from .tasks import detect_jobs, impute_jobs
 
-        return run_explain
-    from .tasks import run_detections, run_imputations
+        planner = {"impute": impute_jobs, "detect": detect_jobs}[args.command]
+    backend = make_backend(args)
+    finished = ResultStore(output).finished() if args.resume else set()
+    progress = not args.no_progress
+    inner_bars = progress and backend.name == "local"  # Ray workers' bars would interleave
+    jobs = []
+    for seed in args.seeds or [args.seed]:
+        jobs += planner(argparse.Namespace(**{**vars(args), "seed": seed}), finished, inner_bars)
+    code = execute(jobs, output, backend, progress)
+    print_report(output)
+    return code
 
-    return {"impute": run_imputations, "detect": run_detections}[command]
+
+def _explain(args, output: Path) -> int:
+    from .explain import run_explain
+
+    if not args.seeds:
+        return run_explain(args)
+    for seed in args.seeds:
+        run_explain(argparse.Namespace(**{**vars(args), "seed": seed, "report": False}))
+    return print_report(output)
 
 
 def entry_point() -> None:  # console script

@@ -173,33 +173,48 @@ def model_settings(model) -> dict:
     return plain_settings(model.model_params, skip=_NOT_SETTINGS)
 
 
-def run_forecasts(args) -> int:
-    """``xct-bench forecast``: every (dataset, horizon, model) run, resumable."""
-    from tqdm.auto import tqdm
+def _forecast_work(build: dict, data: PreparedSeries, horizon: int, record: dict, accelerator: str):
+    """One run, wherever it executes: build the model, fit, forecast the test split, score."""
+    from .models import build_model
 
+    model = build_model(**build)
+    fields, example = run_forecast(model, data, horizon)
+    record = {**record, **fields, "accelerator": accelerator, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    return [(record, example)]
+
+
+def _summary(record: dict) -> str:
+    return (
+        f"{record['dataset']} H={record['horizon']} {record['model']}: MSE {record['mse']:.4f} "
+        f"MAE {record['mae']:.4f} (fit {record['fit_seconds']:.0f} s)"
+    )
+
+
+def forecast_jobs(args, finished: set, progress: bool = True) -> list:
+    """``xct-bench forecast``'s runs for ``args.seed`` that are not in ``finished``, as jobs."""
+    from functools import partial
+
+    from .backends import Job
     from .datasets import load_forecast_dataset
     from .models import build_model
-    from .report import save_example
 
     horizons = args.horizons or (list(paper.HORIZONS) if args.full else [96])
     output = Path(args.output)
-    store = ResultStore(output)
-    finished = store.finished() if args.resume else set()
     datasets = {}
     for dataset in args.dataset:  # every dataset is read (and checked) before anything trains
         data = load_forecast_dataset(dataset, args.data_dir, seed=args.seed)
         features = args.features or ("MS" if dataset == "synthetic" else "M")
         datasets[dataset] = prepare(data, args.seq_len, features)
-    plan = [(d, h, m) for d in args.dataset for h in horizons for m in args.models]
-    bar = tqdm(plan, desc="runs", unit="run", position=0, disable=args.no_progress)
-    for dataset, horizon, model_name in bar:
+    jobs = []
+    for dataset, horizon, model_name in ((d, h, m) for d in args.dataset for h in horizons for m in args.models):
         data = datasets[dataset]
-        model = build_model(
-            model_name, dataset, horizon, seq_len=args.seq_len,
+        build = dict(
+            name=model_name, dataset=dataset, horizon=horizon, seq_len=args.seq_len,
             epochs=args.epochs or (None if args.full else QUICK_EPOCHS), seed=args.seed,
-            accelerator=args.accelerator, devices=parse_devices(args.devices), progress=not args.no_progress,
+            accelerator=args.accelerator, devices=parse_devices(args.devices), progress=progress,
             work_dir=output / "darts_logs",
         )  # fmt: skip
+        model = build_model(**build)  # not trained here: it names the run's settings
         run = {
             "task": "forecast", "dataset": dataset, "horizon": horizon, "model": model_name, "seed": args.seed,
             "features": data.features, "seq_len": args.seq_len, "epochs": model.n_epochs,
@@ -207,15 +222,20 @@ def run_forecasts(args) -> int:
         }  # fmt: skip
         record = {**run, "run": run}
         if run_key(record) in finished:
-            bar.write(f"skip (already in results): {dataset} horizon {horizon} {model_name}")
+            print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {args.seed}")
             continue
-        bar.set_postfix_str(f"{dataset} H={horizon} {model_name}")
-        fields, example = run_forecast(model, data, horizon)
-        record.update(**fields, accelerator=args.accelerator, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
-        store.append(record)
-        save_example(output, record, example)
-        bar.write(
-            f"{dataset} H={horizon} {model_name}: MSE {fields['mse']:.4f} MAE {fields['mae']:.4f} "
-            f"(fit {fields['fit_seconds']:.0f} s)"
-        )
-    return print_report(output) if getattr(args, "report", True) else 0
+        label = f"{dataset} H={horizon} {model_name} seed {args.seed}"
+        work = partial(_forecast_work, build, data, horizon, record, args.accelerator)
+        jobs.append(Job(label, work, _summary, run))
+    return jobs
+
+
+def run_forecasts(args) -> int:
+    """``xct-bench forecast`` for one seed on this process (the command line goes through
+    :func:`~xct_estimators.bench.backends.execute` with every seed's jobs)."""
+    from .backends import LocalBackend, execute
+
+    output = Path(args.output)
+    finished = ResultStore(output).finished() if args.resume else set()
+    code = execute(forecast_jobs(args, finished, not args.no_progress), output, LocalBackend(), not args.no_progress)
+    return print_report(output) if getattr(args, "report", True) and code == 0 else code

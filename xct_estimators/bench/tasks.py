@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 from functools import partial
 from pathlib import Path
@@ -85,17 +86,48 @@ def build_imputer(model: str, dataset: str, mask_rate: float, args):
 _STRIDED = ("xctformer", "xctformer_linear", "saits", *ABLATION_MODELS)
 
 
-def run_imputations(args) -> int:
-    """``xct-bench impute``: every (dataset, mask rate, model) run, resumable."""
-    output = Path(args.output)
-    store = ResultStore(output)
-    finished = store.finished() if args.resume else set()
+def _impute_work(args, dataset: str, rate: float, model: str, arrays, record: dict):
+    """One imputation run, wherever it executes."""
+    imputer = build_imputer(model, dataset, rate, args)
+    train, val, test = arrays
+    window_length = TASK_SEQ_LEN["impute"]
+    start = time.perf_counter()
+    imputer.fit(train, val)
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    if args.protocol == "tslib":
+        n_windows = len(window_starts(len(test), window_length, args.eval_stride))
+        with tqdm(total=n_windows, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
+            metrics = evaluate_windows(
+                imputer.impute_windows, test, window_length, rate, args.seed, args.eval_stride, wins.update
+            )
+    else:
+        metrics = evaluate_series(imputer.impute_series, test, rate, args.seed)
+    record = {
+        **record, **metrics, "epochs": imputer.settings.get("epochs"), "settings": plain_settings(imputer.settings),
+        "fit_seconds": fit_seconds, "eval_seconds": time.perf_counter() - start,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }  # fmt: skip
+    return [(record, None)]
+
+
+def _impute_summary(record: dict) -> str:
+    return (
+        f"{record['dataset']} mask {record['mask_rate']} {record['model']}: MSE {record['mse']:.4f} "
+        f"MAE {record['mae']:.4f}"
+    )
+
+
+def impute_jobs(args, finished: set, progress: bool = True) -> list:
+    """``xct-bench impute``'s runs for ``args.seed`` that are not in ``finished``, as jobs."""
+    from .backends import Job
+
+    args = argparse.Namespace(**{**vars(args), "no_progress": args.no_progress or not progress})
     window_length = TASK_SEQ_LEN["impute"]
     splits = {d: imputation_splits(d, args.data_dir, args.seed) for d in args.dataset}  # all checked first
-    plan = [(d, rate, m) for d in args.dataset for rate in args.mask_rates for m in args.models]
-    bar = tqdm(plan, desc="runs", unit="run", disable=args.no_progress)
-    for dataset, rate, model in bar:
-        imputer = build_imputer(model, dataset, rate, args)
+    jobs = []
+    for dataset, rate, model in ((d, r, m) for d in args.dataset for r in args.mask_rates for m in args.models):
+        imputer = build_imputer(model, dataset, rate, args)  # not trained here: it names the run's settings
         run = {
             "task": "impute", "dataset": dataset, "mask_rate": rate, "model": model, "seed": args.seed,
             "protocol": args.protocol, "eval_stride": args.eval_stride if args.protocol == "tslib" else None,
@@ -104,33 +136,25 @@ def run_imputations(args) -> int:
         }  # fmt: skip
         record = {**run, "run": run}
         if run_key(record) in finished:
-            bar.write(f"skip (already in results): {dataset} mask rate {rate} {model}")
+            print(f"skip (already in results): {dataset} mask rate {rate} {model} seed {args.seed}")
             continue
-        train, val, test = splits[dataset]
-        bar.set_postfix_str(f"{dataset} mask {rate} {model}")
-        start = time.perf_counter()
-        imputer.fit(train, val)
-        fit_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        if args.protocol == "tslib":
-            n_windows = len(window_starts(len(test), window_length, args.eval_stride))
-            with tqdm(total=n_windows, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
-                metrics = evaluate_windows(
-                    imputer.impute_windows, test, window_length, rate, args.seed, args.eval_stride, wins.update
-                )
-        else:
-            metrics = evaluate_series(imputer.impute_series, test, rate, args.seed)
-        record.update(
-            **metrics,
-            epochs=imputer.settings.get("epochs"),
-            settings=plain_settings(imputer.settings),
-            fit_seconds=fit_seconds,
-            eval_seconds=time.perf_counter() - start,
-            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
-        )
-        store.append(record)
-        bar.write(f"{dataset} mask {rate} {model}: MSE {record['mse']:.4f} MAE {record['mae']:.4f}")
-    return print_report(output) if getattr(args, "report", True) else 0
+        work = partial(_impute_work, args, dataset, rate, model, splits[dataset], record)
+        jobs.append(Job(f"{dataset} mask {rate} {model} seed {args.seed}", work, _impute_summary, run))
+    return jobs
+
+
+def run_imputations(args) -> int:
+    """``xct-bench impute`` for one seed on this process."""
+    return _run_here(impute_jobs, args)
+
+
+def _run_here(planner, args) -> int:
+    from .backends import LocalBackend, execute
+
+    output = Path(args.output)
+    finished = ResultStore(output).finished() if args.resume else set()
+    code = execute(planner(args, finished, not args.no_progress), output, LocalBackend(), not args.no_progress)
+    return print_report(output) if getattr(args, "report", True) and code == 0 else code
 
 
 def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -149,51 +173,69 @@ def _detection_engine(dataset: str, args, **switches):
     )  # fmt: skip
 
 
-def run_detections(args) -> int:
-    """``xct-bench detect``: every (dataset, model) trained once, evaluated under each protocol."""
-    output = Path(args.output)
-    store = ResultStore(output)
-    finished = store.finished() if args.resume else set()
+def _detect_work(args, dataset: str, model: str, arrays, runs: dict, todo: list):
+    """One detector trained once, evaluated under each protocol in ``todo``, wherever it executes."""
+    length = TASK_SEQ_LEN["anomaly"]
+    detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
+    train, test, labels = arrays
+    ratio = ANOMALY_RATIOS[dataset]
+    start = time.perf_counter()
+    detector.fit(train)
+    fit_seconds = time.perf_counter() - start
+    outcome = []
+    for protocol in todo:
+        start = time.perf_counter()
+        if protocol == "tslib":
+            total = len(train) + len(test) - 2 * length + 2  # stride-1 windows of train and test
+            with tqdm(total=total, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
+                metrics = evaluate_tslib(detector, train, test, labels, ratio, length, wins.update)
+        else:
+            metrics = evaluate_point(detector, train, test, labels, ratio)
+        record = {
+            **runs[protocol], "run": runs[protocol], **metrics, "settings": plain_settings(detector.settings),
+            "fit_seconds": fit_seconds, "eval_seconds": time.perf_counter() - start,
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }  # fmt: skip
+        outcome.append((record, None))
+    return outcome
+
+
+def _detect_summary(record: dict) -> str:
+    return (
+        f"{record['dataset']} {record['model']} ({record['protocol']}): F1 {record['f1']:.4f}, "
+        f"AUC-PR {record['auc_pr']:.4f}, AUC-ROC {record['auc_roc']:.4f}, "
+        f"point-adjusted F1 {record['f1_adjusted']:.4f}"
+    )
+
+
+def detect_jobs(args, finished: set, progress: bool = True) -> list:
+    """``xct-bench detect``'s runs for ``args.seed``: each (dataset, model) trained once for the
+    protocols not in ``finished``."""
+    from .backends import Job
+
+    args = argparse.Namespace(**{**vars(args), "no_progress": args.no_progress or not progress})
     length = TASK_SEQ_LEN["anomaly"]
     arrays = {d: detection_arrays(d, args.data_dir) for d in args.dataset}  # all checked first
-    plan = [(d, m) for d in args.dataset for m in args.models]
-    bar = tqdm(plan, desc="runs", unit="run", disable=args.no_progress)
-    for dataset, model in bar:
+    jobs = []
+    for dataset, model in ((d, m) for d in args.dataset for m in args.models):
         detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
-        ratio = ANOMALY_RATIOS[dataset]
         base = {
             "task": "detect", "dataset": dataset, "model": model, "seed": args.seed,
             "train_stride": args.train_stride if model.startswith("xctformer") else None,
-            "arch": args.arch if model.startswith("xctformer") else None, "anomaly_ratio": ratio,
+            "arch": args.arch if model.startswith("xctformer") else None, "anomaly_ratio": ANOMALY_RATIOS[dataset],
             "window_length": length,
             "settings": plain_settings(detector.settings),
         }  # fmt: skip
         runs = {p: {**base, "protocol": p} for p in args.protocol}
         todo = [p for p, run in runs.items() if run_key({"run": run}) not in finished]
         if not todo:
-            bar.write(f"skip (already in results): {dataset} {model}")
+            print(f"skip (already in results): {dataset} {model} seed {args.seed}")
             continue
-        bar.set_postfix_str(f"{dataset} {model}")
-        train, test, labels = arrays[dataset]
-        start = time.perf_counter()
-        detector.fit(train)
-        fit_seconds = time.perf_counter() - start
-        for protocol in todo:
-            start = time.perf_counter()
-            if protocol == "tslib":
-                total = len(train) + len(test) - 2 * length + 2  # stride-1 windows of train and test
-                with tqdm(total=total, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
-                    metrics = evaluate_tslib(detector, train, test, labels, ratio, length, wins.update)
-            else:
-                metrics = evaluate_point(detector, train, test, labels, ratio)
-            record = {
-                **runs[protocol], "run": runs[protocol], **metrics, "settings": plain_settings(detector.settings),
-                "fit_seconds": fit_seconds, "eval_seconds": time.perf_counter() - start,
-                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            }  # fmt: skip
-            store.append(record)
-            bar.write(
-                f"{dataset} {model} ({protocol}): F1 {record['f1']:.4f}, AUC-PR {record['auc_pr']:.4f}, "
-                f"AUC-ROC {record['auc_roc']:.4f}, point-adjusted F1 {record['f1_adjusted']:.4f}"
-            )
-    return print_report(output) if getattr(args, "report", True) else 0
+        work = partial(_detect_work, args, dataset, model, arrays[dataset], runs, todo)
+        jobs.append(Job(f"{dataset} {model} seed {args.seed}", work, _detect_summary, runs[todo[0]]))
+    return jobs
+
+
+def run_detections(args) -> int:
+    """``xct-bench detect`` for one seed on this process."""
+    return _run_here(detect_jobs, args)
