@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Optional
 
@@ -34,7 +35,10 @@ class KeepBestValidationWeights(pl.Callback):
         if score is not None and float(score) < self.best_score:
             self.best_score = float(score)
             self.best_epoch = trainer.current_epoch
-            self._best_state = {k: v.detach().clone() for k, v in pl_module.state_dict().items()}
+            self._best_state = {
+                k: v.detach().clone() if torch.is_tensor(v) else copy.deepcopy(v)  # extra state: any object
+                for k, v in pl_module.state_dict().items()
+            }
 
     def on_fit_end(self, trainer, pl_module) -> None:
         if self._best_state is not None:

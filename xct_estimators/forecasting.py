@@ -25,6 +25,7 @@ from darts.utils.torch import MonteCarloDropout
 from torch import nn
 
 from . import historical_forecasts
+from ._devices import is_distributed, single_device
 from ._series_checks import as_list, check_finite, check_same_components, warn_static_covariates
 from .callbacks import KeepBestValidationWeights
 from .nn import (
@@ -437,6 +438,15 @@ class XCTFormerModel(PastCovariatesTorchModel):
     def predict(self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs):
         self._check_predict_input(series, past_covariates)
         return super().predict(n, series, past_covariates, future_covariates, *args, **kwargs)
+
+    def predict_from_dataset(self, n, dataset, trainer=None, batch_size=None, verbose=None, **kwargs):
+        # A data-parallel strategy would split the prediction windows across its processes.
+        if trainer is None and is_distributed(self.trainer_params):
+            params = single_device(self.trainer_params)
+            if verbose is not None:
+                params.update(enable_progress_bar=verbose, enable_model_summary=False)
+            trainer = self._init_trainer(params, max_epochs=self.n_epochs)
+        return super().predict_from_dataset(n, dataset, trainer, batch_size, verbose, **kwargs)
 
     def _check_predict_input(self, series, past_covariates) -> None:
         check_finite(series, "series")

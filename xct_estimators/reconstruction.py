@@ -20,6 +20,7 @@ import torch
 from pytorch_lightning.callbacks import EarlyStopping
 
 from ._checks import check_value_range
+from ._devices import device_count, is_distributed
 from ._quiet import quiet_lightning
 from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, get_preset
@@ -64,6 +65,20 @@ class _ReconstructionModule(pl.LightningModule):
         self.learning_rate = learning_rate
         self.fill = fill
         self.val_losses: list[float] = []
+        self.epochs_done = 0
+
+    # The training history travels in the state dict: a spawned training process (ddp_spawn)
+    # hands it back with the weights. It only grows, so restoring the best epoch's weights
+    # (KeepBestValidationWeights) keeps the later epochs' history.
+    def get_extra_state(self) -> dict:
+        return {"val_losses": list(self.val_losses), "epochs_done": self.epochs_done}
+
+    def set_extra_state(self, state: dict) -> None:
+        if state["epochs_done"] >= self.epochs_done:
+            self.val_losses, self.epochs_done = list(state["val_losses"]), state["epochs_done"]
+
+    def on_train_epoch_end(self):
+        self.epochs_done += 1
 
     def reconstruct(self, x: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
         """The network's reconstruction of windows ``x`` of which it may see the ``visible`` points."""
@@ -89,7 +104,7 @@ class _ReconstructionModule(pl.LightningModule):
     def validation_step(self, batch, batch_idx):
         x, observed, hidden = batch
         loss = self._loss(x, observed, hidden if self.mask_rate else None)
-        self.log("val_loss", loss, prog_bar=True, batch_size=x.shape[0])
+        self.log("val_loss", loss, prog_bar=True, batch_size=x.shape[0], sync_dist=True)  # all ranks' windows
         return loss
 
     def on_validation_epoch_end(self):
@@ -342,9 +357,19 @@ class ReconstructionEngine:
         config.check_attention_memory(self.batch_size)
         self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
 
-        generator = torch.Generator()
-        if self.random_state is not None:
-            generator.manual_seed(self.random_state)
+        trainer_kwargs = dict(
+            max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices,
+            logger=False, enable_checkpointing=False, enable_model_summary=False,
+            enable_progress_bar=self.progress_bar, num_sanity_val_steps=0,
+        )  # fmt: skip
+        trainer_kwargs.update(self.pl_trainer_kwargs)
+        if "strategy" not in trainer_kwargs and device_count(trainer_kwargs["devices"]) > 1:
+            trainer_kwargs["strategy"] = "ddp_spawn"  # Lightning's default, "ddp", reruns the calling script
+        generator = None  # several processes: Lightning's distributed sampler shuffles (seeded by seed_everything)
+        if not is_distributed(trainer_kwargs):
+            generator = torch.Generator()  # (a torch.Generator cannot be sent to spawned processes)
+            if self.random_state is not None:
+                generator.manual_seed(self.random_state)
         x, observed = self._training_windows(values)
         loader = torch.utils.data.DataLoader(
             torch.utils.data.TensorDataset(x, observed), batch_size=self.batch_size, shuffle=True, generator=generator
@@ -364,20 +389,15 @@ class ReconstructionEngine:
                     callbacks.append(EarlyStoppingAfterWarmup(warmup, **stopping))
                 else:
                     callbacks.append(EarlyStopping(**stopping))
-        trainer_kwargs = dict(
-            max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices,
-            logger=False, enable_checkpointing=False, enable_model_summary=False,
-            enable_progress_bar=self.progress_bar, num_sanity_val_steps=0,
-        )  # fmt: skip
-        trainer_kwargs.update(self.pl_trainer_kwargs)
         trainer_kwargs["callbacks"] = callbacks + list(self.pl_trainer_kwargs.get("callbacks", []))
         with quiet_lightning():
             trainer = pl.Trainer(**trainer_kwargs)
             trainer.fit(self.module, loader, val_loader)
-        self.epochs_trained = trainer.current_epoch
+        self.epochs_trained = self.module.epochs_done
         self.val_losses = list(self.module.val_losses)
-        if val_loader is not None:
-            self.best_epoch, self.best_val_loss = best.best_epoch, best.best_score
+        if self.val_losses:  # the epoch KeepBestValidationWeights restored: the first lowest loss
+            self.best_epoch = int(np.argmin(self.val_losses))
+            self.best_val_loss = float(self.val_losses[self.best_epoch])
         return self
 
     def _training_windows(self, values: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,0 +1,50 @@
+"""Training on several devices, predicting on one.
+
+Data-parallel strategies split every data loader across processes, the prediction loader too:
+a one-window prediction split over two processes fails in Lightning's distributed sampler
+(``num_samples >= 1``), and a longer one comes back in pieces. Inference needs no gradient
+synchronisation, so it runs on one device of the training accelerator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Trainer arguments that only concern several processes.
+_DISTRIBUTED_ONLY = ("strategy", "num_nodes", "sync_batchnorm", "use_distributed_sampler")
+
+
+def device_count(devices: Any) -> int:
+    """How many devices a Lightning ``devices`` value asks for (``"auto"`` / ``None``: 1)."""
+    if isinstance(devices, (list, tuple)):
+        return len(devices)
+    if isinstance(devices, int):
+        return abs(devices) if devices != -1 else 2  # -1: all, assume several
+    if isinstance(devices, str):
+        text = devices.strip()
+        if text in ("-1",):
+            return 2
+        if "," in text:
+            return len([part for part in text.split(",") if part.strip()])
+        if text.isdigit():
+            return int(text)
+    return 1
+
+
+def is_distributed(trainer_params: dict[str, Any]) -> bool:
+    strategy = trainer_params.get("strategy")
+    named = isinstance(strategy, str) and strategy not in ("auto", "single_device")
+    return named or device_count(trainer_params.get("devices")) > 1 or trainer_params.get("num_nodes", 1) > 1
+
+
+def single_device(trainer_params: dict[str, Any]) -> dict[str, Any]:
+    """``trainer_params`` for inference: one device of the same accelerator, no strategy."""
+    params = {key: value for key, value in trainer_params.items() if key not in _DISTRIBUTED_ONLY}
+    devices = trainer_params.get("devices")
+    if isinstance(devices, (list, tuple)) and devices:
+        params["devices"] = [devices[0]]
+    elif isinstance(devices, str) and "," in devices:
+        params["devices"] = [int(devices.split(",")[0])]
+    else:
+        params["devices"] = 1
+    return params
