@@ -32,6 +32,27 @@ def normalise(scores: torch.Tensor, activation: str) -> torch.Tensor:
     return weights.clamp_min(0.0) if activation == "absact_clipped" else weights
 
 
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def weights_in_float32(scores: torch.Tensor, mask, activation: str) -> torch.Tensor:
+    """Attention weights from raw scores, with CRAB's shift and mask when ``mask`` is given.
+
+    Under mixed precision the scores arrive in bf16/fp16; the shift, the mask product and the
+    normalisation's sums and division run in float32 (AbsAct's 1e-4 and 1e-8 vanish next to
+    bf16's 8-bit mantissa, and a row of 900 weights summed in bf16 loses its last digits), and
+    the weights go back in the scores' dtype.
+    """
+    low = scores.dtype in _HALF
+    with torch.autocast(device_type=scores.device.type, enabled=False):
+        s = scores.float() if low else scores
+        if mask is not None:
+            # Per-sample, per-head shift: a batch-wide min would couple samples of a batch.
+            s = mask.to(s.dtype) * (s - s.amin(dim=(-2, -1), keepdim=True))
+        weights = normalise(s, activation)
+    return weights.to(scores.dtype) if low else weights
+
+
 class WeightDropout(nn.Dropout):
     """Dropout for the large attention-weight tensors.
 
@@ -103,10 +124,7 @@ class CRABAttention(nn.Module):
         k = _split_heads(self.k_proj(x), self.n_heads)
         v = _split_heads(self.v_proj(x), self.n_heads)
         scores = (q @ k.transpose(-2, -1)) * self.scale
-        if self.mask is not None:
-            # Per-sample, per-head shift: a batch-wide min would couple samples of a batch.
-            scores = self.mask * (scores - scores.amin(dim=(-2, -1), keepdim=True))
-        return normalise(scores, self.activation), v
+        return weights_in_float32(scores, self.mask, self.activation), v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weights, v = self.attention_weights(x)
@@ -166,7 +184,7 @@ class DeCoPAttention(nn.Module):
         else:
             compressed = compressed.transpose(1, 2)  # (B, k, D): slot j = j-th compressed token
         v = _split_heads(compressed, self.n_heads)  # (B, H, k, d)
-        return normalise(scores, self.activation), v
+        return weights_in_float32(scores, None, self.activation), v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weights, v = self.attention_weights(x)

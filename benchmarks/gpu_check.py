@@ -1,0 +1,343 @@
+"""GPU check: environment, CPU/GPU parity, training step times with FLOPs, the Darts path end to end.
+
+Writes ``report.md`` and ``report.json`` to ``--output``. Sections:
+
+1. environment: torch, CUDA, GPU name, library versions;
+2. parity: the forecasting (ETTh1), imputation (ETTh1) and anomaly (MSL) presets with the same
+   weights and inputs on CPU and GPU, float32 (TF32 off): outputs and gradients within 1e-4;
+3. step time per preset at its batch size (ETTh1, ETTm1, Weather forecasting; ETTh1 imputation;
+   MSL anomaly): fp32 eager, bf16 autocast, bf16 autocast + ``torch.compile``, FLOPs from
+   ``torch.utils.flop_counter`` and achieved TFLOP/s; for the two paper-scale networks, the loss
+   after the same short training in fp32 and bf16, and a profiler table where bf16 is not 2x faster;
+4. the Darts path: ``XCTFormerModel.from_preset("ETTh1", 96)`` for 2 epochs and
+   ``historical_forecasts`` over the test split, on the GPU and on the CPU, MSE of each;
+5. with ``--paper-run``: ``xct-bench impute --dataset ETTh1 --mask-rates 0.25 --accelerator gpu``
+   (the paper's protocol) in the time left.
+
+    python benchmarks/gpu_check.py --output gpu_check --data-dir DATA     # one H100: under 8 minutes
+    python benchmarks/gpu_check.py --smoke --output /tmp/gpu_smoke        # CPU, tiny sizes, ~1 minute
+
+Needs torch, pytorch-lightning, numpy, pandas, scikit-learn, matplotlib (the device image has
+them) and, for section 4, Darts. The smallest set of wheels that makes ``import darts`` and our
+Darts path work on a machine that has the packages above (checked by blocking every other
+Darts requirement at import time and running fit + historical_forecasts + darts.metrics):
+
+    darts-0.48.1-py3-none-any.whl      (0.9 MB)
+    holidays-0.109-py3-none-any.whl    (1.7 MB; needs python-dateutil, which pandas brings)
+    pip install --no-deps darts-0.48.1-py3-none-any.whl holidays-0.109-py3-none-any.whl
+
+Darts' other requirements (nfoursid, pyod, shap) are imported only by models this script does
+not use; statsmodels, scipy, numba, xarray, narwhals, joblib, requests and tqdm are on the
+device image. This repository goes on ``PYTHONPATH`` (or ``pip install --no-deps -e .``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from xct_estimators.nn import XCTFormerNet, get_preset  # noqa: E402
+
+#: (name, preset dataset, task, horizon) of every network measured.
+PRESETS = [
+    ("ETTh1 forecast", "ETTh1", "forecast", 96),
+    ("ETTm1 forecast", "ETTm1", "forecast", 96),
+    ("Weather forecast", "Weather", "forecast", 96),
+    ("ETTh1 imputation", "ETTh1", "impute", None),
+    ("MSL anomaly", "MSL", "anomaly", None),
+]
+PARITY = ("ETTh1 forecast", "ETTh1 imputation", "MSL anomaly")
+PAPER_SCALE = ("ETTh1 imputation", "MSL anomaly")
+SMOKE_ARCH = dict(d_model=8, n_heads=1, d_ff=16, e_layers=1)
+MODES = ("fp32", "bf16", "bf16+compile")
+
+
+def build(dataset: str, task: str, horizon, smoke: bool):
+    preset = get_preset(dataset, task)
+    overrides = dict(SMOKE_ARCH) if smoke else {}
+    config = preset.config(out_len=horizon, **overrides) if horizon else preset.config(**overrides)
+    if smoke:
+        config = config.replace(seq_len=min(config.seq_len, 48), out_len=min(config.out_len, 48))
+    batch = 4 if smoke else preset.batch_size
+    return config, batch, preset.learning_rate
+
+
+def environment() -> dict:
+    env = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "cpu_threads": torch.get_num_threads(),
+    }
+    for name in ("pytorch_lightning", "numpy", "pandas", "sklearn", "darts", "xct_estimators"):
+        try:
+            env[name] = importlib.import_module(name).__version__
+        except Exception as error:  # a missing library is a finding, not a crash
+            env[name] = f"not importable ({type(error).__name__})"
+    return env
+
+
+def _inputs(config, batch: int, seed: int = 0):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch, config.seq_len, config.n_channels, generator=generator)
+    y = torch.randn(batch, config.out_len, config.n_channels, generator=generator)
+    return x, y
+
+
+def parity(cases, device: str) -> list[dict]:
+    """Same weights and inputs on CPU and ``device`` (eval mode: no dropout), fp32 with TF32 off."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    rows = []
+    for name, config, batch in cases:
+        torch.manual_seed(0)
+        reference = XCTFormerNet(config).eval()
+        other = XCTFormerNet(config).eval()
+        other.load_state_dict(reference.state_dict())
+        other.to(device)
+        x, y = _inputs(config, batch)
+        results = []
+        for net, where in ((reference, "cpu"), (other, device)):
+            out = net(x.to(where))
+            torch.nn.functional.mse_loss(out, y.to(where)).backward()
+            grads = {n: p.grad.detach().cpu() for n, p in net.named_parameters() if p.grad is not None}
+            results.append((out.detach().cpu(), grads))
+        (out_a, grads_a), (out_b, grads_b) = results
+        grad_diff = max(float((grads_a[n] - grads_b[n]).abs().max()) for n in grads_a)
+        out_diff = float((out_a - out_b).abs().max())
+        rows.append({"preset": name, "device": device, "max_abs_output_diff": out_diff,
+                     "max_abs_grad_diff": grad_diff, "ok": out_diff < 1e-4 and grad_diff < 1e-4})  # fmt: skip
+    return rows
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def _train_step(net, optimizer, x, y, mode: str, device: str):
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=mode != "fp32"):
+        loss = torch.nn.functional.mse_loss(net(x).float(), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def count_flops(config, batch: int, device: str) -> int:
+    """FLOPs of one fp32 training step (forward and backward)."""
+    net = XCTFormerNet(config).to(device).train()
+    x, y = (t.to(device) for t in _inputs(config, batch))
+    with FlopCounterMode(display=False) as counter:
+        torch.nn.functional.mse_loss(net(x), y).backward()
+    return int(counter.get_total_flops())
+
+
+def step_time(config, batch: int, lr: float, device: str, mode: str, repeats: int, warmup: int) -> float:
+    """Median milliseconds of a training step (forward, backward, Adam) in ``mode``."""
+    torch.manual_seed(0)
+    net = XCTFormerNet(config).to(device).train()
+    optimizer = torch.optim.Adam(net.parameters(), lr=lr)
+    model = torch.compile(net) if mode.endswith("compile") else net
+    x, y = (t.to(device) for t in _inputs(config, batch))
+    for _ in range(warmup):
+        _train_step(model, optimizer, x, y, mode, device)
+    _sync(device)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        _train_step(model, optimizer, x, y, mode, device)
+        _sync(device)
+        times.append((time.perf_counter() - start) * 1e3)
+    return float(np.median(times))
+
+
+def short_training_loss(config, batch: int, lr: float, device: str, mode: str, steps: int) -> float:
+    """Held-out loss (fp32 evaluation) after ``steps`` steps from one initialisation on one fixed
+    stream of batches: fp32 and bf16 training compared on equal terms."""
+    torch.manual_seed(0)
+    net = XCTFormerNet(config).to(device).train()
+    optimizer = torch.optim.Adam(net.parameters(), lr=lr)
+    for step in range(steps):
+        x, y = (t.to(device) for t in _smooth_batch(config, batch, seed=step))
+        _train_step(net, optimizer, x, y, mode, device)
+    net.eval()
+    x, y = (t.to(device) for t in _smooth_batch(config, batch, seed=10_000))
+    with torch.no_grad():
+        return float(torch.nn.functional.mse_loss(net(x), y))
+
+
+def _smooth_batch(config, batch: int, seed: int):
+    """Learnable windows: sums of random sines; the target continues (or repeats) the input."""
+    rng = np.random.default_rng(seed)
+    length = config.seq_len + (0 if config.out_len == config.seq_len else config.out_len)
+    t = np.arange(length)[None, :, None]
+    freq = rng.uniform(0.01, 0.2, (batch, 1, config.n_channels))
+    phase = rng.uniform(0, 2 * np.pi, (batch, 1, config.n_channels))
+    series = np.sin(freq * t + phase).astype(np.float32)
+    x = torch.from_numpy(series[:, : config.seq_len])
+    y = torch.from_numpy(series[:, -config.out_len :])
+    return x, y
+
+
+def profile_table(config, batch: int, lr: float, device: str) -> str:
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.manual_seed(0)
+    net = XCTFormerNet(config).to(device).train()
+    optimizer = torch.optim.Adam(net.parameters(), lr=lr)
+    x, y = (t.to(device) for t in _inputs(config, batch))
+    _train_step(net, optimizer, x, y, "bf16", device)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        for _ in range(3):
+            _train_step(net, optimizer, x, y, "bf16", device)
+        _sync(device)
+    key = "cuda_time_total" if device == "cuda" else "cpu_time_total"
+    return prof.key_averages().table(sort_by=key, row_limit=15)
+
+
+def darts_path(device: str, data_dir, smoke: bool) -> dict:
+    """from_preset("ETTh1", 96), 2 epochs, historical forecasts over the test split, on ``device`` and CPU."""
+    try:
+        from xct_estimators import XCTFormerModel
+        from xct_estimators.bench.datasets import load_forecast_dataset
+        from xct_estimators.bench.forecast import forecast_test_split, prepare, score
+    except ImportError as error:
+        return {"skipped": f"Darts is not importable ({error}); carry the wheels named in this script's docstring"}
+    try:
+        data = prepare(load_forecast_dataset("synthetic" if smoke else "ETTh1", data_dir, seed=2021))
+    except (FileNotFoundError, ValueError, OSError) as error:
+        return {"skipped": f"no ETTh1 data ({error}); pass --data-dir"}
+    if smoke:
+        data.train, data.val, data.test = data.train[:400], data.val[:250], data.test[:250]
+    result = {}
+    for where in dict.fromkeys((device, "cpu")):
+        extra = dict(SMOKE_ARCH) if smoke else {}
+        model = XCTFormerModel.from_preset(
+            "ETTh1", 96, n_epochs=2, random_state=2021, **extra,
+            pl_trainer_kwargs={"accelerator": "gpu" if where == "cuda" else "cpu", "devices": 1,
+                               "enable_progress_bar": False, "enable_model_summary": False, "logger": False},
+        )  # fmt: skip
+        start = time.perf_counter()
+        model.fit(data.train, val_series=data.val, verbose=False)
+        fit_s = time.perf_counter() - start
+        start = time.perf_counter()
+        forecasts = forecast_test_split(model, data, 96)
+        result[where] = {**score(model, data, forecasts), "fit_seconds": fit_s,
+                         "forecast_seconds": time.perf_counter() - start, "windows": len(forecasts)}  # fmt: skip
+    return result
+
+
+def paper_run(output: Path, data_dir, timeout_s: float) -> dict:
+    command = [sys.executable, "-m", "xct_estimators.bench", "impute", "--dataset", "ETTh1", "--mask-rates", "0.25",
+               "--models", "xctformer,linear", "--accelerator", "gpu", "--output", str(output / "impute"),
+               "--no-progress"] + (["--data-dir", str(data_dir)] if data_dir else [])  # fmt: skip
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"command": " ".join(command), "timed_out_after_s": timeout_s,
+                "note": "finished runs are in impute/results.jsonl; rerun with --resume"}  # fmt: skip
+    return {"command": " ".join(command), "returncode": done.returncode, "seconds": time.perf_counter() - start,
+            "tail": done.stdout[-3000:] + done.stderr[-2000:]}  # fmt: skip
+
+
+def markdown(report: dict) -> str:
+    mode = "smoke (tiny sizes)" if report["smoke"] else "full"
+    lines = ["# GPU check", "", f"mode: {mode}, device: {report['device']}", "", "## Environment", ""]
+    lines += [f"- {k}: {v}" for k, v in report["environment"].items()]
+    lines += ["", "## CPU vs device parity (fp32, TF32 off, eval mode)", "",
+              "| preset | max |output diff| | max |grad diff| | within 1e-4 |", "|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {r['preset']} | {r['max_abs_output_diff']:.2e} | {r['max_abs_grad_diff']:.2e} | {r['ok']} |"
+              for r in report["parity"]]  # fmt: skip
+    header = "| preset | batch | tokens | GFLOP/step | " + " | ".join(f"{m} ms" for m in MODES)
+    header += " | fp32 TFLOP/s | bf16 speed-up | bf16+compile speed-up |"
+    lines += ["", "## Training step (forward, backward, Adam) at the preset's batch size", "", header,
+              "|---" * (7 + len(MODES)) + "|"]  # fmt: skip
+    for row in report["steps"]:
+        ms = [row["ms"].get(m) for m in MODES]
+        cells = " | ".join("-" if v is None else f"{v:.1f}" for v in ms)
+        speed = [f"{ms[0] / v:.2f}x" if v else "-" for v in ms[1:]]
+        lines.append(f"| {row['preset']} | {row['batch']} | {row['tokens']} | {row['flops'] / 1e9:.1f} | {cells} | "
+                     f"{row['tflops_fp32']:.2f} | {' | '.join(speed)} |")  # fmt: skip
+    if report.get("short_training"):
+        lines += ["", "## Same short training, fp32 vs bf16 (held-out loss)", "",
+                  "| preset | steps | fp32 | bf16 | gap |", "|---|---|---|---|---|"]  # fmt: skip
+        for row in report["short_training"]:
+            gap = row["bf16"] / row["fp32"] - 1
+            lines.append(f"| {row['preset']} | {row['steps']} | {row['fp32']:.5f} | {row['bf16']:.5f} | {gap:+.1%} |")
+    for name, table in report.get("profiles", {}).items():
+        lines += ["", f"## Where the bf16 step's time goes: {name}", "", "```", table, "```"]
+    lines += ["", "## Darts path (from_preset ETTh1 96, 2 epochs, historical_forecasts on the test split)", "",
+              "```", json.dumps(report["darts"], indent=2), "```"]  # fmt: skip
+    if report.get("paper_run"):
+        lines += ["", "## Paper-scale run", "", "```", json.dumps(report["paper_run"], indent=2), "```"]
+    lines += ["", f"total: {report['seconds']:.0f} s"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", default="gpu_check", help="folder for report.md and report.json")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes on CPU (a minute): catches breakage")
+    parser.add_argument("--data-dir", default=os.environ.get("XCT_DATA_DIR"), help="datasets (ETTh1 for section 4)")
+    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile column")
+    parser.add_argument("--paper-run", action="store_true", help="also run xct-bench impute on ETTh1 (GPU)")
+    parser.add_argument("--budget-s", type=float, default=450, help="stop optional work after this (default 450)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    output = Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    device = "cuda" if torch.cuda.is_available() and not args.smoke else "cpu"
+    repeats, warmup = (2, 1) if args.smoke else (20, 5)
+    compile_ok = not args.no_compile and not args.smoke  # inductor's CPU build takes minutes
+    cases = {name: (name, *build(ds, task, h, args.smoke)) for name, ds, task, h in PRESETS}
+    report = {"smoke": args.smoke, "device": device, "environment": environment()}
+    report["parity"] = parity([(n, c, b) for n, c, b, _ in (cases[p] for p in PARITY)], device)
+    report["steps"], report["short_training"], report["profiles"] = [], [], {}
+    for name, config, batch, lr in cases.values():
+        flops = count_flops(config, batch, device)
+        ms = {}
+        for mode in MODES:
+            if mode.endswith("compile") and not compile_ok:
+                continue
+            ms[mode] = step_time(config, batch, lr, device, mode, repeats, warmup)
+        report["steps"].append({"preset": name, "batch": batch, "tokens": config.n_tokens, "flops": flops, "ms": ms,
+                                "tflops_fp32": flops / (ms["fp32"] / 1e3) / 1e12})  # fmt: skip
+        if name in PAPER_SCALE:
+            steps = 3 if args.smoke else 60
+            losses = {m: short_training_loss(config, batch, lr, device, m, steps) for m in ("fp32", "bf16")}
+            report["short_training"].append({"preset": name, "steps": steps, **losses})
+            best = min(v for k, v in ms.items() if k != "fp32")
+            if ms["fp32"] / best < 2.0:
+                report["profiles"][name] = profile_table(config, batch, lr, device)
+        print(f"{name}: {ms}", flush=True)
+    report["darts"] = darts_path(device, args.data_dir, args.smoke)
+    print(f"darts: {report['darts']}", flush=True)
+    if args.paper_run and not args.smoke:
+        left = args.budget_s - (time.perf_counter() - start)
+        report["paper_run"] = paper_run(output, args.data_dir, max(left, 30))
+    report["seconds"] = time.perf_counter() - start
+    (output / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    (output / "report.md").write_text(markdown(report))
+    print(f"wrote {output / 'report.md'} and {output / 'report.json'} ({report['seconds']:.0f} s)")
+    return 0 if all(row["ok"] for row in report["parity"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""``benchmarks/gpu_check.py --smoke``: the GPU script's every section runs on CPU at tiny sizes."""
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_smoke_run_writes_both_reports(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    gpu_check = _load()
+    assert gpu_check.main(["--smoke", "--output", str(tmp_path / "out")]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["smoke"] and report["device"] == "cpu"
+    assert report["environment"]["torch"].startswith("2.") and "darts" in report["environment"]
+    assert [r["preset"] for r in report["parity"]] == list(gpu_check.PARITY) and all(r["ok"] for r in report["parity"])
+    assert [r["preset"] for r in report["steps"]] == [p[0] for p in gpu_check.PRESETS]
+    for row in report["steps"]:
+        assert row["flops"] > 0 and set(row["ms"]) == {"fp32", "bf16"} and min(row["ms"].values()) > 0
+    assert [r["preset"] for r in report["short_training"]] == list(gpu_check.PAPER_SCALE)
+    assert all(math.isfinite(r["fp32"]) and math.isfinite(r["bf16"]) for r in report["short_training"])
+    darts = report["darts"]["cpu"]
+    assert math.isfinite(darts["mse"]) and darts["windows"] == 250 - 96 - 96 + 1
+    text = (tmp_path / "out" / "report.md").read_text()
+    for heading in ("## Environment", "## CPU vs device parity", "## Training step", "## Darts path"):
+        assert heading in text
+    assert list(tmp_path.iterdir()) == [tmp_path / "out"]  # no darts_logs / lightning_logs left behind
+
