@@ -1,5 +1,7 @@
 """ReconstructionEngine training: validation split, early stopping, best weights, quiet fit, fill."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -132,3 +134,22 @@ def test_estimators_store_the_new_training_parameters_as_given(cls):
 def test_scorer_passes_training_parameters_to_its_engine():
     engine = XCTFormerScorer(patience=2, validation_fraction=0.3).engine
     assert (engine.patience, engine.validation_fraction, engine.n_epochs) == (2, 0.3, 50)
+
+
+def test_inference_runs_where_training_ran_or_where_asked():
+    values = np.sin(np.arange(300) / 5)[:, None].repeat(2, axis=1).astype(np.float32)
+    tiny = dict(window_length=16, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
+    engine = ReconstructionEngine(**tiny, accelerator="auto").fit(values)
+    assert engine.trained_on == "cpu"  # Lightning's choice on this machine, not a guess of our own
+    expected = engine.reconstruct(values)
+    engine.trained_on = "cuda:0"  # e.g. an engine trained on a GPU, unpickled on a laptop
+    if not torch.cuda.is_available():
+        with pytest.warns(UserWarning, match="trained on cuda:0, which this machine does not have"):
+            np.testing.assert_allclose(engine.reconstruct(values), expected, rtol=1e-6)
+    engine.inference_device = "cpu"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        engine.reconstruct(values)
+    assert str(engine.module.net.head.linear.weight.device) == "cpu"
+    with pytest.raises(ValueError, match="inference_device='gpu0' is not a torch device"):
+        ReconstructionEngine(**tiny, inference_device="gpu0")

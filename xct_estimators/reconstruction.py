@@ -122,12 +122,12 @@ class _ReconstructionModule(pl.LightningModule):
         return [optimizer], [{"scheduler": scheduler, "interval": "step"}]
 
 
-def _resolve_device(accelerator: str) -> torch.device:
-    if accelerator in ("gpu", "cuda") or (accelerator == "auto" and torch.cuda.is_available()):
-        return torch.device("cuda")
-    if accelerator == "mps":
-        return torch.device("mps")
-    return torch.device("cpu")
+def _available(device: torch.device) -> bool:
+    if device.type == "cuda":
+        return torch.cuda.is_available()
+    if device.type == "mps":
+        return torch.backends.mps.is_available()
+    return True
 
 
 _FLOAT_BYTES = 4
@@ -185,6 +185,11 @@ class ReconstructionEngine:
         Seed for weights, training order and masks.
     accelerator, devices
         Passed to the Lightning trainer (``"auto"``, ``"cpu"``, ``"gpu"``).
+    inference_device
+        Where ``reconstruct``/``score`` run (e.g. ``"cpu"``, ``"cuda:1"``). Default: the device
+        training ran on, as Lightning's strategy chose it (with ``accelerator="auto"``: CUDA, MPS
+        or CPU); a saved engine loaded where that device is missing falls back to the CPU with a
+        warning.
     pl_trainer_kwargs
         More keyword arguments for the Lightning ``Trainer`` (e.g. ``{"precision": "bf16-mixed"}``
         or ``{"strategy": "ddp_spawn"}``); they win over ``accelerator`` and ``devices``, and
@@ -224,6 +229,7 @@ class ReconstructionEngine:
         devices: Any = "auto",
         progress_bar: bool = False,
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
+        inference_device: Optional[str] = None,
         pl_trainer_kwargs: Optional[dict[str, Any]] = None,
     ):
         (window_length, patch_len, stride, d_model, n_heads, d_ff, e_layers, n_epochs, batch_size, patience,
@@ -275,6 +281,13 @@ class ReconstructionEngine:
         self.devices = devices
         self.progress_bar = progress_bar
         self.pl_trainer_kwargs = dict(pl_trainer_kwargs or {})
+        try:
+            self.inference_device = None if inference_device is None else str(torch.device(inference_device))
+        except RuntimeError:
+            raise ValueError(
+                f"inference_device={inference_device!r} is not a torch device: use e.g. 'cpu', 'cuda', 'cuda:1', 'mps'."
+            ) from None
+        self.trained_on: Optional[str] = None  # the device Lightning trained on (rank 0's)
         self.module: Optional[_ReconstructionModule] = None
         self.n_channels: Optional[int] = None
         self.epochs_trained: Optional[int] = None
@@ -393,6 +406,7 @@ class ReconstructionEngine:
         with quiet_lightning():
             trainer = pl.Trainer(**trainer_kwargs)
             trainer.fit(self.module, loader, val_loader)
+        self.trained_on = str(trainer.strategy.root_device)
         self.epochs_trained = self.module.epochs_done
         self.val_losses = list(self.module.val_losses)
         if self.val_losses:  # the epoch KeepBestValidationWeights restored: the first lowest loss
@@ -410,7 +424,15 @@ class ReconstructionEngine:
     def _net_on_device(self) -> tuple[_ReconstructionModule, torch.device]:
         if self.module is None:
             raise ValueError("The engine has not been fitted yet: call fit() first.")
-        device = _resolve_device(self.accelerator)
+        device = torch.device(self.inference_device or getattr(self, "trained_on", None) or "cpu")
+        if not _available(device):
+            warnings.warn(
+                f"The engine was trained on {device}, which this machine does not have: reconstructing on the "
+                "CPU. Pass inference_device to choose another device.",
+                UserWarning,
+                stacklevel=3,
+            )
+            device = torch.device("cpu")
         return self.module.to(device).eval(), device
 
     @torch.inference_mode()
