@@ -1,66 +1,145 @@
-"""Milliseconds per training step (forward, backward, Adam) and per inference batch.
+"""Milliseconds per training step (forward, backward, Adam), per inference batch, and peak memory,
+with CRAB's fused attention and the plain path side by side.
 
-For the paper's ETTh1 and ETTm1 forecasting presets on CPU, with a fixed thread count and the
-median of repeats. A benchmark that prints numbers, not a test.
+Networks: the paper's ETTh1 and ETTm1 forecasting presets (84 tokens), and the paper-scale
+reconstruction networks, ETTh1 imputation (1024 steps, 896 tokens) and MSL anomaly detection
+(100 steps, 660 tokens), at a batch size given per network. Fixed thread count, the median of
+repeats with fused and plain steps interleaved (so machine noise hits both alike); peak memory is
+the resident-set growth of a fresh process over a few training steps. A benchmark that prints
+numbers, not a test.
 
-    python benchmarks/step_time.py [--threads 2] [--repeats 20] [--horizon 96]
+    python benchmarks/step_time.py [--threads 2] [--repeats 10] [--networks ETTh1,ETTm1,ETTh1-impute,MSL-anomaly]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import torch
 
 from xct_estimators.nn import XCTFormerNet, get_preset
 
+#: name -> (preset dataset, task, horizon, batch size; None = the preset's).
+NETWORKS = {
+    "ETTh1": ("ETTh1", "forecast", 96, None),
+    "ETTm1": ("ETTm1", "forecast", 96, None),
+    "ETTh1-impute": ("ETTh1", "impute", None, 8),
+    "MSL-anomaly": ("MSL", "anomaly", None, 8),
+}
 
-def median_ms(fn, repeats: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
+
+def build(name: str, fused: bool):
+    dataset, task, horizon, batch = NETWORKS[name]
+    preset = get_preset(dataset, task)
+    config = preset.config(out_len=horizon) if horizon else preset.config()
+    config = config.replace(fused_attention=fused)
+    torch.manual_seed(0)
+    net = XCTFormerNet(config)
+    optimizer = torch.optim.Adam(net.parameters(), lr=preset.learning_rate)
+    batch = batch or preset.batch_size
+    x = torch.randn(batch, config.seq_len, config.n_channels)
+    y = torch.randn(batch, config.out_len, config.n_channels)
+
+    def train_step():
+        net.train()
+        optimizer.zero_grad(set_to_none=True)
+        torch.nn.functional.mse_loss(net(x), y).backward()
+        optimizer.step()
+
+    def infer_step():
+        net.eval()
+        with torch.inference_mode():
+            net(x)
+
+    return config, batch, train_step, infer_step
+
+
+def interleaved_ms(steps: dict, repeats: int, warmup: int = 2) -> dict:
+    for fn in steps.values():
+        for _ in range(warmup):
+            fn()
+    times = {name: [] for name in steps}
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+        for name, fn in steps.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append((time.perf_counter() - start) * 1e3)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status (Linux only)")
+
+
+def memory_probe(name: str, fused: bool, threads: int, steps: int) -> float:
+    """In this process: peak resident-set growth (MiB) over ``steps`` training steps after one
+    warm-up step, from the kernel's high-water mark (reset through /proc/self/clear_refs)."""
+    torch.set_num_threads(threads)
+    _, _, train, _ = build(name, fused)
+    train()
+    before = _status_kib("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
+    for _ in range(steps):
+        train()
+    return (_status_kib("VmHWM") - before) / 1024
+
+
+def peak_mib(name: str, fused: bool, threads: int, steps: int = 3) -> float:
+    """:func:`memory_probe` in a fresh process (no allocator state from the other variant)."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import step_time as s; "
+        f"print(s.memory_probe({name!r}, {fused}, {threads}, {steps}))"
+    )
+    # A fixed mmap threshold makes glibc return every freed large block at once, so the resident
+    # set follows the live tensors (its default, adaptive threshold keeps freed blocks resident).
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--horizon", type=int, default=96)
-    parser.add_argument("--datasets", default="ETTh1,ETTm1")
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--networks", default=",".join(NETWORKS))
+    parser.add_argument("--json", default=None, help="also write the numbers to this file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    print(f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats}, horizon {args.horizon}")
-    print(f"{'preset':<8} {'batch':>5} {'params':>9} {'train ms/step':>14} {'infer ms/batch':>15}")
-    for dataset in args.datasets.split(","):
-        preset = get_preset(dataset, "forecast")
-        config = preset.config(out_len=args.horizon)
-        net = XCTFormerNet(config)
-        optimizer = torch.optim.Adam(net.parameters(), lr=preset.learning_rate)
-        x = torch.randn(preset.batch_size, config.seq_len, config.n_channels)
-        y = torch.randn(preset.batch_size, config.out_len, config.n_channels)
-
-        def train_step(net=net, optimizer=optimizer, x=x, y=y):
-            net.train()
-            optimizer.zero_grad(set_to_none=True)
-            torch.nn.functional.mse_loss(net(x), y).backward()
-            optimizer.step()
-
-        def infer_step(net=net, x=x):
-            net.eval()
-            with torch.inference_mode():
-                net(x)
-
-        train = median_ms(train_step, args.repeats)
-        infer = median_ms(infer_step, args.repeats)
-        print(f"{dataset:<8} {preset.batch_size:>5} {net.num_parameters():>9} {train:>14.2f} {infer:>15.2f}")
+    print(f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats} (fused and plain interleaved)")
+    header = f"{'network':<13} {'batch':>5} {'tokens':>6} {'train plain':>11} {'train fused':>11} {'ratio':>6} "
+    header += f"{'infer plain':>11} {'infer fused':>11} {'speed-up':>8} {'peak MiB plain':>14} {'fused':>6} "
+    header += f"{'ratio':>6}"
+    print(header)
+    rows = []
+    for name in args.networks.split(","):
+        config, batch, plain_train, plain_infer = build(name, fused=False)
+        _, _, fused_train, fused_infer = build(name, fused=True)
+        train = interleaved_ms({"plain": plain_train, "fused": fused_train}, args.repeats)
+        infer = interleaved_ms({"plain": plain_infer, "fused": fused_infer}, args.repeats)
+        memory = {"plain": peak_mib(name, False, args.threads), "fused": peak_mib(name, True, args.threads)}
+        row = {"network": name, "batch": batch, "tokens": config.n_tokens, "train_ms": train, "infer_ms": infer,
+               "peak_mib": memory}  # fmt: skip
+        rows.append(row)
+        print(
+            f"{name:<13} {batch:>5} {config.n_tokens:>6} {train['plain']:>11.1f} {train['fused']:>11.1f} "
+            f"{train['fused'] / train['plain']:>6.2f} {infer['plain']:>11.1f} {infer['fused']:>11.1f} "
+            f"{infer['plain'] / infer['fused']:>7.2f}x {memory['plain']:>14.0f} {memory['fused']:>6.0f} "
+            f"{memory['fused'] / memory['plain']:>6.2f}",
+            flush=True,
+        )
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"threads": args.threads, "repeats": args.repeats, "rows": rows}, handle, indent=2)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,10 @@ class CRABAttention(nn.Module):
     ``use_mask=False`` drops the shift and the mask (``W = AbsAct(S)``);
     ``activation="softmax"`` scales by 1/sqrt(d) and uses softmax instead of AbsAct, so both
     switches together give vanilla attention.
+
+    ``fused=True`` runs the chain from Q, K, V to the weighted values as one autograd function
+    (:mod:`xct_estimators.nn.fused`: no N x N tensors kept for the backward pass) for AbsAct and
+    its clipped variant outside autocast; softmax and mixed precision take the plain path.
     """
 
     def __init__(
@@ -102,10 +106,12 @@ class CRABAttention(nn.Module):
         attn_dropout: float = 0.0,
         use_mask: bool = True,
         activation: str = "absact",
+        fused: bool = False,
     ) -> None:
         super().__init__()
         self.n_heads = n_heads
         self.activation = activation
+        self.fused = fused and activation in ("absact", "absact_clipped")
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.v_proj = nn.Linear(d_model, d_model)
@@ -127,6 +133,12 @@ class CRABAttention(nn.Module):
         return weights_in_float32(scores, self.mask, self.activation), v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fused and not torch.is_autocast_enabled(x.device.type):
+            from .fused import fused_crab
+
+            q, k, v = (_split_heads(proj(x), self.n_heads) for proj in (self.q_proj, self.k_proj, self.v_proj))
+            p = self.attn_dropout.p if self.training else 0.0
+            return self.out_proj(_merge_heads(fused_crab(q, k, v, self.mask, self.scale, self.activation, p)))
         weights, v = self.attention_weights(x)
         return self.out_proj(_merge_heads(self.attn_dropout(weights) @ v))
 

@@ -124,6 +124,11 @@ class XCTFormerConfig:
         ``"authors"``: the authors' code, which reshapes the (B, D, k) compressed values to
         (B, k, D) without a transpose (each slot mixes feature rows) and initialises the
         compressor with ``kaiming_uniform_`` (std sqrt(2 / (H k))). See docs/decop.md.
+    fused_attention
+        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps
+        no N x N tensor for the backward pass (AbsAct and its clipped variant, outside autocast;
+        gradients equal plain autograd's). ``False``: the plain path, for debugging and the
+        gradient tests.
     max_attention_bytes
         Bound on the estimated memory of one sample's full CRAB attention; above it the
         config is rejected with a suggestion to set ``decop_k``. ``None`` disables the guard.
@@ -147,6 +152,7 @@ class XCTFormerConfig:
     activation: Literal["absact", "softmax"] = "absact"
     mixing: Literal["full", "time", "channel"] = "full"
     decop_variant: Literal["paper", "authors"] = "paper"
+    fused_attention: bool = True
     max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES
 
     def __post_init__(self) -> None:

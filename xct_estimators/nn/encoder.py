@@ -36,7 +36,7 @@ class EncoderLayer(nn.Module):
             )
         else:
             self.attention = CRABAttention(
-                c.d_model, c.n_heads, c.attention_len, c.attn_dropout, c.use_mask, c.activation
+                c.d_model, c.n_heads, c.attention_len, c.attn_dropout, c.use_mask, c.activation, c.fused_attention
             )
         self.attention_dropout = nn.Dropout(c.fc_dropout)
         self.norm_ffn_input = TokenBatchNorm(c.d_model)

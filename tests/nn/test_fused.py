@@ -1,0 +1,114 @@
+"""The fused CRAB function against plain autograd on the unfused formula."""
+
+import pytest
+import torch
+
+from xct_estimators.nn.attention import normalise
+from xct_estimators.nn.fused import dropout_keep, fused_crab
+
+
+def unfused(q, k, v, mask, scale, activation, p, seed):
+    scores = (q @ k.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = mask * (scores - scores.amin(dim=(-2, -1), keepdim=True))
+    weights = normalise(scores, activation)
+    if p > 0:
+        weights = weights * dropout_keep(weights.detach(), p, seed) / (1 - p)
+    return weights @ v
+
+
+def _inputs(dtype, b=2, h=2, n=12, d=4, seed=0, tie=False):
+    generator = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(b, h, n, d, generator=generator, dtype=dtype) for _ in range(3))
+    if tie:  # two equal keys: the minimum score appears twice in a row
+        k[:, :, 1] = k[:, :, 0]
+    mask = torch.randn(h, n, n, generator=generator, dtype=dtype) * 0.5
+    return [t.requires_grad_() for t in (q, k, v, mask)]
+
+
+def _grads(fn, inputs, use_mask, upstream):
+    q, k, v, mask = inputs
+    out = fn(q, k, v, mask if use_mask else None)
+    wanted = [q, k, v] + ([mask] if use_mask else [])
+    return out, torch.autograd.grad(out, wanted, upstream)
+
+
+@pytest.mark.parametrize("activation", ["absact", "absact_clipped"])
+@pytest.mark.parametrize("use_mask", [True, False])
+@pytest.mark.parametrize("p", [0.0, 0.3])
+@pytest.mark.parametrize("scale", [1.0, 0.5])
+@pytest.mark.parametrize("tie", [False, True])
+def test_float64_gradients_equal_autograd(activation, use_mask, p, scale, tie):
+    inputs = _inputs(torch.float64, tie=tie)
+    upstream = torch.randn(2, 2, 12, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    args = (scale, activation, p, 1234)
+    out, grads = _grads(lambda *t: fused_crab(*t, *args), inputs, use_mask, upstream)
+    ref_out, ref_grads = _grads(lambda *t: unfused(*t, *args), inputs, use_mask, upstream)
+    torch.testing.assert_close(out, ref_out, rtol=1e-12, atol=1e-12)
+    assert len(grads) == len(ref_grads) == (4 if use_mask else 3)
+    for name, grad, ref in zip("qkvm", grads, ref_grads, strict=False):
+        torch.testing.assert_close(grad, ref, rtol=1e-10, atol=1e-12, msg=f"gradient of {name}")
+
+
+def test_float32_preset_size_gradients_equal_autograd():
+    """The ETTh1 imputation layer's shapes: 896 tokens, batch 4, one head of width 64."""
+    inputs = _inputs(torch.float32, b=4, h=1, n=896, d=64, seed=3)
+    upstream = torch.randn(4, 1, 896, 64, generator=torch.Generator().manual_seed(4))
+    args = (1.0, "absact", 0.5, 99)
+    out, grads = _grads(lambda *t: fused_crab(*t, *args), inputs, True, upstream)
+    ref_out, ref_grads = _grads(lambda *t: unfused(*t, *args), inputs, True, upstream)
+    torch.testing.assert_close(out, ref_out, rtol=1e-5, atol=1e-5)
+    for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
+        scale = ref.abs().max()
+        torch.testing.assert_close(grad / scale, ref / scale, rtol=1e-5, atol=1e-5, msg=f"gradient of {name}")
+
+
+def test_dropout_mask_comes_back_from_its_seed():
+    like = torch.empty(3, 50, 50)
+    first, again, other = dropout_keep(like, 0.4, 7), dropout_keep(like, 0.4, 7), dropout_keep(like, 0.4, 8)
+    assert torch.equal(first, again) and not torch.equal(first, other)
+    assert first.dtype == torch.bool and abs(float((~first).float().mean()) - 0.4) < 0.02
+
+
+def test_refuses_softmax():
+    q = torch.randn(1, 1, 4, 2)
+    with pytest.raises(ValueError, match="fused CRAB supports"):
+        fused_crab(q, q, q, None, activation="softmax")
+
+
+@pytest.mark.parametrize(
+    "switches",
+    [{}, {"activation": "absact_clipped"}, {"use_mask": False}, {"mixing": "time"}, {"mixing": "channel"}],
+)
+def test_network_gradients_equal_the_plain_path(switches):
+    """Every ablation variant that takes the fused path: same outputs and parameter gradients as
+    ``fused_attention=False`` (float64, no dropout, so both draw nothing at random)."""
+    from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
+
+    common = dict(seq_len=48, n_channels=3, out_len=12, patch_len=8, stride=4, d_model=8, n_heads=2, d_ff=16,
+                  e_layers=2, dropout=0.0, fc_dropout=0.0, attn_dropout=0.0, **switches)  # fmt: skip
+    torch.manual_seed(0)
+    fused = XCTFormerNet(XCTFormerConfig(**common)).double()
+    plain = XCTFormerNet(XCTFormerConfig(**common, fused_attention=False)).double()
+    plain.load_state_dict(fused.state_dict())
+    assert fused.encoder.layers[0].attention.fused and not plain.encoder.layers[0].attention.fused
+    x = torch.randn(4, 48, 3, dtype=torch.float64)
+    outs = []
+    for net in (fused, plain):
+        out = net(x)
+        out.square().mean().backward()
+        outs.append(out)
+    torch.testing.assert_close(outs[0], outs[1], rtol=1e-10, atol=1e-12)
+    for (name, a), (_, b) in zip(fused.named_parameters(), plain.named_parameters(), strict=True):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-9, atol=1e-12, msg=name)
+
+
+def test_softmax_and_autocast_take_the_plain_path():
+    from xct_estimators.nn.attention import CRABAttention
+
+    assert not CRABAttention(8, 1, 10, activation="softmax", fused=True).fused
+    layer = CRABAttention(8, 1, 10, fused=True)
+    x = torch.randn(2, 10, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = layer(x)
+    assert out.dtype == torch.bfloat16  # the plain path's float32 normalisation, cast back
