@@ -1,0 +1,73 @@
+"""The Lightning module behind :class:`~xct_estimators.forecasting.XCTFormerModel`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from darts.models.forecasting.pl_forecasting_module import PLForecastingModule, io_processor
+from darts.utils.data.torch_datasets.utils import PLModuleInput, PLModuleOutput
+from darts.utils.torch import MonteCarloDropout
+from torch import nn
+
+from .nn import XCTFormerConfig, XCTFormerNet
+
+
+def _use_monte_carlo_dropout(net: nn.Module) -> None:
+    """Swap the network's plain dropouts for Darts' ``MonteCarloDropout`` (same rate, same
+    training behaviour), so ``predict(..., mc_dropout=True)`` samples as with TiDE or TSMixer.
+    Attention-weight dropout stays a training-only regulariser."""
+    for parent in list(net.modules()):
+        for name, child in parent.named_children():
+            if type(child) is nn.Dropout and child.p > 0:
+                setattr(parent, name, MonteCarloDropout(child.p))
+
+
+class _XCTFormerModule(PLForecastingModule):
+    """Lightning module: the past target and past covariates become channels of one network.
+
+    The network decodes only the target channels; for a likelihood its head emits
+    ``output_chunk_length * nr_params`` values per target channel.
+    """
+
+    def __init__(self, network: dict[str, Any], n_targets: int, nr_params: int, **kwargs):
+        super().__init__(**kwargs)
+        self.network_params = network
+        self.n_target_channels = n_targets
+        self.nr_params = nr_params
+        self.net = XCTFormerNet(XCTFormerConfig(**network))
+        _use_monte_carlo_dropout(self.net)
+
+    @io_processor
+    def forward(self, x_in: PLModuleInput) -> PLModuleOutput:
+        x = x_in.concatenate_past_features()  # (B, L, targets + past covariates)
+        y = self.net(x, n_outputs=self.n_target_channels)  # (B, T * nr_params, targets)
+        b = y.shape[0]
+        y = y.view(b, self.output_chunk_length, self.nr_params, self.n_target_channels)
+        return PLModuleOutput(prediction=y.transpose(2, 3))  # (B, T, targets, nr_params)
+
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        # Darts' batches are CPU tensors already; Lightning's generic walk over the batch
+        # dataclass costs about as much as a small model's forward pass.
+        if device.type == "cpu":
+            return batch
+        return super().transfer_batch_to_device(batch, device, dataloader_idx)
+
+    def configure_optimizers(self):
+        # OneCycleLR needs the run's total step count, known only once the trainer exists:
+        # fill it in unless the user gave total_steps or steps_per_epoch.
+        kwargs = self.lr_scheduler_kwargs
+        if (
+            self.lr_scheduler_cls is torch.optim.lr_scheduler.OneCycleLR
+            and not {"total_steps", "steps_per_epoch"} & kwargs.keys()
+            and self._trainer is not None
+        ):
+            self.lr_scheduler_kwargs = {
+                **kwargs,
+                "total_steps": int(self.trainer.estimated_stepping_batches),
+            }
+            try:
+                return super().configure_optimizers()
+            finally:
+                self.lr_scheduler_kwargs = kwargs
+        return super().configure_optimizers()
