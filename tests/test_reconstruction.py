@@ -55,7 +55,11 @@ def test_default_imputer_beats_interpolation_twice_over():
     mse_interpolate = ((X.interpolate(limit_direction="both") - truth).to_numpy()[missing] ** 2).mean()
     assert mse <= 0.5 * mse_interpolate, (mse, mse_interpolate)
     engine = imputer.engine_
-    assert engine.best_epoch is not None and engine.epochs_trained < imputer.n_epochs  # early stopping decided
+    assert engine.best_epoch is not None and len(engine.val_losses) == engine.epochs_trained
+    # Early stopping ended training, or the validation loss was still falling at the epoch cap.
+    stopped_early = engine.epochs_trained < imputer.n_epochs
+    still_improving = engine.best_epoch >= engine.epochs_trained - engine.patience
+    assert stopped_early or still_improving, (engine.epochs_trained, engine.best_epoch, engine.val_losses[-5:])
 
 
 def anomalous_test_series(seed=0):
