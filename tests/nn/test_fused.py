@@ -112,3 +112,19 @@ def test_softmax_and_autocast_take_the_plain_path():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = layer(x)
     assert out.dtype == torch.bfloat16  # the plain path's float32 normalisation, cast back
+
+
+@pytest.mark.parametrize("tie", [False, True])
+def test_large_tensor_branches_give_the_same_gradients(tie, monkeypatch):
+    """Above 2^23 scores the row sums and the tie handling take other routes: force them."""
+    from xct_estimators.nn import fused as fused_module
+
+    monkeypatch.setattr(fused_module, "_TEMPORARY_ABS_MAX", 0)
+    inputs = _inputs(torch.float64, tie=tie)
+    upstream = torch.randn(2, 2, 12, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    args = (1.0, "absact", 0.3, 5)
+    out, grads = _grads(lambda *t: fused_crab(*t, *args), inputs, True, upstream)
+    ref_out, ref_grads = _grads(lambda *t: unfused(*t, *args), inputs, True, upstream)
+    torch.testing.assert_close(out, ref_out, rtol=1e-12, atol=1e-12)
+    for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
+        torch.testing.assert_close(grad, ref, rtol=1e-10, atol=1e-12, msg=f"gradient of {name}")

@@ -97,11 +97,12 @@ class FusedCRAB(torch.autograd.Function):
         keep = dropout_keep(weights, p, ctx.seed) if p > 0.0 else None
         grad_v = None
         if ctx.needs_input_grad[2]:  # V saw dropout(clip(W)) / (1 - p)
-            seen = weights.clamp_min(0.0) if ctx.clipped else weights.clone()
+            seen = weights.clamp_min(0.0) if ctx.clipped else weights
             if keep is not None:
-                seen.mul_(keep)
+                seen = seen.mul_(keep) if ctx.clipped else seen * keep
             grad_v = torch.matmul(seen.transpose(-2, -1), grad_out)
-            grad_v.mul_(keep_scale)
+            if p > 0.0:
+                grad_v.mul_(keep_scale)
             del seen
         # dW' = (dO V^T) o keep; the true dW is dW' / (1 - p), folded into D below. The clip
         # passes the gradient where W >= 0 (as clamp_min's backward does).
@@ -120,16 +121,22 @@ class FusedCRAB(torch.autograd.Function):
         if mask is not None:
             # Sh = S - min(S): the minimum's gradient, minus the sum of dSh, goes to the arg-min
             # scores, split equally among ties as amin's backward does.
-            at_min = (shifted == 0).nonzero(as_tuple=True)
+            at_min = shifted == 0
             # Z = M o Sh + eps:  dM = sum over samples of dZ o Sh,  dSh = dZ o M.
             if ctx.needs_input_grad[3]:
                 grad_mask = shifted.mul_(grad_z).sum(dim=0)
             del shifted
             grad_scores = grad_z.mul_(mask)
-            total = grad_scores.sum(dim=(-2, -1))
-            ties = torch.zeros_like(total).index_put_(at_min[:2], torch.ones_like(at_min[0], dtype=total.dtype),
-                                                     accumulate=True)  # fmt: skip
-            grad_scores.index_put_(at_min, -(total / ties)[at_min[:2]], accumulate=True)
+            total = grad_scores.sum(dim=(-2, -1), keepdim=True)
+            if at_min.numel() <= _TEMPORARY_ABS_MAX:  # few scores: fewer, whole-tensor ops
+                grad_scores.sub_(at_min * total.div_(at_min.sum(dim=(-2, -1), keepdim=True)))
+            else:  # many scores: touch only the arg-min positions
+                where = at_min.nonzero(as_tuple=True)
+                ties = torch.zeros_like(total).index_put_(
+                    where[:2] + (torch.zeros_like(where[0]),) * 2, torch.ones_like(where[0], dtype=total.dtype),
+                    accumulate=True,
+                )
+                grad_scores.index_put_(where, -(total / ties)[where[:2]][:, 0, 0], accumulate=True)
         else:
             del shifted
             grad_scores = grad_z
