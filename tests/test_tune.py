@@ -105,7 +105,8 @@ def test_trial_value_is_the_lowest_validation_loss_of_its_epochs():
 
 def test_pruned_and_infeasible_trials_and_a_study_without_result():
     space = {"d_model": {"choices": [6]}, "n_heads": {"choices": [4]}}  # 6 is not divisible by 4
-    study = tune.search(_values(), "detect", space=space, fixed=TINY_RECONSTRUCTION, n_trials=1, accelerator="cpu")
+    fixed = {k: v for k, v in TINY_RECONSTRUCTION.items() if k != "n_heads"}
+    study = tune.search(_values(), "detect", space=space, fixed=fixed, n_trials=1, accelerator="cpu")
     assert study.trials[0].state.name == "PRUNED"
     assert "not divisible by n_heads" in study.trials[0].user_attrs["infeasible"]
     with pytest.raises(ValueError, match="no completed trial yet"):
@@ -147,3 +148,11 @@ def test_without_optuna_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "optuna", None)
     with pytest.raises(ImportError, match=r"pip install 'xct-estimators\[tune\]'"):
         tune.search(_values(), "detect", n_trials=1)
+
+
+def test_fixed_settings_leave_the_space():
+    space = {"d_model": {"choices": [8]}, "n_heads": {"choices": [2]}}
+    study = tune.search(
+        _values(), "detect", space=space, fixed={**TINY_RECONSTRUCTION, "n_heads": 1}, n_trials=1, accelerator="cpu"
+    )
+    assert study.trials[0].params == {"d_model": 8} and tune.best_params(study)["n_heads"] == 1

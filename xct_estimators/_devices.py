@@ -18,16 +18,13 @@ def device_count(devices: Any) -> int:
     """How many devices a Lightning ``devices`` value asks for (``"auto"`` / ``None``: 1)."""
     if isinstance(devices, (list, tuple)):
         return len(devices)
-    if isinstance(devices, int):
-        return abs(devices) if devices != -1 else 2  # -1: all, assume several
     if isinstance(devices, str):
         text = devices.strip()
-        if text in ("-1",):
-            return 2
         if "," in text:
             return len([part for part in text.split(",") if part.strip()])
-        if text.isdigit():
-            return int(text)
+        devices = int(text) if text.lstrip("-").isdigit() else None
+    if isinstance(devices, int):
+        return devices if devices > 0 else 2  # -1: all of them, taken as several
     return 1
 
 

@@ -198,7 +198,6 @@ class _Data:
     """The training and validation data of a search, checked once."""
 
     def __init__(self, task: str, series, val_series, params: dict[str, Any], output_chunk_length: int):
-        self.task = task
         if task == "forecast":
             from ._series_checks import as_list
 
@@ -320,7 +319,7 @@ def search(
         The search space (see :func:`search_space`, which gives the default).
     fixed
         Settings every trial uses, e.g. ``{"n_epochs": 3, "train_stride": 10}``; they win over the
-        preset's and are not searched.
+        preset's and leave the search space.
     n_trials, timeout
         When to stop: after ``n_trials`` trials of this study in all (every process working on it
         counts, through ``optuna.study.MaxTrialsCallback``) or after ``timeout`` seconds.
@@ -351,7 +350,6 @@ def search(
     """
     optuna = _optuna()
     _check_task(task)
-    space = check_space(space if space is not None else search_space(task, dataset, _n_channels(series, task)))
     params = {**base_params(task, dataset), **(fixed or {})}
     extra = {}
     if task == "impute":
@@ -360,6 +358,8 @@ def search(
         extra = {"fill": "zero", "patience": PAPER_PATIENCE, "patience_after_warmup": False}
     extra = {k: v for k, v in extra.items() if k not in params}
     data = _Data(task, series, val_series, params, output_chunk_length)
+    space = check_space(space if space is not None else search_space(task, dataset, data.n_channels))
+    space = {name: spec for name, spec in space.items() if name not in (fixed or {})}  # fixed wins
 
     sampler = sampler or optuna.samplers.TPESampler(seed=random_state)
     pruner = pruner or optuna.pruners.MedianPruner(n_warmup_steps=2)
@@ -433,14 +433,6 @@ def open_storage(storage):
     path = Path(storage)
     path.parent.mkdir(parents=True, exist_ok=True)
     return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
-
-
-def _n_channels(series, task: str) -> Optional[int]:
-    first = series[0] if isinstance(series, (list, tuple)) else series
-    if hasattr(first, "n_components"):
-        return first.n_components
-    values = np.asarray(first)
-    return values.shape[1] if values.ndim == 2 else None
 
 
 def best_params(study) -> dict[str, Any]:

@@ -22,8 +22,8 @@ from sklearn.preprocessing import StandardScaler
 
 from . import paper
 from .datasets import ForecastDataset
-from .results import ResultStore, run_key
-from .runs import QUICK_EPOCHS, parse_devices, plain_settings, print_report
+from .results import run_key
+from .runs import QUICK_EPOCHS, parse_devices, plain_settings
 
 FEATURES = ("M", "MS")
 
@@ -229,13 +229,3 @@ def forecast_jobs(args, finished: set, progress: bool = True) -> list:
         jobs.append(Job(label, work, _summary, run))
     return jobs
 
-
-def run_forecasts(args) -> int:
-    """``xct-bench forecast`` for one seed on this process (the command line goes through
-    :func:`~xct_estimators.bench.backends.execute` with every seed's jobs)."""
-    from .backends import LocalBackend, execute
-
-    output = Path(args.output)
-    finished = ResultStore(output).finished() if args.resume else set()
-    code = execute(forecast_jobs(args, finished, not args.no_progress), output, LocalBackend(), not args.no_progress)
-    return print_report(output) if getattr(args, "report", True) and code == 0 else code

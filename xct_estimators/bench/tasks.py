@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 from sklearn.preprocessing import StandardScaler
@@ -19,8 +18,8 @@ from .detectors import build_detector
 from .imputation import evaluate_series, evaluate_windows, window_starts
 from .imputers import IMPUTATION_MODELS
 from .models import ABLATION_MODELS, preset_name
-from .results import ResultStore, run_key
-from .runs import parse_devices, plain_settings, print_report
+from .results import run_key
+from .runs import parse_devices, plain_settings
 
 #: The paper's code: early stopping patience and the presets' epoch count for imputation.
 PAPER_PATIENCE = 6
@@ -143,20 +142,6 @@ def impute_jobs(args, finished: set, progress: bool = True) -> list:
     return jobs
 
 
-def run_imputations(args) -> int:
-    """``xct-bench impute`` for one seed on this process."""
-    return _run_here(impute_jobs, args)
-
-
-def _run_here(planner, args) -> int:
-    from .backends import LocalBackend, execute
-
-    output = Path(args.output)
-    finished = ResultStore(output).finished() if args.resume else set()
-    code = execute(planner(args, finished, not args.no_progress), output, LocalBackend(), not args.no_progress)
-    return print_report(output) if getattr(args, "report", True) and code == 0 else code
-
-
 def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Train and test arrays standardised with a scaler fitted on the training array, test labels."""
     data = load_anomaly_dataset(name, data_dir)
@@ -235,7 +220,3 @@ def detect_jobs(args, finished: set, progress: bool = True) -> list:
         jobs.append(Job(f"{dataset} {model} seed {args.seed}", work, _detect_summary, runs[todo[0]]))
     return jobs
 
-
-def run_detections(args) -> int:
-    """``xct-bench detect`` for one seed on this process."""
-    return _run_here(detect_jobs, args)

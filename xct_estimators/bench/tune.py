@@ -56,18 +56,13 @@ def run_tune(args) -> int:
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     dataset, series, val_series = tune_data(args)
-    n_channels = series.n_components if hasattr(series, "n_components") else series.shape[1]
-    fixed = fixed_settings(args)
-    space = json.loads(Path(args.space).read_text()) if args.space else tune.search_space(
-        args.task, args.dataset, n_channels
-    )  # fmt: skip
-    space = {name: spec for name, spec in space.items() if name not in fixed}
+    space = json.loads(Path(args.space).read_text()) if args.space else None  # None: the paper's
     storage = args.storage or str(output / JOURNAL_NAME)
     name = args.study_name or tune.default_study_name(args.task, dataset, args.horizon, args.mask_rate)
     print(f"study {name!r} in {storage} ({args.trials} trials in all workers)", flush=True)
     start = time.perf_counter()
     study = tune.search(
-        series, args.task, val_series=val_series, dataset=args.dataset, space=space, fixed=fixed,
+        series, args.task, val_series=val_series, dataset=args.dataset, space=space, fixed=fixed_settings(args),
         n_trials=args.trials, timeout=args.timeout, output_chunk_length=args.horizon, mask_rate=args.mask_rate,
         storage=storage, study_name=name, random_state=args.seed, accelerator=args.accelerator,
         devices=parse_devices(args.devices), show_progress_bar=not args.no_progress,
