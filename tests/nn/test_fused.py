@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from xct_estimators.nn.attention import normalise
-from xct_estimators.nn.fused import dropout_keep, fused_crab
+from xct_estimators.nn.fused import FUSED_ACTIVATIONS, dropout_keep, fused_crab, keep_masks
 
 
 def unfused(q, k, v, mask, scale, activation, p, seed):
@@ -64,10 +64,40 @@ def test_float32_preset_size_gradients_equal_autograd():
 
 
 def test_dropout_mask_comes_back_from_its_seed():
-    like = torch.empty(3, 50, 50)
+    like = torch.empty(4, 2, 100, 100)  # 80 000 entries: the shares below are within 0.01 to 5 sigma
     first, again, other = dropout_keep(like, 0.4, 7), dropout_keep(like, 0.4, 7), dropout_keep(like, 0.4, 8)
     assert torch.equal(first, again) and not torch.equal(first, other)
-    assert first.dtype == torch.bool and abs(float((~first).float().mean()) - 0.4) < 0.02
+    assert first.dtype == torch.bool and abs(float((~first).float().mean()) - 0.4) < 0.01
+    # every matrix gets its own draw, and any chunk of the batch can be drawn on its own
+    assert not torch.equal(first[0, 0], first[0, 1]) and not torch.equal(first[0, 0], first[1, 0])
+    chunk = keep_masks(like[1:3, 1:2], 0.4, 7, first_sample=1, first_head=1, all_heads=2)
+    assert torch.equal(chunk.bool(), first[1:3, 1:2])
+    # neighbouring entries are independent: P(both kept) = 0.6^2
+    both = (first[..., 1:] & first[..., :-1]).float().mean()
+    assert abs(float(both) - 0.36) < 0.01
+
+
+def test_dropout_hash_matches_a_plain_python_rebuild():
+    """keep_masks' tensor arithmetic (int32, wrapped products, logical shifts) against the
+    hash written out on Python integers."""
+
+    def mix(x):
+        x ^= x >> 16
+        x = (x * 0x7FEB352D) % 2**32
+        x ^= x >> 15
+        x = (x * 0x846CA68B) % 2**32
+        return x ^ (x >> 16)
+
+    seed, n, p = 2**40 + 12345, 5, 0.3
+    mask = keep_masks(torch.empty(2, 3, n, n, dtype=torch.float64), p, seed)
+    base = mix((seed % 2**32) ^ mix(seed >> 32))
+    for b in range(2):
+        for h in range(3):
+            key = mix(base ^ (b * 3 + h))
+            for i in range(n):
+                for j in range(n):
+                    top = mix((key + (i * n + j) * 0x9E3779B9) % 2**32) >> 16
+                    assert mask[b, h, i, j] == float(top >= round(p * 65536))
 
 
 def test_refuses_softmax():
@@ -114,17 +144,23 @@ def test_softmax_and_autocast_take_the_plain_path():
     assert out.dtype == torch.bfloat16  # the plain path's float32 normalisation, cast back
 
 
+@pytest.mark.parametrize("chunk", [144, 288, 576, 1152])
 @pytest.mark.parametrize("tie", [False, True])
-def test_large_tensor_branches_give_the_same_gradients(tie, monkeypatch):
-    """Above 2^23 scores the row sums and the tie handling take other routes: force them."""
+def test_chunked_passes_give_the_same_gradients(chunk, tie, monkeypatch):
+    """Chunks of one (sample, head) matrix, of a head group, of one sample, and of two samples
+    with a shorter last chunk (5 samples, 4 heads, 12 x 12 scores): the same outputs and gradients,
+    and the same dropout masks as one draw for the whole batch."""
     from xct_estimators.nn import fused as fused_module
 
-    monkeypatch.setattr(fused_module, "_TEMPORARY_ABS_MAX", 0)
-    inputs = _inputs(torch.float64, tie=tie)
-    upstream = torch.randn(2, 2, 12, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    args = (1.0, "absact", 0.3, 5)
-    out, grads = _grads(lambda *t: fused_crab(*t, *args), inputs, True, upstream)
-    ref_out, ref_grads = _grads(lambda *t: unfused(*t, *args), inputs, True, upstream)
-    torch.testing.assert_close(out, ref_out, rtol=1e-12, atol=1e-12)
-    for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
-        torch.testing.assert_close(grad, ref, rtol=1e-10, atol=1e-12, msg=f"gradient of {name}")
+    monkeypatch.setattr(fused_module, "_CHUNK_SCORES", chunk)
+    sizes = [(s.stop - s.start, g.stop - g.start) for s, g in fused_module._chunks(5, 4, 12)]
+    assert sizes == {144: [(1, 1)] * 20, 288: [(1, 2)] * 10, 576: [(1, 4)] * 5, 1152: [(2, 4), (2, 4), (1, 4)]}[chunk]
+    inputs = _inputs(torch.float64, b=5, h=4, tie=tie)
+    upstream = torch.randn(5, 4, 12, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    for activation in FUSED_ACTIVATIONS:
+        args = (0.5, activation, 0.3, 5)
+        out, grads = _grads(lambda *t: fused_crab(*t, *args), inputs, True, upstream)
+        ref_out, ref_grads = _grads(lambda *t: unfused(*t, *args), inputs, True, upstream)
+        torch.testing.assert_close(out, ref_out, rtol=1e-12, atol=1e-12)
+        for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
+            torch.testing.assert_close(grad, ref, rtol=1e-10, atol=1e-12, msg=f"gradient of {name}")

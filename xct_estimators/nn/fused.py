@@ -5,7 +5,13 @@ scores, the masked scores, their absolute values, the weights, the dropout mask,
 weights) and allocates a new one for every elementwise step. This function keeps only Q, K, V,
 the mask, the per-(sample, head) minimum, the per-row AbsAct denominators and the dropout seed;
 the backward pass recomputes the scores with one matrix product and regenerates the dropout mask
-from its seed. The elementwise steps run in place on one or two N x N buffers.
+from its seed.
+
+Both passes walk the (sample, head) score matrices in chunks of about ``_CHUNK_SCORES`` scores
+and run every elementwise step on a chunk while it is in cache, in place on two or three
+chunk-sized buffers: no N x N tensor for the whole batch is ever allocated (on CPU a fresh tensor
+of that size costs more in page faults than the arithmetic done on it). The row normalisation is
+applied to the N x d products instead of the N x N weights: W V = diag(1/D) (Z V).
 
 Gradients (derivation in the comments of ``backward``) equal plain autograd's on the unfused
 formula, including the minimum's (it flows to the arg-min scores, split equally among ties as
@@ -14,55 +20,119 @@ formula, including the minimum's (it flows to the arg-min scores, split equally 
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterator, Optional
 
 import torch
 
+from . import crab_kernel
 from .attention import ABSACT_DELTA, ABSACT_EPS
 
 FUSED_ACTIVATIONS = ("absact", "absact_clipped")
 
+#: Scores per chunk (4 MiB in float32): a chunk and its two or three working buffers stay in
+#: the last-level cache. Chunks are whole (sample, head) matrices, never smaller.
+_CHUNK_SCORES = 2**20
+
+
+_GOLDEN = 0x9E3779B9
+
+
+def _mix32(x: int) -> int:
+    """The 32-bit avalanche mix of the C++ kernel ("lowbias32"), on a Python integer."""
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & 0xFFFFFFFF
+    return x ^ (x >> 16)
+
+
+def _signed32(x: int) -> int:
+    return x - (1 << 32) if x >= 1 << 31 else x
+
+
+def _mix32_(x: torch.Tensor) -> torch.Tensor:
+    """:func:`_mix32` in place on an int32 tensor (products wrap; right shifts are made logical)."""
+    x.bitwise_xor_(torch.bitwise_right_shift(x, 16).bitwise_and_(0xFFFF)).mul_(_signed32(0x7FEB352D))
+    x.bitwise_xor_(torch.bitwise_right_shift(x, 15).bitwise_and_(0x1FFFF)).mul_(_signed32(0x846CA68B))
+    return x.bitwise_xor_(torch.bitwise_right_shift(x, 16).bitwise_and_(0xFFFF))
+
+
+def keep_masks(
+    like: torch.Tensor, p: float, seed: int, first_sample: int = 0, first_head: int = 0, all_heads: Optional[int] = None,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:  # fmt: skip
+    """Attention-dropout keep masks (0/1 in ``like``'s dtype) for the (sample, head) matrices of
+    ``like`` (S, H, N, N), a chunk that starts at ``first_sample`` and ``first_head`` of a batch
+    with ``all_heads`` heads.
+
+    Counter-based: entry (i, j) of matrix (b, h) is kept when the top 16 bits of
+    mix32(key(seed, b * H + h) + (i N + j) * 0x9E3779B9) reach round(p * 65536), so each entry is
+    kept with probability 1 - p (to 1/65536), any chunk of the batch is drawn on its own, and the
+    backward pass redraws the forward pass's masks from the seed. The C++ kernel computes the same
+    hash inline; this is the PyTorch operations' path and the tests' reference.
+    """
+    samples, heads, n, _ = like.shape
+    all_heads = heads if all_heads is None else all_heads
+    lo, hi = seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
+    base = _mix32(lo ^ _mix32(hi))
+    keys = [
+        _signed32(_mix32(base ^ ((first_sample + b) * all_heads + first_head + h) & 0xFFFFFFFF))
+        for b in range(samples)
+        for h in range(heads)
+    ]
+    keys = torch.tensor(keys, dtype=torch.int32, device=like.device).view(samples, heads, 1, 1)
+    index = torch.arange(n * n, dtype=torch.int32, device=like.device).view(n, n).mul_(_signed32(_GOLDEN))
+    bits = _mix32_(keys + index)
+    top = torch.bitwise_right_shift(bits, 16).bitwise_and_(0xFFFF)
+    out = torch.empty_like(like) if out is None else out
+    return torch.ge(top, round(p * 65536), out=out)
+
 
 def dropout_keep(like: torch.Tensor, p: float, seed: int) -> torch.Tensor:
-    """The boolean keep mask that ``seed`` gives for a tensor like ``like`` (each entry kept with
-    probability 1 - p, to 1/65536). Drawn as 16-bit integers, four from every 64 random bits:
-    about 4x cheaper than ``bernoulli_`` on CPU, and the backward pass redraws it instead of
-    storing it."""
-    generator = torch.Generator(device=like.device).manual_seed(seed)
-    n = like.numel()
-    bits = torch.empty(n // 4 + 1, dtype=torch.int64, device=like.device).random_(-(2**63), None, generator=generator)
-    threshold = round(p * 65536) - 32768  # int16 values are uniform on [-32768, 32767]
-    return bits.view(torch.int16)[:n].view(like.shape) >= threshold
+    """The boolean keep mask that ``seed`` gives for attention weights like ``like``
+    (B, H, N, N): the mask the fused function applies with that seed."""
+    return keep_masks(like, p, seed).bool()
 
 
-def _scores(q: torch.Tensor, k: torch.Tensor, scale: float) -> torch.Tensor:
-    scores = torch.matmul(q, k.transpose(-2, -1))
+def _chunks(batch: int, heads: int, n: int) -> Iterator[tuple[slice, slice]]:
+    """(sample, head) slices in row-major order, each about ``_CHUNK_SCORES`` scores: several
+    samples with all their heads, or one sample with a group of heads (a divisor of H, so that
+    the mask's slice is a view)."""
+    per_matrix = n * n
+    if heads * per_matrix <= _CHUNK_SCORES:
+        samples = max(1, _CHUNK_SCORES // (heads * per_matrix))
+        for b in range(0, batch, samples):
+            yield slice(b, min(b + samples, batch)), slice(0, heads)
+        return
+    group = max(g for g in range(1, heads + 1) if heads % g == 0 and (g == 1 or g * per_matrix <= _CHUNK_SCORES))
+    for b in range(batch):
+        for h in range(0, heads, group):
+            yield slice(b, b + 1), slice(h, h + group)
+
+
+def _scores_into(buffer: torch.Tensor, q: torch.Tensor, k: torch.Tensor, scale: float) -> torch.Tensor:
+    scores = torch.matmul(q, k.transpose(-2, -1), out=buffer[: q.shape[0]])
     return scores.mul_(scale) if scale != 1.0 else scores
 
 
-#: Below this many scores a temporary |S| summed is faster than ``vector_norm(ord=1)``, which runs
-#: on one thread on CPU here; above it the temporary's page faults cost more (measured, 2 threads:
-#: 0.14 vs 1.36 ms at 32x4x84x84, 2.0 vs 4.2 ms at 8x896x896, 20 vs 6.8 ms at 8x4x660x660).
-_TEMPORARY_ABS_MAX = 2**23
+def _buffers(count: int, q: torch.Tensor, batch: int, heads: int, n: int) -> list[torch.Tensor]:
+    samples, group = max((s.stop - s.start, h.stop - h.start) for s, h in _chunks(batch, heads, n))
+    return [torch.empty(samples, group, n, n, dtype=q.dtype, device=q.device) for _ in range(count)]
 
 
-def _row_l1(scores: torch.Tensor) -> torch.Tensor:
-    if scores.numel() <= _TEMPORARY_ABS_MAX:
-        return scores.abs().sum(dim=-1, keepdim=True)
-    return torch.linalg.vector_norm(scores, ord=1, dim=-1, keepdim=True)
+def _zeros_of(shifted: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Indices (sample, head, row, column) of the zeros of ``shifted`` >= 0 (the arg-min
+    scores): a row-minimum pass finds their rows, and only those rows are searched (a whole
+    comparison of every score costs ten times more)."""
+    rows = (shifted.amin(dim=-1) == 0).nonzero(as_tuple=True)
+    hit, column = (shifted[rows] == 0).nonzero(as_tuple=True)
+    return tuple(index[hit] for index in rows) + (column,)
 
 
-def _weights_in_place(scores: torch.Tensor, mask: Optional[torch.Tensor], minimum, clipped: bool, p: float):
-    """Turn ``scores`` into AbsAct weights in place, already scaled by dropout's 1 / (1 - p);
-    returns them and the row denominators D (unscaled)."""
-    if mask is not None:
-        scores.sub_(minimum).mul_(mask)
-    scores.add_(ABSACT_EPS)
-    denominator = _row_l1(scores).add_(ABSACT_DELTA)
-    scores.div_(denominator * (1.0 - p))
-    if clipped:
-        scores.clamp_min_(0.0)
-    return scores, denominator
+def _kernel_for(q: torch.Tensor):
+    if q.device.type != "cpu" or q.dtype not in (torch.float32, torch.float64):
+        return None
+    return crab_kernel.load()
 
 
 class FusedCRAB(torch.autograd.Function):
@@ -70,12 +140,23 @@ class FusedCRAB(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, scale: float, clipped: bool, p: float, seed: int):
-        scores = _scores(q, k, scale)
-        minimum = scores.amin(dim=(-2, -1), keepdim=True) if mask is not None else None
-        weights, denominator = _weights_in_place(scores, mask, minimum, clipped, p)
-        if p > 0.0:
-            weights.mul_(dropout_keep(weights, p, seed))
-        out = torch.matmul(weights, v)
+        batch, heads, n, _ = q.shape
+        kernel = _kernel_for(q)
+        out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+        minimum = torch.empty(batch, heads, 1, 1, dtype=q.dtype, device=q.device) if mask is not None else None
+        denominator = torch.empty(batch, heads, n, 1, dtype=q.dtype, device=q.device)
+        buffers = _buffers(1 if kernel is not None else 2, q, batch, heads, n)
+        for rows, group in _chunks(batch, heads, n):
+            z = _scores_into(buffers[0], q[rows, group], k[rows, group], scale)
+            d = denominator[rows, group]
+            chunk = (rows.start, group.start, heads)
+            if kernel is not None:
+                kernel.forward(z, None if mask is None else mask[group].contiguous(),
+                               z.new_empty(0) if mask is None else minimum[rows, group], d, p, seed, *chunk, clipped)  # fmt: skip
+            else:
+                _forward_ops(z, mask, minimum, d, buffers[1], rows, group, p, seed, chunk, clipped)
+            o = torch.matmul(z, v[rows, group], out=out[rows, group])
+            o.div_(d * (1.0 - p))
         ctx.save_for_backward(q, k, v, mask, minimum, denominator)
         ctx.scale, ctx.clipped, ctx.p, ctx.seed = scale, clipped, p, seed
         return out
@@ -83,68 +164,118 @@ class FusedCRAB(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         q, k, v, mask, minimum, denominator = ctx.saved_tensors
-        scale, p = ctx.scale, ctx.p
-        keep_scale = 1.0 / (1.0 - p)
-        # Recompute Sh = S - m (kept for the mask's gradient) and W = (M o Sh + eps) / D, the
-        # weights before clipping and dropout (D was saved: no second norm).
-        shifted = _scores(q, k, scale)
-        if mask is not None:
-            shifted.sub_(minimum)
-            weights = torch.mul(shifted, mask)
-        else:
-            weights = shifted.clone()
-        weights.add_(ABSACT_EPS).div_(denominator)
-        keep = dropout_keep(weights, p, ctx.seed) if p > 0.0 else None
-        grad_v = None
-        if ctx.needs_input_grad[2]:  # V saw dropout(clip(W)) / (1 - p)
-            seen = weights.clamp_min(0.0) if ctx.clipped else weights
-            if keep is not None:
-                seen = seen.mul_(keep) if ctx.clipped else seen * keep
-            grad_v = torch.matmul(seen.transpose(-2, -1), grad_out)
-            if p > 0.0:
-                grad_v.mul_(keep_scale)
-            del seen
-        # dW' = (dO V^T) o keep; the true dW is dW' / (1 - p), folded into D below. The clip
-        # passes the gradient where W >= 0 (as clamp_min's backward does).
-        grad_w = torch.matmul(grad_out, v.transpose(-2, -1))
-        if keep is not None:
-            grad_w.mul_(keep)
-            del keep
-        if ctx.clipped:
-            grad_w.mul_(weights >= 0)
-        # AbsAct, W = Z / D with D = sum |Z| + delta:  dZ = (dW - sign(Z) <dW, W>) / D
-        # (sign(Z) = sign(W), as D > 0).
-        row_dot = torch.linalg.vecdot(grad_w, weights, dim=-1).unsqueeze(-1)
-        grad_z = grad_w.addcmul_(weights.sign_(), row_dot, value=-1.0).div_(denominator * (1.0 - p))
-        del weights
-        grad_mask = None
-        if mask is not None:
-            # Sh = S - min(S): the minimum's gradient, minus the sum of dSh, goes to the arg-min
-            # scores, split equally among ties as amin's backward does.
-            at_min = shifted == 0
-            # Z = M o Sh + eps:  dM = sum over samples of dZ o Sh,  dSh = dZ o M.
-            if ctx.needs_input_grad[3]:
-                grad_mask = shifted.mul_(grad_z).sum(dim=0)
-            del shifted
-            grad_scores = grad_z.mul_(mask)
-            total = grad_scores.sum(dim=(-2, -1), keepdim=True)
-            if at_min.numel() <= _TEMPORARY_ABS_MAX:  # few scores: fewer, whole-tensor ops
-                grad_scores.sub_(at_min * total.div_(at_min.sum(dim=(-2, -1), keepdim=True)))
-            else:  # many scores: touch only the arg-min positions
-                where = at_min.nonzero(as_tuple=True)
-                ties = torch.zeros_like(total).index_put_(
-                    where[:2] + (torch.zeros_like(where[0]),) * 2, torch.ones_like(where[0], dtype=total.dtype),
-                    accumulate=True,
-                )
-                grad_scores.index_put_(where, -(total / ties)[where[:2]][:, 0, 0], accumulate=True)
-        else:
-            del shifted
-            grad_scores = grad_z
-        if scale != 1.0:
-            grad_scores.mul_(scale)
-        grad_q = torch.matmul(grad_scores, k) if ctx.needs_input_grad[0] else None
-        grad_k = torch.matmul(grad_scores.transpose(-2, -1), q) if ctx.needs_input_grad[1] else None
+        scale, p, clipped = ctx.scale, ctx.p, ctx.clipped
+        batch, heads, n, _ = q.shape
+        kernel = _kernel_for(q)
+        need_q, need_k, need_v, need_mask = ctx.needs_input_grad[:4]
+        grad_q = torch.empty_like(q) if need_q else None
+        grad_k = torch.empty_like(k) if need_k else None
+        grad_v = torch.empty_like(v) if need_v else None
+        grad_mask = torch.zeros_like(mask) if need_mask else None
+        # With W = Z / D, dropout keep mask K and O = (K o W / (1 - p)) V, every product below
+        # takes the row factor 1 / (D (1 - p)) on an N x d matrix instead of an N x N one.
+        grad_scaled = grad_out / (denominator * (1.0 - p))
+        scores_buf, grad_buf, seen_buf, keep_buf = _buffers(4, q, batch, heads, n)
+        for rows, group in _chunks(batch, heads, n):
+            qc, kc, vc, g = q[rows, group], k[rows, group], v[rows, group], grad_scaled[rows, group]
+            scores = _scores_into(scores_buf, qc, kc, scale)
+            # G = K o (dO / (D (1 - p))) V^T is dW / D, the gradient at W over D; the clip passes
+            # it where W >= 0 (as clamp_min's backward does). AbsAct, W = Z / D with
+            # D = sum |Z| + delta:  dZ = (dW - sign(Z) <dW, W>) / D = G - sign(Z) <G, Z> / D.
+            grad_w = torch.matmul(g, vc.transpose(-2, -1), out=grad_buf[: scores.shape[0]])
+            seen = seen_buf[: scores.shape[0]]  # V saw K o clamp(Z) / (D (1 - p))
+            args = (scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, ctx.seed, clipped)
+            if kernel is not None:
+                grad_scores = _backward_kernel(kernel, *args, heads, need_v)
+            else:
+                grad_scores = _backward_ops(*args, heads, need_v, keep_buf[: scores.shape[0]])
+            if need_v:
+                torch.matmul(seen.transpose(-2, -1), g, out=grad_v[rows, group])
+            if need_q:
+                torch.matmul(grad_scores, kc, out=grad_q[rows, group])
+            if need_k:
+                torch.matmul(grad_scores.transpose(-2, -1), qc, out=grad_k[rows, group])
+        if scale != 1.0:  # S = scale Q K^T: the scale goes on the N x d products
+            for grad in (grad_q, grad_k):
+                if grad is not None:
+                    grad.mul_(scale)
         return grad_q, grad_k, grad_v, grad_mask, None, None, None, None
+
+
+def _forward_ops(z, mask, minimum, d, spare, rows, group, p, seed, chunk, clipped) -> None:
+    """The kernel's forward, as PyTorch operations in place on the chunk ``z``."""
+    if mask is not None:  # Z = M o (S - min S) + eps
+        m = torch.amin(z, dim=(-2, -1), keepdim=True, out=minimum[rows, group])
+        torch.addcmul(z.new_tensor(ABSACT_EPS), z.sub_(m), mask[group], out=z)
+    else:
+        z.add_(ABSACT_EPS)
+    spare = spare[: z.shape[0]]
+    torch.sum(torch.abs(z, out=spare), dim=-1, keepdim=True, out=d).add_(ABSACT_DELTA)
+    if clipped:  # clamp(Z / D) = clamp(Z) / D as D > 0
+        z.clamp_min_(0.0)
+    if p > 0.0:
+        z.mul_(keep_masks(z, p, seed, *chunk, out=spare))
+
+
+def _backward_kernel(kernel, scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, seed,
+                     clipped, heads, need_v) -> torch.Tensor:  # fmt: skip
+    samples, n = scores.shape[0], scores.shape[-1]
+    row_total = scores.new_empty(samples, scores.shape[1], n)
+    row_ties = torch.empty(row_total.shape, dtype=torch.int32, device=scores.device)
+    kernel.backward(
+        scores, None if mask is None else mask[group].contiguous(),
+        scores.new_empty(0) if mask is None else minimum[rows, group], denominator[rows, group], grad_w,
+        seen if need_v else None, None if grad_mask is None else grad_mask[group], row_total, row_ties, p, seed,
+        rows.start, group.start, heads, clipped,
+    )  # fmt: skip
+    if mask is not None:
+        # The minimum's gradient, minus the sum of dSh, goes to the arg-min scores (S = min S),
+        # split equally among ties as amin's backward does; the kernel counted them per row.
+        tie_rows = (row_ties > 0).nonzero(as_tuple=True)
+        low = minimum[rows, group].view(samples, -1)
+        hit, column = (scores[tie_rows] == low[tie_rows[:2]].unsqueeze(-1)).nonzero(as_tuple=True)
+        where = tuple(index[hit] for index in tie_rows) + (column,)
+        share = row_total.sum(dim=-1).div_(row_ties.sum(dim=-1))
+        grad_w.index_put_(where, share[where[:2]].neg_(), accumulate=True)
+    return grad_w
+
+
+def _backward_ops(scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, seed, clipped,
+                  heads, need_v, keep_buf) -> torch.Tensor:  # fmt: skip
+    """The kernel's backward as PyTorch operations: ``scores`` becomes Sh = S - m and ``seen``
+    holds Z (then, for V, K o clamp(Z)); returns the gradient at S, in ``grad_w``."""
+    d = denominator[rows, group]
+    shifted, z = scores, seen
+    if mask is not None:  # Sh = S - m kept for the mask's gradient; Z = M o Sh + eps
+        torch.addcmul(z.new_tensor(ABSACT_EPS), shifted.sub_(minimum[rows, group]), mask[group], out=z)
+    else:
+        torch.add(shifted, ABSACT_EPS, out=z)
+    keep = keep_masks(z, p, seed, rows.start, group.start, heads, out=keep_buf) if p > 0.0 else None
+    if keep is not None:
+        grad_w.mul_(keep)
+    if clipped:
+        grad_w.mul_(torch.ge(z, 0.0, out=torch.empty_like(z)))
+    row_dot = torch.linalg.vecdot(grad_w, z, dim=-1).unsqueeze(-1).div_(d)
+    sign = torch.sign(z)
+    if need_v:
+        if clipped:
+            z.clamp_min_(0.0)
+        if keep is not None:
+            z.mul_(keep)
+    grad_z = grad_w.addcmul_(sign, row_dot, value=-1.0)
+    del sign
+    if mask is None:
+        return grad_z
+    # Sh = S - min(S): the minimum's gradient, minus the sum of dSh, goes to the arg-min
+    # scores, split equally among ties as amin's backward does.
+    at_min = _zeros_of(shifted)
+    if grad_mask is not None:  # dM = sum over samples of dZ o Sh
+        grad_mask[group] += shifted.mul_(grad_z).sum(dim=0)
+    grad_scores = grad_z.mul_(mask[group])  # dSh = dZ o M
+    total = grad_scores.sum(dim=(-2, -1))
+    ties = torch.zeros_like(total).index_put_(at_min[:2], torch.ones_like(at_min[0], dtype=total.dtype),
+                                              accumulate=True)  # fmt: skip
+    return grad_scores.index_put_(at_min, (total / ties)[at_min[:2]].neg_(), accumulate=True)
 
 
 def fused_crab(
