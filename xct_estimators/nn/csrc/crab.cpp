@@ -147,50 +147,83 @@ void backward_impl(const Layout& L, const torch::Tensor& scores, const c10::opti
   scalar_t* gm = grad_mask.has_value() ? grad_mask->data_ptr<scalar_t>() : nullptr;
   scalar_t* totals = has_mask ? row_total.data_ptr<scalar_t>() : nullptr;
   int32_t* ties = has_mask ? row_ties.data_ptr<int32_t>() : nullptr;
+  const bool dropout = p > 0.0;
   at::parallel_for(0, L.heads * n, row_grain(n * L.samples), [&](int64_t begin, int64_t end) {
+    // Row-sized scratch (in L1): Z and the keep factors, so every loop below is branch-free
+    // and vectorises.
+    std::vector<scalar_t> z_row(n), keep_row(n, scalar_t(1));
+    scalar_t* __restrict z = z_row.data();
+    scalar_t* __restrict keep = keep_row.data();
     for (int64_t hi = begin; hi < end; ++hi) {
       const int64_t h = hi / n, i = hi % n;
-      const scalar_t* mrow = has_mask ? m + hi * n : nullptr;
-      scalar_t* gmrow = gm ? gm + hi * n : nullptr;
+      const scalar_t* __restrict mrow = has_mask ? m + hi * n : nullptr;
+      scalar_t* __restrict gmrow = gm ? gm + hi * n : nullptr;
       for (int64_t b = 0; b < L.samples; ++b) {
         const int64_t matrix = b * L.heads + h, r = matrix * n + i;
-        const scalar_t* row = s + r * n;
-        scalar_t* grow = g + r * n;
-        scalar_t* wrow = w ? w + r * n : nullptr;
+        const scalar_t* __restrict row = s + r * n;
+        scalar_t* __restrict grow = g + r * n;
         const scalar_t low = has_mask ? minima[matrix] : scalar_t(0);
-        const uint32_t key = p > 0.0 ? matrix_key(seed, L.matrix_index(matrix)) : 0U;
-        const uint32_t base = static_cast<uint32_t>(i * n);
-        acc_t dot = 0;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t c = 0; c < n; ++c) {
-          const scalar_t z = has_mask ? mrow[c] * (row[c] - low) + scalar_t(kEps) : row[c] + scalar_t(kEps);
-          const bool keep = p > 0.0 ? kept(key, base + static_cast<uint32_t>(c), threshold) : true;
-          if (wrow) wrow[c] = keep ? (clipped && z < scalar_t(0) ? scalar_t(0) : z) : scalar_t(0);
-          const scalar_t gz = (keep && !(clipped && z < scalar_t(0))) ? grow[c] : scalar_t(0);
-          grow[c] = gz;
-          dot += static_cast<acc_t>(gz) * static_cast<acc_t>(z);
-        }
-        const scalar_t r_dot = static_cast<scalar_t>(dot / static_cast<acc_t>(d[r]));
         if (has_mask) {
-          acc_t total = 0;
-          int32_t zeros = 0;
-#pragma omp simd reduction(+ : total, zeros)
-          for (int64_t c = 0; c < n; ++c) {
-            const scalar_t sh = row[c] - low;
-            const scalar_t z = mrow[c] * sh + scalar_t(kEps);
-            const scalar_t dz = grow[c] - sign_of(z) * r_dot;
-            if (gmrow) gmrow[c] += dz * sh;
-            const scalar_t ds = dz * mrow[c];
-            grow[c] = ds;
-            total += ds;
-            zeros += sh == scalar_t(0);
-          }
-          totals[r] = static_cast<scalar_t>(total);
-          ties[r] = zeros;
+#pragma omp simd
+          for (int64_t c = 0; c < n; ++c) z[c] = mrow[c] * (row[c] - low) + scalar_t(kEps);
         } else {
 #pragma omp simd
-          for (int64_t c = 0; c < n; ++c) grow[c] -= sign_of(row[c] + scalar_t(kEps)) * r_dot;
+          for (int64_t c = 0; c < n; ++c) z[c] = row[c] + scalar_t(kEps);
         }
+        if (dropout) {
+          const uint32_t key = matrix_key(seed, L.matrix_index(matrix));
+          const uint32_t base = static_cast<uint32_t>(i * n);
+#pragma omp simd
+          for (int64_t c = 0; c < n; ++c)
+            keep[c] = kept(key, base + static_cast<uint32_t>(c), threshold) ? scalar_t(1) : scalar_t(0);
+        }
+        if (w) {  // V's input: keep o clamp(Z)
+          scalar_t* __restrict wrow = w + r * n;
+          if (clipped) {
+#pragma omp simd
+            for (int64_t c = 0; c < n; ++c) wrow[c] = (z[c] > scalar_t(0) ? z[c] : scalar_t(0)) * keep[c];
+          } else {
+#pragma omp simd
+            for (int64_t c = 0; c < n; ++c) wrow[c] = z[c] * keep[c];
+          }
+        }
+        acc_t dot = 0;
+        if (clipped) {
+#pragma omp simd reduction(+ : dot)
+          for (int64_t c = 0; c < n; ++c) {
+            const scalar_t gz = z[c] < scalar_t(0) ? scalar_t(0) : grow[c] * keep[c];
+            grow[c] = gz;
+            dot += static_cast<acc_t>(gz * z[c]);
+          }
+        } else {
+#pragma omp simd reduction(+ : dot)
+          for (int64_t c = 0; c < n; ++c) {
+            const scalar_t gz = grow[c] * keep[c];
+            grow[c] = gz;
+            dot += static_cast<acc_t>(gz * z[c]);
+          }
+        }
+        const scalar_t r_dot = static_cast<scalar_t>(dot / static_cast<acc_t>(d[r]));
+        if (!has_mask) {
+#pragma omp simd
+          for (int64_t c = 0; c < n; ++c) grow[c] -= sign_of(z[c]) * r_dot;
+          continue;
+        }
+        if (gmrow) {
+#pragma omp simd
+          for (int64_t c = 0; c < n; ++c) gmrow[c] += (grow[c] - sign_of(z[c]) * r_dot) * (row[c] - low);
+        }
+        acc_t total = 0;
+        int32_t zeros = 0;
+#pragma omp simd reduction(+ : total, zeros)
+        for (int64_t c = 0; c < n; ++c) {
+          const scalar_t ds = (grow[c] - sign_of(z[c]) * r_dot) * mrow[c];
+          grow[c] = ds;
+          total += static_cast<acc_t>(ds);
+          zeros += row[c] == low ? 1 : 0;
+        }
+        totals[r] = static_cast<scalar_t>(total);
+        ties[r] = zeros;
       }
     }
   });
