@@ -1,8 +1,11 @@
-"""The fused CRAB function against plain autograd on the unfused formula."""
+"""The fused CRAB function against plain autograd on the unfused formula, on both of its
+paths: the C++ kernel and the PyTorch operations that run where the kernel cannot be built."""
 
 import pytest
 import torch
 
+from xct_estimators.nn import crab_kernel
+from xct_estimators.nn import fused as fused_module
 from xct_estimators.nn.attention import normalise
 from xct_estimators.nn.fused import FUSED_ACTIVATIONS, dropout_keep, fused_crab, keep_masks
 
@@ -15,6 +18,19 @@ def unfused(q, k, v, mask, scale, activation, p, seed):
     if p > 0:
         weights = weights * dropout_keep(weights.detach(), p, seed) / (1 - p)
     return weights @ v
+
+
+@pytest.fixture(params=["kernel", "ops"])
+def path(request, monkeypatch):
+    """Runs a test on the C++ kernel (skipped, with the reason, where it cannot be built) and on
+    the PyTorch operations."""
+    if request.param == "kernel":
+        if crab_kernel.load() is None:
+            pytest.skip(f"the CRAB kernel is unavailable here: {crab_kernel.unavailable_reason()}")
+        assert fused_module._kernel_for(torch.zeros(1)) is not None
+    else:
+        monkeypatch.setattr(fused_module, "_kernel_for", lambda q: None)
+    return request.param
 
 
 def _inputs(dtype, b=2, h=2, n=12, d=4, seed=0, tie=False):
@@ -38,7 +54,7 @@ def _grads(fn, inputs, use_mask, upstream):
 @pytest.mark.parametrize("p", [0.0, 0.3])
 @pytest.mark.parametrize("scale", [1.0, 0.5])
 @pytest.mark.parametrize("tie", [False, True])
-def test_float64_gradients_equal_autograd(activation, use_mask, p, scale, tie):
+def test_float64_gradients_equal_autograd(activation, use_mask, p, scale, tie, path):
     inputs = _inputs(torch.float64, tie=tie)
     upstream = torch.randn(2, 2, 12, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     args = (scale, activation, p, 1234)
@@ -50,7 +66,7 @@ def test_float64_gradients_equal_autograd(activation, use_mask, p, scale, tie):
         torch.testing.assert_close(grad, ref, rtol=1e-10, atol=1e-12, msg=f"gradient of {name}")
 
 
-def test_float32_preset_size_gradients_equal_autograd():
+def test_float32_preset_size_gradients_equal_autograd(path):
     """The ETTh1 imputation layer's shapes: 896 tokens, batch 4, one head of width 64."""
     inputs = _inputs(torch.float32, b=4, h=1, n=896, d=64, seed=3)
     upstream = torch.randn(4, 1, 896, 64, generator=torch.Generator().manual_seed(4))
@@ -110,7 +126,7 @@ def test_refuses_softmax():
     "switches",
     [{}, {"activation": "absact_clipped"}, {"use_mask": False}, {"mixing": "time"}, {"mixing": "channel"}],
 )
-def test_network_gradients_equal_the_plain_path(switches):
+def test_network_gradients_equal_the_plain_path(switches, path):
     """Every ablation variant that takes the fused path: same outputs and parameter gradients as
     ``fused_attention=False`` (float64, no dropout, so both draw nothing at random)."""
     from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
@@ -146,12 +162,10 @@ def test_softmax_and_autocast_take_the_plain_path():
 
 @pytest.mark.parametrize("chunk", [144, 288, 576, 1152])
 @pytest.mark.parametrize("tie", [False, True])
-def test_chunked_passes_give_the_same_gradients(chunk, tie, monkeypatch):
+def test_chunked_passes_give_the_same_gradients(chunk, tie, path, monkeypatch):
     """Chunks of one (sample, head) matrix, of a head group, of one sample, and of two samples
     with a shorter last chunk (5 samples, 4 heads, 12 x 12 scores): the same outputs and gradients,
     and the same dropout masks as one draw for the whole batch."""
-    from xct_estimators.nn import fused as fused_module
-
     monkeypatch.setattr(fused_module, "_CHUNK_SCORES", chunk)
     sizes = [(s.stop - s.start, g.stop - g.start) for s, g in fused_module._chunks(5, 4, 12)]
     assert sizes == {144: [(1, 1)] * 20, 288: [(1, 2)] * 10, 576: [(1, 4)] * 5, 1152: [(2, 4), (2, 4), (1, 4)]}[chunk]
@@ -159,8 +173,8 @@ def test_chunked_passes_give_the_same_gradients(chunk, tie, monkeypatch):
     upstream = torch.randn(5, 4, 12, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     for activation in FUSED_ACTIVATIONS:
         args = (0.5, activation, 0.3, 5)
-        out, grads = _grads(lambda *t: fused_crab(*t, *args), inputs, True, upstream)
-        ref_out, ref_grads = _grads(lambda *t: unfused(*t, *args), inputs, True, upstream)
+        out, grads = _grads(lambda *t, a=args: fused_crab(*t, *a), inputs, True, upstream)
+        ref_out, ref_grads = _grads(lambda *t, a=args: unfused(*t, *a), inputs, True, upstream)
         torch.testing.assert_close(out, ref_out, rtol=1e-12, atol=1e-12)
         for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
             torch.testing.assert_close(grad, ref, rtol=1e-10, atol=1e-12, msg=f"gradient of {name}")

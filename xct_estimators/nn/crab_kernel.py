@@ -47,7 +47,8 @@ def load() -> Optional[ModuleType]:
                 flags = _capability_flags()
                 name = "xct_crab" + ("_avx2" if flags else "")
                 _log.info("Building the CRAB kernel %s (once per machine)...", name)
-                _loaded["module"] = build(name=name, sources=[str(SOURCE)], extra_cflags=["-O3", "-fopenmp", *flags], extra_ldflags=["-fopenmp"])
+                cflags, ldflags = ["-O3", "-fopenmp", *flags], ["-fopenmp"]
+                _loaded["module"] = build(name=name, sources=[str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags)
             except Exception as error:  # no compiler, no ninja, no headers: the PyTorch path runs
                 _loaded["reason"] = f"{type(error).__name__}: {str(error).strip().splitlines()[-1:]}"
                 _log.info("The CRAB kernel is unavailable (%s); using PyTorch operations.", _loaded["reason"])

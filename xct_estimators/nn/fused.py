@@ -20,7 +20,8 @@ formula, including the minimum's (it flows to the arg-min scores, split equally 
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from collections.abc import Iterator
+from typing import Optional
 
 import torch
 
@@ -58,9 +59,14 @@ def _mix32_(x: torch.Tensor) -> torch.Tensor:
 
 
 def keep_masks(
-    like: torch.Tensor, p: float, seed: int, first_sample: int = 0, first_head: int = 0, all_heads: Optional[int] = None,
+    like: torch.Tensor,
+    p: float,
+    seed: int,
+    first_sample: int = 0,
+    first_head: int = 0,
+    all_heads: Optional[int] = None,
     out: Optional[torch.Tensor] = None,
-) -> torch.Tensor:  # fmt: skip
+) -> torch.Tensor:
     """Attention-dropout keep masks (0/1 in ``like``'s dtype) for the (sample, head) matrices of
     ``like`` (S, H, N, N), a chunk that starts at ``first_sample`` and ``first_head`` of a batch
     with ``all_heads`` heads.
@@ -151,8 +157,10 @@ class FusedCRAB(torch.autograd.Function):
             d = denominator[rows, group]
             chunk = (rows.start, group.start, heads)
             if kernel is not None:
-                kernel.forward(z, None if mask is None else mask[group].contiguous(),
-                               z.new_empty(0) if mask is None else minimum[rows, group], d, p, seed, *chunk, clipped)  # fmt: skip
+                if mask is None:
+                    kernel.forward(z, None, z.new_empty(0), d, p, seed, *chunk, clipped)
+                else:
+                    kernel.forward(z, mask[group].contiguous(), minimum[rows, group], d, p, seed, *chunk, clipped)
             else:
                 _forward_ops(z, mask, minimum, d, buffers[1], rows, group, p, seed, chunk, clipped)
             o = torch.matmul(z, v[rows, group], out=out[rows, group])

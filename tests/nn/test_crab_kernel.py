@@ -1,0 +1,43 @@
+"""Loading the C++ CRAB kernel: switched off, unbuildable, and the fused path's fallback."""
+
+import pytest
+import torch
+
+from xct_estimators.nn import crab_kernel
+from xct_estimators.nn.fused import _kernel_for, fused_crab
+
+
+@pytest.fixture
+def fresh_loader(monkeypatch):
+    monkeypatch.setattr(crab_kernel, "_loaded", {})
+
+
+def test_switched_off_by_the_environment(fresh_loader, monkeypatch):
+    monkeypatch.setenv(crab_kernel.SWITCH, "0")
+    assert crab_kernel.load() is None
+    assert crab_kernel.unavailable_reason() == "switched off by XCT_CRAB_KERNEL=0"
+    assert _kernel_for(torch.zeros(1)) is None
+
+
+def test_a_failed_build_falls_back_with_its_reason(fresh_loader, monkeypatch):
+    import torch.utils.cpp_extension
+
+    def no_compiler(**kwargs):
+        raise RuntimeError("Ninja is required to load C++ extensions")
+
+    monkeypatch.delenv(crab_kernel.SWITCH, raising=False)
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", no_compiler)
+    assert crab_kernel.load() is None
+    assert "Ninja is required" in crab_kernel.unavailable_reason()
+    q = torch.randn(2, 1, 6, 3, requires_grad=True)
+    mask = torch.randn(1, 6, 6, requires_grad=True)
+    fused_crab(q, q, q, mask, p=0.2, seed=1).sum().backward()  # the PyTorch operations' path
+    assert q.grad.isfinite().all() and mask.grad.isfinite().all()
+
+
+def test_only_cpu_float_tensors_take_the_kernel():
+    if crab_kernel.load() is None:
+        pytest.skip(f"the CRAB kernel is unavailable here: {crab_kernel.unavailable_reason()}")
+    assert _kernel_for(torch.zeros(1)) is not None and _kernel_for(torch.zeros(1, dtype=torch.float64)) is not None
+    assert _kernel_for(torch.zeros(1, dtype=torch.bfloat16)) is None
+    assert _kernel_for(torch.zeros(1, device="meta")) is None
