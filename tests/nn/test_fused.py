@@ -124,7 +124,10 @@ def test_refuses_softmax():
 
 @pytest.mark.parametrize(
     "switches",
-    [{}, {"activation": "absact_clipped"}, {"use_mask": False}, {"mixing": "time"}, {"mixing": "channel"}],
+    [
+        {}, {"activation": "absact_clipped"}, {"use_mask": False}, {"mixing": "time"}, {"mixing": "channel"},
+        {"decop_k": 4}, {"decop_k": 4, "decop_variant": "authors"}, {"decop_k": 4, "activation": "absact_clipped"},
+    ],  # fmt: skip
 )
 def test_network_gradients_equal_the_plain_path(switches, path):
     """Every ablation variant that takes the fused path: same outputs and parameter gradients as
@@ -167,7 +170,7 @@ def test_chunked_passes_give_the_same_gradients(chunk, tie, path, monkeypatch):
     with a shorter last chunk (5 samples, 4 heads, 12 x 12 scores): the same outputs and gradients,
     and the same dropout masks as one draw for the whole batch."""
     monkeypatch.setattr(fused_module, "_CHUNK_SCORES", chunk)
-    sizes = [(s.stop - s.start, g.stop - g.start) for s, g in fused_module._chunks(5, 4, 12)]
+    sizes = [(s.stop - s.start, g.stop - g.start) for s, g in fused_module._chunks(5, 4, 12 * 12)]
     assert sizes == {144: [(1, 1)] * 20, 288: [(1, 2)] * 10, 576: [(1, 4)] * 5, 1152: [(2, 4), (2, 4), (1, 4)]}[chunk]
     inputs = _inputs(torch.float64, b=5, h=4, tie=tie)
     upstream = torch.randn(5, 4, 12, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
@@ -178,3 +181,27 @@ def test_chunked_passes_give_the_same_gradients(chunk, tie, path, monkeypatch):
         torch.testing.assert_close(out, ref_out, rtol=1e-12, atol=1e-12)
         for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
             torch.testing.assert_close(grad, ref, rtol=1e-10, atol=1e-12, msg=f"gradient of {name}")
+
+
+@pytest.mark.parametrize("activation", FUSED_ACTIVATIONS)
+@pytest.mark.parametrize("p", [0.0, 0.4])
+def test_rectangular_scores_without_a_mask(activation, p, path):
+    """DeCoP's N x k compressed attention: 12 queries against 5 compressed keys."""
+    generator = torch.Generator().manual_seed(2)
+    q = torch.randn(3, 2, 12, 4, generator=generator, dtype=torch.float64, requires_grad=True)
+    k, v = (torch.randn(3, 2, 5, 4, generator=generator, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    upstream = torch.randn(3, 2, 12, 4, generator=generator, dtype=torch.float64)
+    args = (0.5, activation, p, 11)
+    out = fused_crab(q, k, v, None, *args)
+    ref = unfused(q, k, v, None, *args)
+    torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
+    grads = torch.autograd.grad(out, (q, k, v), upstream)
+    ref_grads = torch.autograd.grad(ref, (q, k, v), upstream)
+    for name, grad, expected in zip("qkv", grads, ref_grads, strict=True):
+        torch.testing.assert_close(grad, expected, rtol=1e-10, atol=1e-12, msg=f"gradient of {name}")
+
+
+def test_a_mask_needs_square_scores():
+    q, k = torch.randn(1, 1, 6, 2), torch.randn(1, 1, 4, 2)
+    with pytest.raises(ValueError, match="mask needs N x N scores"):
+        fused_crab(q, k, k, torch.randn(1, 6, 6))

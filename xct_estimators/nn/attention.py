@@ -157,6 +157,9 @@ class DeCoPAttention(nn.Module):
     ``variant="authors"`` follows the authors' code instead: the compressed values W_v X,
     (B, D, k), are reinterpreted as (B, k, D) without a transpose (slot j then holds a mix of
     feature rows, not the j-th compressed token), and C starts from ``kaiming_uniform_``.
+
+    ``fused=True``: the chain from A_c to the weighted values runs as CRAB's fused function
+    without a mask (:mod:`xct_estimators.nn.fused`, rectangular N x k scores).
     """
 
     def __init__(
@@ -168,11 +171,13 @@ class DeCoPAttention(nn.Module):
         attn_dropout: float = 0.0,
         activation: str = "absact",
         variant: str = "paper",
+        fused: bool = False,
     ) -> None:
         super().__init__()
         self.n_heads = n_heads
         self.activation = activation
         self.variant = variant
+        self.fused = fused and activation in ("absact", "absact_clipped")
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.token_compressor = nn.Linear(seq_len, k)  # W_v in R^{k x N}, along tokens
@@ -183,21 +188,32 @@ class DeCoPAttention(nn.Module):
         if variant == "authors":
             nn.init.kaiming_uniform_(self.compressor)  # fan_in = H * k for an (N, H, k) tensor
 
-    def attention_weights(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The (B, H, N, k) compressed attention weights before dropout, and V as (B, H, k, d)."""
+    def _scores_inputs(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Q (B, H, N, d), K^T C (B, H, d, k) and the compressed values V (B, H, k, d)."""
         q = _split_heads(self.q_proj(x), self.n_heads)
         k = _split_heads(self.k_proj(x), self.n_heads)
         key_summary = torch.einsum("bhnd,nhk->bhdk", k, self.compressor)  # K^T C: (B, H, d, k)
-        scores = (q @ key_summary) * self.scale
         compressed = self.token_compressor(x.transpose(1, 2))  # (B, N, D) -> (B, D, N) -> (B, D, k)
         if self.variant == "authors":
             b, d, k = compressed.shape
             compressed = compressed.reshape(b, k, d)  # the authors' view: no transpose
         else:
             compressed = compressed.transpose(1, 2)  # (B, k, D): slot j = j-th compressed token
-        v = _split_heads(compressed, self.n_heads)  # (B, H, k, d)
+        return q, key_summary, _split_heads(compressed, self.n_heads)
+
+    def attention_weights(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The (B, H, N, k) compressed attention weights before dropout, and V as (B, H, k, d)."""
+        q, key_summary, v = self._scores_inputs(x)
+        scores = (q @ key_summary) * self.scale
         return weights_in_float32(scores, None, self.activation), v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fused and not torch.is_autocast_enabled(x.device.type):
+            from .fused import fused_crab
+
+            q, key_summary, v = self._scores_inputs(x)
+            p = self.attn_dropout.p if self.training else 0.0
+            weighted = fused_crab(q, key_summary.transpose(-2, -1), v, None, self.scale, self.activation, p)
+            return self.out_proj(_merge_heads(weighted))
         weights, v = self.attention_weights(x)
         return self.out_proj(_merge_heads(self.attn_dropout(weights) @ v))

@@ -125,10 +125,10 @@ class XCTFormerConfig:
         (B, k, D) without a transpose (each slot mixes feature rows) and initialises the
         compressor with ``kaiming_uniform_`` (std sqrt(2 / (H k))). See docs/decop.md.
     fused_attention
-        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps
-        no N x N tensor for the backward pass (AbsAct and its clipped variant, outside autocast;
-        gradients equal plain autograd's). ``False``: the plain path, for debugging and the
-        gradient tests.
+        Run CRAB's chain from Q, K, V to the weighted values (DeCoP's too) as one autograd
+        function that keeps no N x N (N x k) tensor for the backward pass, with a C++ kernel
+        on CPU (AbsAct and its clipped variant, outside autocast; gradients equal plain
+        autograd's). ``False``: the plain path, for debugging and the gradient tests.
     max_attention_bytes
         Bound on the estimated memory of one sample's full CRAB attention; above it the
         config is rejected with a suggestion to set ``decop_k``. ``None`` disables the guard.

@@ -4,18 +4,23 @@ Plain autograd keeps several B x H x N x N tensors per layer for the backward pa
 scores, the masked scores, their absolute values, the weights, the dropout mask, the dropped
 weights) and allocates a new one for every elementwise step. This function keeps only Q, K, V,
 the mask, the per-(sample, head) minimum, the per-row AbsAct denominators and the dropout seed;
-the backward pass recomputes the scores with one matrix product and regenerates the dropout mask
-from its seed.
+the backward pass recomputes the scores with one matrix product and redraws the dropout mask
+from its seed (a counter-based hash: :func:`keep_masks`).
 
-Both passes walk the (sample, head) score matrices in chunks of about ``_CHUNK_SCORES`` scores
-and run every elementwise step on a chunk while it is in cache, in place on two or three
-chunk-sized buffers: no N x N tensor for the whole batch is ever allocated (on CPU a fresh tensor
-of that size costs more in page faults than the arithmetic done on it). The row normalisation is
-applied to the N x d products instead of the N x N weights: W V = diag(1/D) (Z V).
+Both passes walk the (sample, head) score matrices in chunks of about ``_CHUNK_SCORES`` scores,
+so no score tensor for the whole batch is ever allocated (on CPU a fresh tensor of that size
+costs more in page faults than the arithmetic done on it). Between the matrix products (BLAS),
+the elementwise chain runs in the C++ kernel (:mod:`.crab_kernel`: one pass over each row, in
+L1) on CPU, or as PyTorch operations in place on chunk-sized buffers elsewhere and where the
+kernel cannot be built; both give the same results and the same dropout masks. The row
+normalisation is applied to the N x d products instead of the N x N weights:
+W V = diag(1/D) (Z V).
+
+The scores may be rectangular, N x M, without a mask: DeCoP's N x k compressed attention.
 
 Gradients (derivation in the comments of ``backward``) equal plain autograd's on the unfused
 formula, including the minimum's (it flows to the arg-min scores, split equally among ties as
-``amin`` does) and the mask's; ``tests/nn/test_fused.py`` checks both in float64.
+``amin`` does) and the mask's; ``tests/nn/test_fused.py`` checks both in float64, on both paths.
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ def keep_masks(
     backward pass redraws the forward pass's masks from the seed. The C++ kernel computes the same
     hash inline; this is the PyTorch operations' path and the tests' reference.
     """
-    samples, heads, n, _ = like.shape
+    samples, heads, n, cols = like.shape
     all_heads = heads if all_heads is None else all_heads
     lo, hi = seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
     base = _mix32(lo ^ _mix32(hi))
@@ -87,7 +92,7 @@ def keep_masks(
         for h in range(heads)
     ]
     keys = torch.tensor(keys, dtype=torch.int32, device=like.device).view(samples, heads, 1, 1)
-    index = torch.arange(n * n, dtype=torch.int32, device=like.device).view(n, n).mul_(_signed32(_GOLDEN))
+    index = torch.arange(n * cols, dtype=torch.int32, device=like.device).view(n, cols).mul_(_signed32(_GOLDEN))
     bits = _mix32_(keys + index)
     top = torch.bitwise_right_shift(bits, 16).bitwise_and_(0xFFFF)
     out = torch.empty_like(like) if out is None else out
@@ -100,11 +105,10 @@ def dropout_keep(like: torch.Tensor, p: float, seed: int) -> torch.Tensor:
     return keep_masks(like, p, seed).bool()
 
 
-def _chunks(batch: int, heads: int, n: int) -> Iterator[tuple[slice, slice]]:
+def _chunks(batch: int, heads: int, per_matrix: int) -> Iterator[tuple[slice, slice]]:
     """(sample, head) slices in row-major order, each about ``_CHUNK_SCORES`` scores: several
     samples with all their heads, or one sample with a group of heads (a divisor of H, so that
     the mask's slice is a view)."""
-    per_matrix = n * n
     if heads * per_matrix <= _CHUNK_SCORES:
         samples = max(1, _CHUNK_SCORES // (heads * per_matrix))
         for b in range(0, batch, samples):
@@ -121,9 +125,10 @@ def _scores_into(buffer: torch.Tensor, q: torch.Tensor, k: torch.Tensor, scale: 
     return scores.mul_(scale) if scale != 1.0 else scores
 
 
-def _buffers(count: int, q: torch.Tensor, batch: int, heads: int, n: int) -> list[torch.Tensor]:
-    samples, group = max((s.stop - s.start, h.stop - h.start) for s, h in _chunks(batch, heads, n))
-    return [torch.empty(samples, group, n, n, dtype=q.dtype, device=q.device) for _ in range(count)]
+def _buffers(count: int, q: torch.Tensor, k: torch.Tensor) -> list[torch.Tensor]:
+    (batch, heads, n, _), cols = q.shape, k.shape[-2]
+    samples, group = max((s.stop - s.start, h.stop - h.start) for s, h in _chunks(batch, heads, n * cols))
+    return [torch.empty(samples, group, n, cols, dtype=q.dtype, device=q.device) for _ in range(count)]
 
 
 def _zeros_of(shifted: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -151,8 +156,8 @@ class FusedCRAB(torch.autograd.Function):
         out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
         minimum = torch.empty(batch, heads, 1, 1, dtype=q.dtype, device=q.device) if mask is not None else None
         denominator = torch.empty(batch, heads, n, 1, dtype=q.dtype, device=q.device)
-        buffers = _buffers(1 if kernel is not None else 2, q, batch, heads, n)
-        for rows, group in _chunks(batch, heads, n):
+        buffers = _buffers(1 if kernel is not None else 2, q, k)
+        for rows, group in _chunks(batch, heads, n * k.shape[-2]):
             z = _scores_into(buffers[0], q[rows, group], k[rows, group], scale)
             d = denominator[rows, group]
             chunk = (rows.start, group.start, heads)
@@ -183,8 +188,8 @@ class FusedCRAB(torch.autograd.Function):
         # With W = Z / D, dropout keep mask K and O = (K o W / (1 - p)) V, every product below
         # takes the row factor 1 / (D (1 - p)) on an N x d matrix instead of an N x N one.
         grad_scaled = grad_out / (denominator * (1.0 - p))
-        scores_buf, grad_buf, seen_buf, keep_buf = _buffers(4, q, batch, heads, n)
-        for rows, group in _chunks(batch, heads, n):
+        scores_buf, grad_buf, seen_buf, keep_buf = _buffers(4, q, k)
+        for rows, group in _chunks(batch, heads, n * k.shape[-2]):
             qc, kc, vc, g = q[rows, group], k[rows, group], v[rows, group], grad_scaled[rows, group]
             scores = _scores_into(scores_buf, qc, kc, scale)
             # G = K o (dO / (D (1 - p))) V^T is dW / D, the gradient at W over D; the clip passes
@@ -227,7 +232,7 @@ def _forward_ops(z, mask, minimum, d, spare, rows, group, p, seed, chunk, clippe
 
 def _backward_kernel(kernel, scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, seed,
                      clipped, heads, need_v) -> torch.Tensor:  # fmt: skip
-    samples, n = scores.shape[0], scores.shape[-1]
+    samples, n = scores.shape[0], scores.shape[-2]
     row_total = scores.new_empty(samples, scores.shape[1], n)
     row_ties = torch.empty(row_total.shape, dtype=torch.int32, device=scores.device)
     kernel.backward(
@@ -296,7 +301,8 @@ def fused_crab(
     p: float = 0.0,
     seed: Optional[int] = None,
 ) -> torch.Tensor:
-    """CRAB's weighted values, (B, H, N, d), from Q, K, V (B, H, N, d) and the (H, N, N) mask.
+    """CRAB's weighted values, (B, H, N, d), from Q (B, H, N, d), K and V (B, H, M, d) and the
+    (H, N, N) mask (M = N), or no mask (DeCoP: K holds the k compressed keys, M = k).
 
     ``p``: attention-weight dropout (give it only in training); ``seed`` fixes its mask (default:
     drawn from torch's global generator, so ``torch.manual_seed`` makes runs repeatable).
@@ -304,6 +310,11 @@ def fused_crab(
     """
     if activation not in FUSED_ACTIVATIONS:
         raise ValueError(f"fused CRAB supports {FUSED_ACTIVATIONS}, got {activation!r}.")
+    if mask is not None and (k.shape[-2] != q.shape[-2] or tuple(mask.shape[-2:]) != (q.shape[-2],) * 2):
+        raise ValueError(
+            f"CRAB's mask needs N x N scores and an (H, N, N) mask: got {q.shape[-2]} queries, {k.shape[-2]} keys "
+            f"and a mask of shape {tuple(mask.shape)}."
+        )
     if p > 0.0 and seed is None:
         seed = int(torch.randint(0, 2**62, (1,)).item())
     return FusedCRAB.apply(q, k, v, mask, float(scale), activation == "absact_clipped", float(p), seed or 0)

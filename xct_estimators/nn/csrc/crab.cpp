@@ -46,17 +46,18 @@ inline T sign_of(T x) {
   return static_cast<T>((x > T(0)) - (x < T(0)));
 }
 
-struct Layout {
-  int64_t samples, heads, n, first_sample, first_head, all_heads;
+struct Layout {  // a chunk of (sample, head) score matrices, each n x cols (N x N, or N x k for DeCoP)
+  int64_t samples, heads, n, cols, first_sample, first_head, all_heads;
   int64_t matrix_index(int64_t matrix) const {  // the (sample, head) matrix's index in the whole batch
     return (first_sample + matrix / heads) * all_heads + first_head + matrix % heads;
   }
 };
 
-Layout layout_of(const torch::Tensor& scores, int64_t first_sample, int64_t first_head, int64_t all_heads) {
-  TORCH_CHECK(scores.dim() == 4 && scores.is_contiguous() && scores.size(2) == scores.size(3),
-              "scores must be a contiguous (samples, heads, N, N) tensor");
-  return {scores.size(0), scores.size(1), scores.size(2), first_sample, first_head, all_heads};
+Layout layout_of(const torch::Tensor& scores, bool has_mask, int64_t first_sample, int64_t first_head,
+                 int64_t all_heads) {
+  TORCH_CHECK(scores.dim() == 4 && scores.is_contiguous(), "scores must be a contiguous (samples, heads, N, M) tensor");
+  TORCH_CHECK(!has_mask || scores.size(2) == scores.size(3), "masked scores must be square (N x N)");
+  return {scores.size(0), scores.size(1), scores.size(2), scores.size(3), first_sample, first_head, all_heads};
 }
 
 void check_like(const torch::Tensor& t, const torch::Tensor& scores, int64_t numel, const char* name) {
@@ -70,7 +71,7 @@ template <typename scalar_t>
 void forward_impl(const Layout& L, torch::Tensor& scores, const c10::optional<torch::Tensor>& mask,
                   torch::Tensor& minimum, torch::Tensor& denominator, double p, int64_t seed, bool clipped,
                   uint32_t threshold) {
-  const int64_t n = L.n, rows = L.samples * L.heads * n;
+  const int64_t n = L.n, cols = L.cols, rows = L.samples * L.heads * n;
   const bool has_mask = mask.has_value();
   using acc_t = at::acc_type<scalar_t, false>;
   scalar_t* s = scores.data_ptr<scalar_t>();
@@ -79,35 +80,35 @@ void forward_impl(const Layout& L, torch::Tensor& scores, const c10::optional<to
   scalar_t* minima = has_mask ? minimum.data_ptr<scalar_t>() : nullptr;
   if (has_mask) {
     std::vector<scalar_t> row_min(rows);
-    at::parallel_for(0, rows, row_grain(n), [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, rows, row_grain(cols), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        const scalar_t* row = s + r * n;
+        const scalar_t* row = s + r * cols;
         scalar_t low = row[0];
 #pragma omp simd reduction(min : low)
-        for (int64_t c = 1; c < n; ++c) low = row[c] < low ? row[c] : low;
+        for (int64_t c = 1; c < cols; ++c) low = row[c] < low ? row[c] : low;
         row_min[r] = low;
       }
     });
     for (int64_t j = 0; j < L.samples * L.heads; ++j)
       minima[j] = *std::min_element(row_min.begin() + j * n, row_min.begin() + (j + 1) * n);
   }
-  at::parallel_for(0, rows, row_grain(n), [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, rows, row_grain(cols), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t matrix = r / n, i = r % n;
-      scalar_t* row = s + r * n;
+      scalar_t* row = s + r * cols;
       acc_t total = 0;
       if (has_mask) {
         const scalar_t low = minima[matrix];
         const scalar_t* mrow = m + ((matrix % L.heads) * n + i) * n;
 #pragma omp simd reduction(+ : total)
-        for (int64_t c = 0; c < n; ++c) {
+        for (int64_t c = 0; c < cols; ++c) {
           const scalar_t z = mrow[c] * (row[c] - low) + scalar_t(kEps);
           row[c] = z;
           total += std::abs(static_cast<acc_t>(z));
         }
       } else {
 #pragma omp simd reduction(+ : total)
-        for (int64_t c = 0; c < n; ++c) {
+        for (int64_t c = 0; c < cols; ++c) {
           const scalar_t z = row[c] + scalar_t(kEps);
           row[c] = z;
           total += std::abs(static_cast<acc_t>(z));
@@ -116,13 +117,13 @@ void forward_impl(const Layout& L, torch::Tensor& scores, const c10::optional<to
       d[r] = static_cast<scalar_t>(total + acc_t(kDelta));
       if (clipped) {
 #pragma omp simd
-        for (int64_t c = 0; c < n; ++c) row[c] = row[c] > scalar_t(0) ? row[c] : scalar_t(0);
+        for (int64_t c = 0; c < cols; ++c) row[c] = row[c] > scalar_t(0) ? row[c] : scalar_t(0);
       }
       if (p > 0.0) {
         const uint32_t key = matrix_key(seed, L.matrix_index(matrix));
-        const uint32_t base = static_cast<uint32_t>(i * n);
+        const uint32_t base = static_cast<uint32_t>(i * cols);
 #pragma omp simd
-        for (int64_t c = 0; c < n; ++c)
+        for (int64_t c = 0; c < cols; ++c)
           row[c] = kept(key, base + static_cast<uint32_t>(c), threshold) ? row[c] : scalar_t(0);
       }
     }
@@ -135,7 +136,7 @@ void backward_impl(const Layout& L, const torch::Tensor& scores, const c10::opti
                    c10::optional<torch::Tensor>& seen, c10::optional<torch::Tensor>& grad_mask,
                    torch::Tensor& row_total, torch::Tensor& row_ties, double p, int64_t seed, bool clipped,
                    uint32_t threshold) {
-  const int64_t n = L.n;
+  const int64_t n = L.n, cols = L.cols;
   const bool has_mask = mask.has_value();
   using acc_t = at::acc_type<scalar_t, false>;
   const scalar_t* s = scores.data_ptr<scalar_t>();
@@ -148,10 +149,10 @@ void backward_impl(const Layout& L, const torch::Tensor& scores, const c10::opti
   scalar_t* totals = has_mask ? row_total.data_ptr<scalar_t>() : nullptr;
   int32_t* ties = has_mask ? row_ties.data_ptr<int32_t>() : nullptr;
   const bool dropout = p > 0.0;
-  at::parallel_for(0, L.heads * n, row_grain(n * L.samples), [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, L.heads * n, row_grain(cols * L.samples), [&](int64_t begin, int64_t end) {
     // Row-sized scratch (in L1): Z and the keep factors, so every loop below is branch-free
     // and vectorises.
-    std::vector<scalar_t> z_row(n), keep_row(n, scalar_t(1));
+    std::vector<scalar_t> z_row(cols), keep_row(cols, scalar_t(1));
     scalar_t* __restrict z = z_row.data();
     scalar_t* __restrict keep = keep_row.data();
     for (int64_t hi = begin; hi < end; ++hi) {
@@ -160,44 +161,44 @@ void backward_impl(const Layout& L, const torch::Tensor& scores, const c10::opti
       scalar_t* __restrict gmrow = gm ? gm + hi * n : nullptr;
       for (int64_t b = 0; b < L.samples; ++b) {
         const int64_t matrix = b * L.heads + h, r = matrix * n + i;
-        const scalar_t* __restrict row = s + r * n;
-        scalar_t* __restrict grow = g + r * n;
+        const scalar_t* __restrict row = s + r * cols;
+        scalar_t* __restrict grow = g + r * cols;
         const scalar_t low = has_mask ? minima[matrix] : scalar_t(0);
         if (has_mask) {
 #pragma omp simd
-          for (int64_t c = 0; c < n; ++c) z[c] = mrow[c] * (row[c] - low) + scalar_t(kEps);
+          for (int64_t c = 0; c < cols; ++c) z[c] = mrow[c] * (row[c] - low) + scalar_t(kEps);
         } else {
 #pragma omp simd
-          for (int64_t c = 0; c < n; ++c) z[c] = row[c] + scalar_t(kEps);
+          for (int64_t c = 0; c < cols; ++c) z[c] = row[c] + scalar_t(kEps);
         }
         if (dropout) {
           const uint32_t key = matrix_key(seed, L.matrix_index(matrix));
-          const uint32_t base = static_cast<uint32_t>(i * n);
+          const uint32_t base = static_cast<uint32_t>(i * cols);
 #pragma omp simd
-          for (int64_t c = 0; c < n; ++c)
+          for (int64_t c = 0; c < cols; ++c)
             keep[c] = kept(key, base + static_cast<uint32_t>(c), threshold) ? scalar_t(1) : scalar_t(0);
         }
         if (w) {  // V's input: keep o clamp(Z)
-          scalar_t* __restrict wrow = w + r * n;
+          scalar_t* __restrict wrow = w + r * cols;
           if (clipped) {
 #pragma omp simd
-            for (int64_t c = 0; c < n; ++c) wrow[c] = (z[c] > scalar_t(0) ? z[c] : scalar_t(0)) * keep[c];
+            for (int64_t c = 0; c < cols; ++c) wrow[c] = (z[c] > scalar_t(0) ? z[c] : scalar_t(0)) * keep[c];
           } else {
 #pragma omp simd
-            for (int64_t c = 0; c < n; ++c) wrow[c] = z[c] * keep[c];
+            for (int64_t c = 0; c < cols; ++c) wrow[c] = z[c] * keep[c];
           }
         }
         acc_t dot = 0;
         if (clipped) {
 #pragma omp simd reduction(+ : dot)
-          for (int64_t c = 0; c < n; ++c) {
+          for (int64_t c = 0; c < cols; ++c) {
             const scalar_t gz = z[c] < scalar_t(0) ? scalar_t(0) : grow[c] * keep[c];
             grow[c] = gz;
             dot += static_cast<acc_t>(gz * z[c]);
           }
         } else {
 #pragma omp simd reduction(+ : dot)
-          for (int64_t c = 0; c < n; ++c) {
+          for (int64_t c = 0; c < cols; ++c) {
             const scalar_t gz = grow[c] * keep[c];
             grow[c] = gz;
             dot += static_cast<acc_t>(gz * z[c]);
@@ -206,17 +207,17 @@ void backward_impl(const Layout& L, const torch::Tensor& scores, const c10::opti
         const scalar_t r_dot = static_cast<scalar_t>(dot / static_cast<acc_t>(d[r]));
         if (!has_mask) {
 #pragma omp simd
-          for (int64_t c = 0; c < n; ++c) grow[c] -= sign_of(z[c]) * r_dot;
+          for (int64_t c = 0; c < cols; ++c) grow[c] -= sign_of(z[c]) * r_dot;
           continue;
         }
         if (gmrow) {
 #pragma omp simd
-          for (int64_t c = 0; c < n; ++c) gmrow[c] += (grow[c] - sign_of(z[c]) * r_dot) * (row[c] - low);
+          for (int64_t c = 0; c < cols; ++c) gmrow[c] += (grow[c] - sign_of(z[c]) * r_dot) * (row[c] - low);
         }
         acc_t total = 0;
         int32_t zeros = 0;
 #pragma omp simd reduction(+ : total, zeros)
-        for (int64_t c = 0; c < n; ++c) {
+        for (int64_t c = 0; c < cols; ++c) {
           const scalar_t ds = (grow[c] - sign_of(z[c]) * r_dot) * mrow[c];
           grow[c] = ds;
           total += static_cast<acc_t>(ds);
@@ -234,9 +235,9 @@ void backward_impl(const Layout& L, const torch::Tensor& scores, const c10::opti
 void crab_forward(torch::Tensor scores, c10::optional<torch::Tensor> mask, torch::Tensor minimum,
                   torch::Tensor denominator, double p, int64_t seed, int64_t first_sample, int64_t first_head,
                   int64_t all_heads, bool clipped) {
-  const Layout L = layout_of(scores, first_sample, first_head, all_heads);
-  const int64_t n = L.n, rows = L.samples * L.heads * n;
   const bool has_mask = mask.has_value();
+  const Layout L = layout_of(scores, has_mask, first_sample, first_head, all_heads);
+  const int64_t n = L.n, rows = L.samples * L.heads * n;
   check_like(denominator, scores, rows, "denominator");
   if (has_mask) {
     check_like(*mask, scores, L.heads * n * n, "mask");
@@ -260,12 +261,12 @@ void crab_backward(torch::Tensor scores, c10::optional<torch::Tensor> mask, torc
                    torch::Tensor denominator, torch::Tensor grad, c10::optional<torch::Tensor> seen,
                    c10::optional<torch::Tensor> grad_mask, torch::Tensor row_total, torch::Tensor row_ties, double p,
                    int64_t seed, int64_t first_sample, int64_t first_head, int64_t all_heads, bool clipped) {
-  const Layout L = layout_of(scores, first_sample, first_head, all_heads);
-  const int64_t n = L.n, rows = L.samples * L.heads * n;
   const bool has_mask = mask.has_value();
-  check_like(grad, scores, rows * n, "grad");
+  const Layout L = layout_of(scores, has_mask, first_sample, first_head, all_heads);
+  const int64_t n = L.n, rows = L.samples * L.heads * n;
+  check_like(grad, scores, rows * L.cols, "grad");
   check_like(denominator, scores, rows, "denominator");
-  if (seen.has_value()) check_like(*seen, scores, rows * n, "seen");
+  if (seen.has_value()) check_like(*seen, scores, rows * L.cols, "seen");
   if (has_mask) {
     check_like(*mask, scores, L.heads * n * n, "mask");
     check_like(minimum, scores, L.samples * L.heads, "minimum");
