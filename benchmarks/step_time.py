@@ -1,12 +1,14 @@
 """Milliseconds per training step (forward, backward, Adam), per inference batch, and peak memory,
 with CRAB's fused attention and the plain path side by side.
 
-Networks: the paper's ETTh1 and ETTm1 forecasting presets (84 tokens), and the paper-scale
+Networks: the paper's ETTh1 and ETTm1 forecasting presets (84 tokens), the paper-scale
 reconstruction networks, ETTh1 imputation (1024 steps, 896 tokens) and MSL anomaly detection
-(100 steps, 660 tokens), at a batch size given per network. Fixed thread count, the median of
+(100 steps, 660 tokens), and the DeCoP forecasting presets of ECL (3852 tokens, k = 64) and
+Traffic (10344 tokens, k = 192, 4 heads), at a batch size given per network. Fixed thread count, the median of
 repeats with fused and plain steps interleaved (so machine noise hits both alike); peak memory is
-the resident-set growth of a fresh process over a few training steps. A benchmark that prints
-numbers, not a test.
+the resident-set growth of a fresh process over a few training steps. Inference is timed at the
+training batch and at the batch the library predicts with (the reconstruction engine's sliding
+windows, the Darts model's batch size). A benchmark that prints numbers, not a test.
 
     python benchmarks/step_time.py [--threads 2] [--repeats 10] [--networks ETTh1,ETTm1,ETTh1-impute,MSL-anomaly]
 """
@@ -32,11 +34,27 @@ NETWORKS = {
     "ETTm1": ("ETTm1", "forecast", 96, None),
     "ETTh1-impute": ("ETTh1", "impute", None, 8),
     "MSL-anomaly": ("MSL", "anomaly", None, 8),
+    "ECL-decop": ("ECL", "forecast", 96, 8),
+    "Traffic-decop": ("Traffic", "forecast", 96, 2),
 }
 
 
-def build(name: str, fused: bool):
-    dataset, task, horizon, batch = NETWORKS[name]
+def predict_batch(name: str) -> int:
+    """The batch the library predicts with: the reconstruction engine's sliding-window batch
+    (up to 4x the preset's training batch, bounded by the plain path's attention memory), or
+    the Darts model's batch size (the preset's) for forecasting."""
+    dataset, task, _, _ = NETWORKS[name]
+    if task == "forecast":
+        return get_preset(dataset, task).batch_size
+    from xct_estimators.reconstruction import ReconstructionEngine, preset_params
+
+    engine = ReconstructionEngine(**preset_params(dataset, task))
+    return engine._inference_batch_size(get_preset(dataset, task).config())
+
+
+def build(name: str, fused: bool, batch: int | None = None):
+    dataset, task, horizon, default_batch = NETWORKS[name]
+    batch = batch or default_batch
     preset = get_preset(dataset, task)
     config = preset.config(out_len=horizon) if horizon else preset.config()
     config = config.replace(fused_attention=fused)
@@ -118,7 +136,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats} (fused and plain interleaved)")
     header = f"{'network':<13} {'batch':>5} {'tokens':>6} {'train plain':>11} {'train fused':>11} {'ratio':>6} "
     header += f"{'infer plain':>11} {'infer fused':>11} {'speed-up':>8} {'peak MiB plain':>14} {'fused':>6} "
-    header += f"{'ratio':>6}"
+    header += f"{'ratio':>6} {'predict batch':>13} {'plain':>8} {'fused':>8} {'speed-up':>8}"
     print(header)
     rows = []
     for name in args.networks.split(","):
@@ -126,15 +144,23 @@ def main() -> None:
         _, _, fused_train, fused_infer = build(name, fused=True)
         train = interleaved_ms({"plain": plain_train, "fused": fused_train}, args.repeats)
         infer = interleaved_ms({"plain": plain_infer, "fused": fused_infer}, args.repeats)
+        library_batch = predict_batch(name)
+        if library_batch == batch:
+            library_infer = infer
+        else:
+            _, _, _, plain_infer = build(name, fused=False, batch=library_batch)
+            _, _, _, fused_infer = build(name, fused=True, batch=library_batch)
+            library_infer = interleaved_ms({"plain": plain_infer, "fused": fused_infer}, args.repeats)
         memory = {"plain": peak_mib(name, False, args.threads), "fused": peak_mib(name, True, args.threads)}
         row = {"network": name, "batch": batch, "tokens": config.n_tokens, "train_ms": train, "infer_ms": infer,
-               "peak_mib": memory}  # fmt: skip
+               "predict_batch": library_batch, "predict_ms": library_infer, "peak_mib": memory}  # fmt: skip
         rows.append(row)
         print(
             f"{name:<13} {batch:>5} {config.n_tokens:>6} {train['plain']:>11.1f} {train['fused']:>11.1f} "
             f"{train['fused'] / train['plain']:>6.2f} {infer['plain']:>11.1f} {infer['fused']:>11.1f} "
             f"{infer['plain'] / infer['fused']:>7.2f}x {memory['plain']:>14.0f} {memory['fused']:>6.0f} "
-            f"{memory['fused'] / memory['plain']:>6.2f}",
+            f"{memory['fused'] / memory['plain']:>6.2f} {library_batch:>13} {library_infer['plain']:>8.1f} "
+            f"{library_infer['fused']:>8.1f} {library_infer['plain'] / library_infer['fused']:>7.2f}x",
             flush=True,
         )
     if args.json:
