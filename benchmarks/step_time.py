@@ -79,6 +79,26 @@ def build(name: str, fused: bool, batch: int | None = None):
     return config, batch, train_step, infer_step
 
 
+def _products_only(q, k, v, mask, scale=1.0, activation="absact", p=0.0, seed=None):
+    return (q @ k.transpose(-2, -1)) @ v
+
+
+def without_chain(step):
+    """``step`` with CRAB's elementwise chain removed (scores straight into the product with V):
+    what the network costs with attention reduced to its two matrix products, the floor that no
+    fusion of the chain can go below."""
+    from xct_estimators.nn import fused
+
+    def run():
+        original, fused.fused_crab = fused.fused_crab, _products_only
+        try:
+            step()
+        finally:
+            fused.fused_crab = original
+
+    return run
+
+
 def interleaved_ms(steps: dict, repeats: int, warmup: int = 2) -> dict:
     for fn in steps.values():
         for _ in range(warmup):
@@ -131,6 +151,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--networks", default=",".join(NETWORKS))
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
+    parser.add_argument(
+        "--floor", action="store_true", help="also time the network without CRAB's elementwise chain (the floor)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats} (fused and plain interleaved)")
@@ -142,8 +165,13 @@ def main() -> None:
     for name in args.networks.split(","):
         config, batch, plain_train, plain_infer = build(name, fused=False)
         _, _, fused_train, fused_infer = build(name, fused=True)
-        train = interleaved_ms({"plain": plain_train, "fused": fused_train}, args.repeats)
-        infer = interleaved_ms({"plain": plain_infer, "fused": fused_infer}, args.repeats)
+        train_steps = {"plain": plain_train, "fused": fused_train}
+        infer_steps = {"plain": plain_infer, "fused": fused_infer}
+        if args.floor:
+            _, _, floor_train, floor_infer = build(name, fused=True)
+            train_steps["floor"], infer_steps["floor"] = without_chain(floor_train), without_chain(floor_infer)
+        train = interleaved_ms(train_steps, args.repeats)
+        infer = interleaved_ms(infer_steps, args.repeats)
         library_batch = predict_batch(name)
         if library_batch == batch:
             library_infer = infer
@@ -163,6 +191,13 @@ def main() -> None:
             f"{library_infer['fused']:>8.1f} {library_infer['plain'] / library_infer['fused']:>7.2f}x",
             flush=True,
         )
+        if args.floor:
+            print(
+                f"{'':<13} floor (no elementwise chain): train {train['floor']:.1f} ms "
+                f"({train['floor'] / train['plain']:.2f} of plain), infer {infer['floor']:.1f} ms "
+                f"({infer['plain'] / infer['floor']:.2f}x faster than plain)",
+                flush=True,
+            )
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"threads": args.threads, "repeats": args.repeats, "rows": rows}, handle, indent=2)

@@ -1,0 +1,41 @@
+"""``benchmarks/step_time.py``: the benchmark runs end to end on the smallest preset and its
+floor really removes the elementwise chain."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "step_time.py"
+
+
+def test_one_network_with_the_floor(tmp_path):
+    out = tmp_path / "steps.json"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--networks", "ETTh1", "--repeats", "1", "--floor", "--json", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "floor (no elementwise chain)" in done.stdout
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["network"] == "ETTh1" and row["batch"] == row["predict_batch"] == 32 and row["tokens"] == 84
+    assert set(row["train_ms"]) == {"plain", "fused", "floor"} and min(row["train_ms"].values()) > 0
+    assert row["peak_mib"]["plain"] > 0 and row["peak_mib"]["fused"] > 0
+
+
+def test_floor_is_the_two_products_alone():
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import step_time
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    from xct_estimators.nn import fused
+
+    q, k, v = (torch.randn(2, 1, 5, 3) for _ in range(3))
+    seen = []
+    step = step_time.without_chain(lambda: seen.append(fused.fused_crab(q, k, v, torch.randn(1, 5, 5), p=0.5)))
+    step()
+    torch.testing.assert_close(seen[0], (q @ k.transpose(-2, -1)) @ v)
+    assert fused.fused_crab is not step_time._products_only  # restored afterwards
