@@ -92,14 +92,17 @@ def test_engine_refuses_non_integers(name, value):
 
 # -- 12. memory guard with the batch ------------------------------------------------------
 def test_memory_guard_counts_the_training_batch(tmp_path):
+    """Under mixed precision CRAB takes the plain path, whose score tensors grow with the batch
+    (tests/nn/test_config.py checks the fused path's estimate)."""
     config = XCTFormerConfig(seq_len=24, n_channels=2, out_len=6, patch_len=8, stride=4, d_model=8, d_ff=16)
-    bound = 4 * config.attention_memory_bytes(1)  # one sample fits, a batch of 16 does not
+    bound = 4 * config.attention_memory_bytes(1, autocast=True)  # one sample fits, a batch of 16 does not
+    mixed = {**QUIET, "precision": "bf16-mixed"}
     with pytest.raises(ValueError, match=r"A training batch of 16 windows needs .*Lower batch_size to [1-9] or less"):
-        model(tmp_path, max_attention_bytes=bound).fit(TimeSeries.from_values(sines()))
-    engine_bound = 4 * XCTFormerConfig(seq_len=24, n_channels=2, out_len=24, patch_len=8, stride=4, d_model=8,
-                                       d_ff=16).attention_memory_bytes(1)  # fmt: skip
+        model(tmp_path, max_attention_bytes=bound, pl_trainer_kwargs=mixed).fit(TimeSeries.from_values(sines()))
+    engine_config = XCTFormerConfig(seq_len=24, n_channels=2, out_len=24, patch_len=8, stride=4, d_model=8, d_ff=16)
+    engine_bound = 4 * engine_config.attention_memory_bytes(1, autocast=True)
     with pytest.raises(ValueError, match="A training batch of 32 windows needs .*Lower batch_size"):
-        ReconstructionEngine(**RECON, max_attention_bytes=engine_bound).fit(sines())
+        ReconstructionEngine(**RECON, max_attention_bytes=engine_bound, pl_trainer_kwargs=mixed).fit(sines())
 
 
 # -- 13. lists of series -----------------------------------------------------------------

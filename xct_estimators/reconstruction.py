@@ -20,7 +20,7 @@ import torch
 from pytorch_lightning.callbacks import EarlyStopping
 
 from ._checks import check_value_range
-from ._devices import device_count, is_distributed
+from ._devices import device_count, is_distributed, uses_autocast
 from ._quiet import quiet_lightning
 from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset
@@ -294,7 +294,7 @@ class ReconstructionEngine:
             seq_len=self.window_length, n_channels=self.n_channels, out_len=self.window_length,
             **self.architecture,
         )  # fmt: skip
-        config.check_attention_memory(self.batch_size)
+        config.check_attention_memory(self.batch_size, autocast=uses_autocast(self.pl_trainer_kwargs))
         self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
 
         trainer_kwargs = dict(

@@ -30,15 +30,33 @@ def test_memory_guard_bound_is_configurable():
 @pytest.mark.parametrize("preset", list_presets(), ids=lambda p: f"{p.task}-{p.dataset}")
 def test_default_bound_admits_every_paper_config_at_its_batch_size(preset):
     config = preset.config(out_len=720 if preset.task == "forecast" else None)
-    assert config.attention_memory_bytes(preset.batch_size) <= DEFAULT_MAX_ATTENTION_BYTES
-    config.check_attention_memory(preset.batch_size)
+    for autocast in (False, True):  # the fused path, and the plain one that mixed precision takes
+        assert config.attention_memory_bytes(preset.batch_size, autocast) <= DEFAULT_MAX_ATTENTION_BYTES
+        config.check_attention_memory(preset.batch_size, autocast)
 
 
 def test_batch_guard_names_the_batch_that_fits():
-    config = XCTFormerConfig(seq_len=96, n_channels=200, out_len=96, d_model=8, n_heads=2)  # 0.23 GB a sample
-    config.check_attention_memory(16)
+    config = XCTFormerConfig(seq_len=96, n_channels=200, out_len=96, d_model=8, n_heads=2, fused_attention=False)
+    config.check_attention_memory(16)  # the plain path: 0.23 GB a sample
     with pytest.raises(ValueError, match=r"batch of 64 windows needs about 14.9 GB.*Lower batch_size to 42 or less"):
         config.replace(max_attention_bytes=10**10).check_attention_memory(64)
+
+
+def test_the_fused_path_keeps_no_score_tensor_for_the_batch():
+    """2400 tokens, 2 heads, 1 layer: the plain path keeps 5 score tensors a sample and layer,
+    the fused path only the mask's 4 copies a layer and four working buffers (one 2400 x 2400
+    matrix each); under autocast the plain path runs and its estimate applies."""
+    config = XCTFormerConfig(seq_len=96, n_channels=200, out_len=96, d_model=8, n_heads=2, max_attention_bytes=10**10)
+    assert config.fused_path and config.n_tokens == 2400 and config.e_layers == 1
+    square = 2 * 2400**2
+    fused = (4 * square + 4 * 2400**2) * 4
+    assert config.attention_memory_bytes(1) == config.attention_memory_bytes(64) == fused
+    assert config.attention_memory_bytes(64, autocast=True) == (4 * square + 64 * 5 * square) * 4
+    config.check_attention_memory(64)  # 0.28 GB however large the batch
+    with pytest.raises(ValueError, match=r"batch of 64 windows needs about 14.9 GB for full CRAB attention on the "
+                                         r"plain path \(mixed precision\).*Lower batch_size to 42"):  # fmt: skip
+        config.check_attention_memory(64, autocast=True)
+    assert not config.replace(activation="softmax").fused_path and not config.replace(decop_k=8).fused_path
 
 
 def test_largest_full_crab_config_is_weather_imputation():

@@ -16,9 +16,10 @@ DECOP_CHANNEL_THRESHOLD = 60
 
 #: Default bound for a training batch's full-CRAB attention memory (``attention_memory_bytes``):
 #: the constructor checks one sample against it, the adapters their batch. It admits every
-#: configuration of the paper at the paper's batch size (the largest, weather imputation with
-#: N = 2688 tokens at batch 32, needs about 13 GiB) and rejects e.g. Traffic without DeCoP (about
-#: 46 GB for one sample) or a 2.2 GB-per-sample configuration at batch 32 (70 GB).
+#: configuration of the paper at the paper's batch size on the plain path too (the largest,
+#: weather imputation with N = 2688 tokens at batch 32, needs about 13 GiB there) and rejects
+#: e.g. Traffic without DeCoP (about 22 GB for its masks alone on the fused path) or a
+#: 2.2 GB-per-sample plain-path configuration at batch 32 (70 GB).
 DEFAULT_MAX_ATTENTION_BYTES = 16 * 1024**3
 
 # N x N float32 tensors kept per layer and sample during training: scores, shifted scores,
@@ -26,6 +27,11 @@ DEFAULT_MAX_ATTENTION_BYTES = 16 * 1024**3
 _ACTIVATIONS_PER_LAYER = 5
 # Copies of the mask M held during training with Adam: the weights, the gradient, two moments.
 _MASK_COPIES = 4
+# The fused path keeps no score tensor for the backward pass; its working buffers: four of a
+# chunk of about 2^20 scores, or of one (sample, head) matrix when that is larger (fused.py).
+_FUSED_WORKING_BUFFERS = 4
+_FUSED_CHUNK_SCORES = 2**20
+FUSED_ACTIVATIONS = ("absact", "absact_clipped")
 _FLOAT_BYTES = 4
 
 def is_positive_int(value) -> bool:
@@ -219,20 +225,30 @@ class XCTFormerConfig:
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
 
-    def attention_memory_bytes(self, batch_size: int = 1) -> int:
+    @property
+    def fused_path(self) -> bool:
+        """Whether full CRAB runs the fused function (``fused_attention``, AbsAct or its clipped
+        variant; under autocast the plain path runs instead)."""
+        return self.fused_attention and self.decop_k is None and self.activation in FUSED_ACTIVATIONS
+
+    def attention_memory_bytes(self, batch_size: int = 1, autocast: bool = False) -> int:
         """Estimated bytes of full CRAB's N x N tensors for training on ``batch_size`` samples.
 
-        Counts, per layer, the ``batch_size x n_heads x N^2`` score-shaped activations kept
-        for the backward pass and the ``n_heads x N^2`` mask with its gradient and Adam
-        moments (float32). Returns 0 with DeCoP, which never forms an N x N tensor.
+        The plain path (``fused_attention=False``, softmax variants, or under ``autocast``) keeps,
+        per layer, ``batch_size x n_heads x N^2`` score-shaped activations for the backward pass;
+        the fused path keeps none, only its chunk-sized working buffers while a layer runs. Both
+        count the ``n_heads x N^2`` mask with its gradient and Adam moments per layer (float32).
+        Returns 0 with DeCoP, which never forms an N x N tensor.
         """
         if self.decop_k is not None:
             return 0
         groups = self.n_tokens // self.attention_len  # sequences per sample under `mixing`
         square = self.n_heads * self.attention_len**2
-        per_layer = batch_size * groups * square * _ACTIVATIONS_PER_LAYER
-        if self.use_mask:
-            per_layer += square * _MASK_COPIES
+        per_layer = square * _MASK_COPIES if self.use_mask else 0
+        if self.fused_path and not autocast:
+            chunk = min(batch_size * groups * square, max(_FUSED_CHUNK_SCORES, self.attention_len**2))
+            return (self.e_layers * per_layer + _FUSED_WORKING_BUFFERS * chunk) * _FLOAT_BYTES
+        per_layer += batch_size * groups * square * _ACTIVATIONS_PER_LAYER
         return self.e_layers * per_layer * _FLOAT_BYTES
 
     def _check_attention_memory(self) -> None:
@@ -250,20 +266,24 @@ class XCTFormerConfig:
                 "channels or a larger patch_len/stride, or raise max_attention_bytes."
             )
 
-    def check_attention_memory(self, batch_size: int) -> None:
+    def check_attention_memory(self, batch_size: int, autocast: bool = False) -> None:
         """Refuse a training batch whose N x N attention tensors exceed ``max_attention_bytes``,
-        naming the largest batch that fits and the other knobs (the constructor checks one sample)."""
+        naming the largest batch that fits and the other knobs (the constructor checks one sample).
+        ``autocast``: training runs under mixed precision, where CRAB takes the plain path."""
         if self.max_attention_bytes is None or self.decop_k is not None:
             return
-        needed = self.attention_memory_bytes(batch_size)
+        needed = self.attention_memory_bytes(batch_size, autocast)
         if needed <= self.max_attention_bytes:
             return
-        fits = max(b for b in range(1, batch_size + 1) if self.attention_memory_bytes(b) <= self.max_attention_bytes)
+        bound = self.max_attention_bytes
+        fits = [b for b in range(1, batch_size + 1) if self.attention_memory_bytes(b, autocast) <= bound]
+        lower = f"Lower batch_size to {fits[-1]} or less, set" if fits else "Set"
+        path = " on the plain path (mixed precision)" if autocast and self.fused_path else ""
         raise ValueError(
             f"A training batch of {batch_size} windows needs about {_format_bytes(needed)} for full CRAB "
-            f"attention (N = {self.n_tokens} tokens: {self.n_channels} channels x {self.patch_num} patches, "
+            f"attention{path} (N = {self.n_tokens} tokens: {self.n_channels} channels x {self.patch_num} patches, "
             f"{self.e_layers} layer(s), {self.n_heads} head(s)), above max_attention_bytes = "
-            f"{_format_bytes(self.max_attention_bytes)}. Lower batch_size to {fits} or less, set decop_k (e.g. "
+            f"{_format_bytes(self.max_attention_bytes)}. {lower} decop_k (e.g. "
             "decop_k=64) to compress the attention with DeCoP, use a larger patch_len/stride, or raise "
             "max_attention_bytes (None turns the guard off)."
         )

@@ -32,12 +32,11 @@ import torch
 
 from . import crab_kernel
 from .attention import ABSACT_DELTA, ABSACT_EPS
-
-FUSED_ACTIVATIONS = ("absact", "absact_clipped")
+from .config import _FUSED_CHUNK_SCORES, FUSED_ACTIVATIONS
 
 #: Scores per chunk (4 MiB in float32): a chunk and its two or three working buffers stay in
 #: the last-level cache. Chunks are whole (sample, head) matrices, never smaller.
-_CHUNK_SCORES = 2**20
+_CHUNK_SCORES = _FUSED_CHUNK_SCORES
 
 
 _GOLDEN = 0x9E3779B9
