@@ -46,7 +46,7 @@ def load() -> Optional[ModuleType]:
 
                 flags = _capability_flags()
                 name = "xct_crab" + ("_avx2" if flags else "")
-                _log.info("Building the CRAB kernel %s (once per machine)...", name)
+                _log.info("Loading the CRAB kernel %s (compiled on first use, once per machine)", name)
                 cflags, ldflags = ["-O3", "-fopenmp", *flags], ["-fopenmp"]
                 _loaded["module"] = build(name=name, sources=[str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags)
             except Exception as error:  # no compiler, no ninja, no headers: the PyTorch path runs
