@@ -4,13 +4,16 @@ with CRAB's fused attention and the plain path side by side.
 Networks: the paper's ETTh1 and ETTm1 forecasting presets (84 tokens), the paper-scale
 reconstruction networks, ETTh1 imputation (1024 steps, 896 tokens) and MSL anomaly detection
 (100 steps, 660 tokens), and the DeCoP forecasting presets of ECL (3852 tokens, k = 64) and
-Traffic (10344 tokens, k = 192, 4 heads), at a batch size given per network. Fixed thread count, the median of
-repeats with fused and plain steps interleaved (so machine noise hits both alike); peak memory is
-the resident-set growth of a fresh process over a few training steps. Inference is timed at the
+Traffic (10344 tokens, k = 192, 4 heads), at a batch size given per network. Fixed thread
+count, the median of repeats with fused and plain steps interleaved (so machine noise hits both
+alike); peak memory is the resident-set growth of a fresh process over a few training steps. Inference is timed at the
 training batch and at the batch the library predicts with (the reconstruction engine's sliding
 windows, the Darts model's batch size). A benchmark that prints numbers, not a test.
 
-    python benchmarks/step_time.py [--threads 2] [--repeats 10] [--networks ETTh1,ETTm1,ETTh1-impute,MSL-anomaly]
+    python benchmarks/step_time.py [--threads 2] [--repeats 10] [--networks ETTh1,MSL-anomaly,...] [--floor]
+
+Every printout and ``--json`` file names its settings: torch version, threads, repeats, and which
+fused path ran (the C++ kernel, or PyTorch operations and why).
 """
 
 from __future__ import annotations
@@ -156,7 +159,16 @@ def main() -> None:
     )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats} (fused and plain interleaved)")
+    from xct_estimators.nn import crab_kernel
+
+    kernel = "C++ kernel"
+    if crab_kernel.load() is None:
+        kernel = f"PyTorch operations ({crab_kernel.unavailable_reason()})"
+    settings = {"torch": torch.__version__, "threads": args.threads, "repeats": args.repeats, "fused_path": kernel}
+    print(
+        f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats} (fused and plain interleaved), "
+        f"fused path: {kernel}"
+    )
     header = f"{'network':<13} {'batch':>5} {'tokens':>6} {'train plain':>11} {'train fused':>11} {'ratio':>6} "
     header += f"{'infer plain':>11} {'infer fused':>11} {'speed-up':>8} {'peak MiB plain':>14} {'fused':>6} "
     header += f"{'ratio':>6} {'predict batch':>13} {'plain':>8} {'fused':>8} {'speed-up':>8}"
@@ -200,7 +212,7 @@ def main() -> None:
             )
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump({"threads": args.threads, "repeats": args.repeats, "rows": rows}, handle, indent=2)
+            json.dump({**settings, "rows": rows}, handle, indent=2)
 
 
 if __name__ == "__main__":

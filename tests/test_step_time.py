@@ -19,7 +19,10 @@ def test_one_network_with_the_floor(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "floor (no elementwise chain)" in done.stdout
-    (row,) = json.loads(out.read_text())["rows"]
+    report = json.loads(out.read_text())
+    assert report["threads"] == 2 and report["repeats"] == 1 and report["torch"] == torch.__version__
+    assert report["fused_path"] == "C++ kernel" or report["fused_path"].startswith("PyTorch operations (")
+    (row,) = report["rows"]
     assert row["network"] == "ETTh1" and row["batch"] == row["predict_batch"] == 32 and row["tokens"] == 84
     assert set(row["train_ms"]) == {"plain", "fused", "floor"} and min(row["train_ms"].values()) > 0
     assert row["peak_mib"]["plain"] > 0 and row["peak_mib"]["fused"] > 0

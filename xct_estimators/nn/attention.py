@@ -7,8 +7,8 @@ import math
 import torch
 from torch import nn
 
-ABSACT_EPS = 1e-4
-ABSACT_DELTA = 1e-8
+from . import fused as _fused
+from .config import ABSACT_DELTA, ABSACT_EPS, FUSED_ACTIVATIONS
 
 
 def abs_act(scores: torch.Tensor) -> torch.Tensor:
@@ -111,7 +111,7 @@ class CRABAttention(nn.Module):
         super().__init__()
         self.n_heads = n_heads
         self.activation = activation
-        self.fused = fused and activation in ("absact", "absact_clipped")
+        self.fused = fused and activation in FUSED_ACTIVATIONS
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.v_proj = nn.Linear(d_model, d_model)
@@ -134,11 +134,9 @@ class CRABAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.fused and not torch.is_autocast_enabled(x.device.type):
-            from .fused import fused_crab
-
             q, k, v = (_split_heads(proj(x), self.n_heads) for proj in (self.q_proj, self.k_proj, self.v_proj))
             p = self.attn_dropout.p if self.training else 0.0
-            return self.out_proj(_merge_heads(fused_crab(q, k, v, self.mask, self.scale, self.activation, p)))
+            return self.out_proj(_merge_heads(_fused.fused_crab(q, k, v, self.mask, self.scale, self.activation, p)))
         weights, v = self.attention_weights(x)
         return self.out_proj(_merge_heads(self.attn_dropout(weights) @ v))
 
@@ -177,7 +175,7 @@ class DeCoPAttention(nn.Module):
         self.n_heads = n_heads
         self.activation = activation
         self.variant = variant
-        self.fused = fused and activation in ("absact", "absact_clipped")
+        self.fused = fused and activation in FUSED_ACTIVATIONS
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.token_compressor = nn.Linear(seq_len, k)  # W_v in R^{k x N}, along tokens
@@ -209,11 +207,9 @@ class DeCoPAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.fused and not torch.is_autocast_enabled(x.device.type):
-            from .fused import fused_crab
-
             q, key_summary, v = self._scores_inputs(x)
             p = self.attn_dropout.p if self.training else 0.0
-            weighted = fused_crab(q, key_summary.transpose(-2, -1), v, None, self.scale, self.activation, p)
+            weighted = _fused.fused_crab(q, key_summary.transpose(-2, -1), v, None, self.scale, self.activation, p)
             return self.out_proj(_merge_heads(weighted))
         weights, v = self.attention_weights(x)
         return self.out_proj(_merge_heads(self.attn_dropout(weights) @ v))

@@ -32,6 +32,9 @@ _MASK_COPIES = 4
 _FUSED_WORKING_BUFFERS = 4
 _FUSED_CHUNK_SCORES = 2**20
 FUSED_ACTIVATIONS = ("absact", "absact_clipped")
+# AbsAct's stabilisers (the paper's App. A): (a + eps) / (sum |a + eps| + delta).
+ABSACT_EPS = 1e-4
+ABSACT_DELTA = 1e-8
 _FLOAT_BYTES = 4
 
 def is_positive_int(value) -> bool:

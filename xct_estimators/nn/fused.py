@@ -31,8 +31,7 @@ from typing import Optional
 import torch
 
 from . import crab_kernel
-from .attention import ABSACT_DELTA, ABSACT_EPS
-from .config import _FUSED_CHUNK_SCORES, FUSED_ACTIVATIONS
+from .config import _FUSED_CHUNK_SCORES, ABSACT_DELTA, ABSACT_EPS, FUSED_ACTIVATIONS
 
 #: Scores per chunk (4 MiB in float32): a chunk and its two or three working buffers stay in
 #: the last-level cache. Chunks are whole (sample, head) matrices, never smaller.
@@ -187,7 +186,7 @@ class FusedCRAB(torch.autograd.Function):
         # With W = Z / D, dropout keep mask K and O = (K o W / (1 - p)) V, every product below
         # takes the row factor 1 / (D (1 - p)) on an N x d matrix instead of an N x N one.
         grad_scaled = grad_out / (denominator * (1.0 - p))
-        scores_buf, grad_buf, seen_buf, keep_buf = _buffers(4, q, k)
+        scores_buf, grad_buf, seen_buf, *keep_buf = _buffers(3 if kernel is not None else 4, q, k)
         for rows, group in _chunks(batch, heads, n * k.shape[-2]):
             qc, kc, vc, g = q[rows, group], k[rows, group], v[rows, group], grad_scaled[rows, group]
             scores = _scores_into(scores_buf, qc, kc, scale)
@@ -200,7 +199,7 @@ class FusedCRAB(torch.autograd.Function):
             if kernel is not None:
                 grad_scores = _backward_kernel(kernel, *args, heads, need_v)
             else:
-                grad_scores = _backward_ops(*args, heads, need_v, keep_buf[: scores.shape[0]])
+                grad_scores = _backward_ops(*args, heads, need_v, keep_buf[0][: scores.shape[0]])
             if need_v:
                 torch.matmul(seen.transpose(-2, -1), g, out=grad_v[rows, group])
             if need_q:
