@@ -5,10 +5,14 @@ Writes ``report.md`` and ``report.json`` to ``--output``. Sections:
 1. environment: torch, CUDA, GPU name, library versions;
 2. parity: the forecasting (ETTh1), imputation (ETTh1) and anomaly (MSL) presets with the same
    weights and inputs on CPU and GPU, float32 (TF32 off): outputs and gradients within 1e-4;
-3. step time per preset at its batch size (ETTh1, ETTm1, Weather forecasting; ETTh1 imputation;
-   MSL anomaly): fp32 eager, bf16 autocast, bf16 autocast + ``torch.compile``, FLOPs from
-   ``torch.utils.flop_counter`` and achieved TFLOP/s; for the two paper-scale networks, the loss
-   after the same short training in fp32 and bf16, and a profiler table where bf16 is not 2x faster;
+3. step time and peak device memory per preset at its batch size (ETTh1, ETTm1, Weather
+   forecasting; ETTh1 imputation; MSL anomaly): fp32 eager (the fused CRAB path, the default),
+   fp32 on the plain path (``fused_attention=False``), bf16 autocast, and, for the two
+   paper-scale networks, bf16 autocast + ``torch.compile`` (``--compile-all``: every network) and
+   the fused path at other chunk sizes; the inference (no-grad forward) time of the fp32
+   variants; FLOPs from ``torch.utils.flop_counter`` and achieved TFLOP/s; for the two
+   paper-scale networks, the loss after the same short training in fp32 and bf16, and a
+   profiler table where bf16 is not 2x faster;
 4. the Darts path: ``XCTFormerModel.from_preset("ETTh1", 96)`` for 2 epochs and
    ``historical_forecasts`` over the test split, on the GPU and on the CPU, MSE of each;
 5. with ``--paper-run``: ``xct-bench impute --dataset ETTh1 --mask-rates 0.25 --accelerator gpu``
@@ -41,6 +45,7 @@ import platform
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -49,20 +54,25 @@ from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from xct_estimators.nn import XCTFormerNet, get_preset  # noqa: E402
+from xct_estimators.nn import XCTFormerNet, crab_kernel, get_preset  # noqa: E402
+from xct_estimators.nn import fused as _fused  # noqa: E402
 
-#: (name, preset dataset, task, horizon) of every network measured.
+#: (name, preset dataset, task, horizon) of every network measured; the paper-scale ones first,
+#: so that their compiled runs start inside the time budget.
 PRESETS = [
+    ("ETTh1 imputation", "ETTh1", "impute", None),
+    ("MSL anomaly", "MSL", "anomaly", None),
     ("ETTh1 forecast", "ETTh1", "forecast", 96),
     ("ETTm1 forecast", "ETTm1", "forecast", 96),
     ("Weather forecast", "Weather", "forecast", 96),
-    ("ETTh1 imputation", "ETTh1", "impute", None),
-    ("MSL anomaly", "MSL", "anomaly", None),
 ]
 PARITY = ("ETTh1 forecast", "ETTh1 imputation", "MSL anomaly")
 PAPER_SCALE = ("ETTh1 imputation", "MSL anomaly")
 SMOKE_ARCH = dict(d_model=8, n_heads=1, d_ff=16, e_layers=1)
-MODES = ("fp32", "bf16", "bf16+compile")
+MODES = ("fp32", "fp32 plain", "bf16", "bf16+compile")
+#: Fused-path chunk sizes (scores per chunk on the device) also measured for the paper-scale networks.
+CHUNK_MODES = {"fp32 chunk 2^20": 2**20, "fp32 chunk 2^27": 2**27}
+INFERENCE_MODES = ("fp32", "fp32 plain", *CHUNK_MODES)
 
 
 def build(dataset: str, task: str, horizon, smoke: bool):
@@ -82,6 +92,10 @@ def environment() -> dict:
         "cuda": torch.version.cuda,
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "cpu_threads": torch.get_num_threads(),
+        "fused CRAB on CPU": "C++ kernel" if crab_kernel.load() is not None
+        else f"PyTorch operations ({crab_kernel.unavailable_reason()})",
+        "fused CRAB on the device": "PyTorch operations",
+        "fused chunk scores (CPU, device)": (_fused._CHUNK_SCORES, _fused._ACCELERATOR_CHUNK_SCORES),
     }
     for name in ("pytorch_lightning", "numpy", "pandas", "sklearn", "darts", "xct_estimators"):
         try:
@@ -104,29 +118,69 @@ def parity(cases, device: str) -> list[dict]:
     torch.backends.cudnn.allow_tf32 = False
     rows = []
     for name, config, batch in cases:
-        torch.manual_seed(0)
-        reference = XCTFormerNet(config).eval()
-        other = XCTFormerNet(config).eval()
-        other.load_state_dict(reference.state_dict())
-        other.to(device)
-        x, y = _inputs(config, batch)
-        results = []
-        for net, where in ((reference, "cpu"), (other, device)):
-            out = net(x.to(where))
-            torch.nn.functional.mse_loss(out, y.to(where)).backward()
-            grads = {n: p.grad.detach().cpu() for n, p in net.named_parameters() if p.grad is not None}
-            results.append((out.detach().cpu(), grads))
-        (out_a, grads_a), (out_b, grads_b) = results
-        grad_diff = max(float((grads_a[n] - grads_b[n]).abs().max()) for n in grads_a)
-        out_diff = float((out_a - out_b).abs().max())
-        rows.append({"preset": name, "device": device, "max_abs_output_diff": out_diff,
-                     "max_abs_grad_diff": grad_diff, "ok": out_diff < 1e-4 and grad_diff < 1e-4})  # fmt: skip
+        try:
+            rows.append(_parity_row(name, config, batch, device))
+        except Exception:  # reported as a failed row; the other presets still run
+            nan = float("nan")
+            rows.append({"preset": name, "device": device, "max_abs_output_diff": nan, "max_abs_grad_diff": nan,
+                         "ok": False, "error": traceback.format_exc()[-2000:]})  # fmt: skip
     return rows
+
+
+def _parity_row(name: str, config, batch: int, device: str) -> dict:
+    """One preset: outputs and gradients of the same network on CPU and ``device``."""
+    torch.manual_seed(0)
+    reference = XCTFormerNet(config).eval()
+    other = XCTFormerNet(config).eval()
+    other.load_state_dict(reference.state_dict())
+    other.to(device)
+    x, y = _inputs(config, batch)
+    results = []
+    for net, where in ((reference, "cpu"), (other, device)):
+        out = net(x.to(where))
+        torch.nn.functional.mse_loss(out, y.to(where)).backward()
+        grads = {n: p.grad.detach().cpu() for n, p in net.named_parameters() if p.grad is not None}
+        results.append((out.detach().cpu(), grads))
+    (out_a, grads_a), (out_b, grads_b) = results
+    grad_diff = max(float((grads_a[n] - grads_b[n]).abs().max()) for n in grads_a)
+    out_diff = float((out_a - out_b).abs().max())
+    return {"preset": name, "device": device, "max_abs_output_diff": out_diff,
+            "max_abs_grad_diff": grad_diff, "ok": out_diff < 1e-4 and grad_diff < 1e-4}  # fmt: skip
 
 
 def _sync(device: str) -> None:
     if device == "cuda":
         torch.cuda.synchronize()
+
+
+def _variant(config, mode: str):
+    """The network config a mode runs (the plain path for "fp32 plain")."""
+    return config.replace(fused_attention=False) if mode == "fp32 plain" else config
+
+
+class _chunk_size:
+    """Within the block, the fused path's chunks on the device (and on CPU, for --smoke) hold ``scores``."""
+
+    def __init__(self, mode: str):
+        self.scores = CHUNK_MODES.get(mode)
+
+    def __enter__(self):
+        self.saved = (_fused._CHUNK_SCORES, _fused._ACCELERATOR_CHUNK_SCORES)
+        if self.scores is not None:
+            _fused._CHUNK_SCORES = _fused._ACCELERATOR_CHUNK_SCORES = self.scores
+
+    def __exit__(self, *exc):
+        _fused._CHUNK_SCORES, _fused._ACCELERATOR_CHUNK_SCORES = self.saved
+
+
+def _reset_peak(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _peak_mb(device: str):
+    return torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else None
 
 
 def _train_step(net, optimizer, x, y, mode: str, device: str):
@@ -147,22 +201,41 @@ def count_flops(config, batch: int, device: str) -> int:
     return int(counter.get_total_flops())
 
 
-def step_time(config, batch: int, lr: float, device: str, mode: str, repeats: int, warmup: int) -> float:
-    """Median milliseconds of a training step (forward, backward, Adam) in ``mode``."""
+def step_time(config, batch: int, lr: float, device: str, mode: str, repeats: int, warmup: int):
+    """Median milliseconds of a training step (forward, backward, Adam) in ``mode``, and the
+    peak device memory (MiB; None on CPU) over those steps."""
     torch.manual_seed(0)
-    net = XCTFormerNet(config).to(device).train()
+    net = XCTFormerNet(_variant(config, mode)).to(device).train()
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
     model = torch.compile(net) if mode.endswith("compile") else net
     x, y = (t.to(device) for t in _inputs(config, batch))
-    for _ in range(warmup):
-        _train_step(model, optimizer, x, y, mode, device)
-    _sync(device)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        _train_step(model, optimizer, x, y, mode, device)
+    with _chunk_size(mode):
+        _reset_peak(device)
+        for _ in range(warmup):
+            _train_step(model, optimizer, x, y, mode, device)
         _sync(device)
-        times.append((time.perf_counter() - start) * 1e3)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            _train_step(model, optimizer, x, y, mode, device)
+            _sync(device)
+            times.append((time.perf_counter() - start) * 1e3)
+    return float(np.median(times)), _peak_mb(device)
+
+
+def inference_time(config, batch: int, device: str, mode: str, repeats: int, warmup: int) -> float:
+    """Median milliseconds of a no-grad forward pass (eval mode) in an fp32 ``mode``."""
+    torch.manual_seed(0)
+    net = XCTFormerNet(_variant(config, mode)).to(device).eval()
+    x, _ = (t.to(device) for t in _inputs(config, batch))
+    times = []
+    with _chunk_size(mode), torch.inference_mode():
+        for step in range(warmup + repeats):
+            start = time.perf_counter()
+            net(x)
+            _sync(device)
+            if step >= warmup:
+                times.append((time.perf_counter() - start) * 1e3)
     return float(np.median(times))
 
 
@@ -214,15 +287,26 @@ def profile_table(config, batch: int, lr: float, device: str) -> str:
 def darts_path(device: str, data_dir, smoke: bool) -> dict:
     """from_preset("ETTh1", 96), 2 epochs, historical forecasts over the test split, on ``device`` and CPU."""
     try:
-        from xct_estimators import XCTFormerModel
         from xct_estimators.bench.datasets import load_forecast_dataset
-        from xct_estimators.bench.forecast import forecast_test_split, prepare, score
+        from xct_estimators.bench.forecast import prepare
     except ImportError as error:
         return {"skipped": f"Darts is not importable ({error}); carry the wheels named in this script's docstring"}
+    except Exception:  # e.g. Darts against a newer numpy or pandas than it knows
+        return {"failed": "importing Darts: " + traceback.format_exc()[-3000:]}
     try:
         data = prepare(load_forecast_dataset("synthetic" if smoke else "ETTh1", data_dir, seed=2021))
     except (FileNotFoundError, ValueError, OSError) as error:
         return {"skipped": f"no ETTh1 data ({error}); pass --data-dir"}
+    try:
+        return _darts_runs(device, data, smoke)
+    except Exception:  # a finding to report; the sections before it are kept
+        return {"failed": traceback.format_exc()[-3000:]}
+
+
+def _darts_runs(device: str, data, smoke: bool) -> dict:
+    from xct_estimators import XCTFormerModel
+    from xct_estimators.bench.forecast import forecast_test_split, score
+
     if smoke:
         data.train, data.val, data.test = data.train[:400], data.val[:250], data.test[:250]
     result = {}
@@ -264,17 +348,33 @@ def markdown(report: dict) -> str:
     lines += ["", "## CPU vs device parity (fp32, TF32 off, eval mode)", "",
               "| preset | max |output diff| | max |grad diff| | within 1e-4 |", "|---|---|---|---|"]  # fmt: skip
     lines += [f"| {r['preset']} | {r['max_abs_output_diff']:.2e} | {r['max_abs_grad_diff']:.2e} | {r['ok']} |"
-              for r in report["parity"]]  # fmt: skip
-    header = "| preset | batch | tokens | GFLOP/step | " + " | ".join(f"{m} ms" for m in MODES)
-    header += " | fp32 TFLOP/s | bf16 speed-up | bf16+compile speed-up |"
-    lines += ["", "## Training step (forward, backward, Adam) at the preset's batch size", "", header,
-              "|---" * (7 + len(MODES)) + "|"]  # fmt: skip
-    for row in report["steps"]:
-        ms = [row["ms"].get(m) for m in MODES]
-        cells = " | ".join("-" if v is None else f"{v:.1f}" for v in ms)
-        speed = [f"{ms[0] / v:.2f}x" if v else "-" for v in ms[1:]]
+              for r in report.get("parity", [])]  # fmt: skip
+    modes = [m for m in (*MODES, *CHUNK_MODES) if any(m in row["ms"] for row in report.get("steps", []))]
+    lines += ["", "## Training step (forward, backward, Adam) at the preset's batch size", "",
+              "fp32 is the default (fused CRAB); fp32 plain: `fused_attention=False`; bf16 runs the plain path "
+              "(autocast); chunk: the fused path with that many scores per chunk. Milliseconds, median; "
+              "peak device memory in MiB in brackets.", "",
+              "| preset | batch | tokens | GFLOP/step | " + " | ".join(modes) + " | fp32 TFLOP/s | "
+              + " | ".join(f"{m} speed-up" for m in modes[1:]) + " |",
+              "|---" * (5 + 2 * len(modes)) + "|"]  # fmt: skip
+    for row in report.get("steps", []):
+        ms, mem = [row["ms"].get(m) for m in modes], [row["peak_mb"].get(m) for m in modes]
+        cells = " | ".join("-" if v is None else (f"{v:.1f}" + ("" if b is None else f" [{b:.0f}]"))
+                           for v, b in zip(ms, mem, strict=True))  # fmt: skip
+        speed = " | ".join(f"{ms[0] / v:.2f}x" if v else "-" for v in ms[1:])
         lines.append(f"| {row['preset']} | {row['batch']} | {row['tokens']} | {row['flops'] / 1e9:.1f} | {cells} | "
-                     f"{row['tflops_fp32']:.2f} | {' | '.join(speed)} |")  # fmt: skip
+                     f"{row['tflops_fp32']:.2f} | {speed} |")  # fmt: skip
+    if any(row.get("infer_ms") for row in report.get("steps", [])):
+        lines += ["", "## Inference (no-grad forward, eval mode) at the preset's batch size, ms", "",
+                  "| preset | " + " | ".join(INFERENCE_MODES) + " |", "|---" * (1 + len(INFERENCE_MODES)) + "|"]
+        for row in report["steps"]:
+            cells = " | ".join("-" if row["infer_ms"].get(m) is None else f"{row['infer_ms'][m]:.2f}"
+                               for m in INFERENCE_MODES)  # fmt: skip
+            lines.append(f"| {row['preset']} | {cells} |")
+    failures = [(r["preset"], "parity", r["error"]) for r in report.get("parity", []) if r.get("error")]
+    failures += [(r["preset"], m, e) for r in report.get("steps", []) for m, e in r.get("errors", {}).items()]
+    for preset, what, error in failures:
+        lines += ["", f"## Failed: {preset}, {what}", "", "```", error, "```"]
     if report.get("short_training"):
         lines += ["", "## Same short training, fp32 vs bf16 (held-out loss)", "",
                   "| preset | steps | fp32 | bf16 | gap |", "|---|---|---|---|---|"]  # fmt: skip
@@ -283,13 +383,21 @@ def markdown(report: dict) -> str:
             lines.append(f"| {row['preset']} | {row['steps']} | {row['fp32']:.5f} | {row['bf16']:.5f} | {gap:+.1%} |")
     for name, table in report.get("profiles", {}).items():
         lines += ["", f"## Where the bf16 step's time goes: {name}", "", "```", table, "```"]
-    lines += ["", "## Darts path (from_preset ETTh1 96, 2 epochs, historical_forecasts on the test split)", "",
-              "```", json.dumps(report["darts"], indent=2), "```"]  # fmt: skip
+    if "darts" in report:
+        lines += ["", "## Darts path (from_preset ETTh1 96, 2 epochs, historical_forecasts on the test split)", "",
+                  "```", json.dumps(report["darts"], indent=2), "```"]  # fmt: skip
     if report.get("paper_run"):
         lines += ["", "## Paper-scale run", "", "```", json.dumps(report["paper_run"], indent=2), "```"]
     lines += [f"- note: {note}" for note in report.get("notes", [])]
-    lines += ["", f"total: {report['seconds']:.0f} s"]
+    lines += ["", f"total: {report.get('seconds', 0):.0f} s" + ("" if report.get("finished") else " (unfinished)")]
     return "\n".join(lines) + "\n"
+
+
+def save(report: dict, output: Path, start: float) -> None:
+    """Write both reports now: a run cut short keeps every finished section."""
+    report["seconds"] = time.perf_counter() - start
+    (output / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    (output / "report.md").write_text(markdown(report))
 
 
 def main(argv=None) -> int:
@@ -298,6 +406,7 @@ def main(argv=None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes on CPU (a minute): catches breakage")
     parser.add_argument("--data-dir", default=os.environ.get("XCT_DATA_DIR"), help="datasets (ETTh1 for section 4)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile column")
+    parser.add_argument("--compile-all", action="store_true", help="compile every network, not only the paper-scale")
     parser.add_argument("--paper-run", action="store_true", help="also run xct-bench impute on ETTh1 (GPU)")
     parser.add_argument("--budget-s", type=float, default=450, help="stop optional work after this (default 450)")
     args = parser.parse_args(argv)
@@ -310,35 +419,47 @@ def main(argv=None) -> int:
     cases = {name: (name, *build(ds, task, h, args.smoke)) for name, ds, task, h in PRESETS}
     report = {"smoke": args.smoke, "device": device, "environment": environment()}
     report["parity"] = parity([(n, c, b) for n, c, b, _ in (cases[p] for p in PARITY)], device)
+    print(f"parity: {report['parity']}", flush=True)
     report["steps"], report["short_training"], report["profiles"] = [], [], {}
+    save(report, output, start)
     for name, config, batch, lr in cases.values():
         flops = count_flops(config, batch, device)
-        ms = {}
-        for mode in MODES:
-            late = time.perf_counter() - start > args.budget_s / 2  # compiling costs ~a minute per network
-            if mode.endswith("compile") and (not compile_ok or late):
-                if compile_ok:
+        row = {"preset": name, "batch": batch, "tokens": config.n_tokens, "flops": flops, "ms": {}, "peak_mb": {},
+               "infer_ms": {}}  # fmt: skip
+        report["steps"].append(row)
+        modes = MODES + (tuple(CHUNK_MODES) if name in PAPER_SCALE else ())
+        for mode in modes:
+            if mode.endswith("compile"):
+                wanted = compile_ok and (args.compile_all or name in PAPER_SCALE)
+                if wanted and time.perf_counter() - start > args.budget_s / 2:  # ~a minute per network
                     report.setdefault("notes", []).append(f"{name}: compile skipped, past half the time budget")
-                continue
-            ms[mode] = step_time(config, batch, lr, device, mode, repeats, warmup)
-        report["steps"].append({"preset": name, "batch": batch, "tokens": config.n_tokens, "flops": flops, "ms": ms,
-                                "tflops_fp32": flops / (ms["fp32"] / 1e3) / 1e12})  # fmt: skip
+                if not wanted or time.perf_counter() - start > args.budget_s / 2:
+                    continue
+            try:
+                row["ms"][mode], row["peak_mb"][mode] = step_time(config, batch, lr, device, mode, repeats, warmup)
+                if mode in INFERENCE_MODES:
+                    row["infer_ms"][mode] = inference_time(config, batch, device, mode, repeats, warmup)
+            except Exception:  # one failing mode (e.g. the compiler) is a finding; the others still run
+                row.setdefault("errors", {})[mode] = traceback.format_exc()[-2000:]
+                print(f"{name} {mode} failed:\n{row['errors'][mode]}", flush=True)
+        row["tflops_fp32"] = flops / (row["ms"]["fp32"] / 1e3) / 1e12
         if name in PAPER_SCALE:
             steps = 3 if args.smoke else 60
             losses = {m: short_training_loss(config, batch, lr, device, m, steps) for m in ("fp32", "bf16")}
             report["short_training"].append({"preset": name, "steps": steps, **losses})
-            best = min(v for k, v in ms.items() if k != "fp32")
-            if ms["fp32"] / best < 2.0:
+            best = min(v for k, v in row["ms"].items() if k.startswith("bf16"))
+            if row["ms"]["fp32"] / best < 2.0:
                 report["profiles"][name] = profile_table(config, batch, lr, device)
-        print(f"{name}: {ms}", flush=True)
+        print(f"{name}: train {row['ms']} peak MiB {row['peak_mb']} infer {row['infer_ms']}", flush=True)
+        save(report, output, start)
     report["darts"] = darts_path(device, args.data_dir, args.smoke)
     print(f"darts: {report['darts']}", flush=True)
+    save(report, output, start)
     if args.paper_run and not args.smoke:
         left = args.budget_s - (time.perf_counter() - start)
         report["paper_run"] = paper_run(output, args.data_dir, max(left, 30))
-    report["seconds"] = time.perf_counter() - start
-    (output / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
-    (output / "report.md").write_text(markdown(report))
+    report["finished"] = True
+    save(report, output, start)
     print(f"wrote {output / 'report.md'} and {output / 'report.json'} ({report['seconds']:.0f} s)")
     return 0 if all(row["ok"] for row in report["parity"]) else 1
 

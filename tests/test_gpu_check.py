@@ -25,13 +25,17 @@ def test_smoke_run_writes_both_reports(tmp_path, monkeypatch):
     assert [r["preset"] for r in report["parity"]] == list(gpu_check.PARITY) and all(r["ok"] for r in report["parity"])
     assert [r["preset"] for r in report["steps"]] == [p[0] for p in gpu_check.PRESETS]
     for row in report["steps"]:
-        assert row["flops"] > 0 and set(row["ms"]) == {"fp32", "bf16"} and min(row["ms"].values()) > 0
+        chunks = set(gpu_check.CHUNK_MODES) if row["preset"] in gpu_check.PAPER_SCALE else set()
+        assert row["flops"] > 0 and set(row["ms"]) == {"fp32", "fp32 plain", "bf16"} | chunks
+        assert min(row["ms"].values()) > 0 and set(row["infer_ms"]) == {"fp32", "fp32 plain"} | chunks
+    path = report["environment"]["fused CRAB on CPU"]
+    assert report["finished"] and (path == "C++ kernel" or path.startswith("PyTorch operations ("))
     assert [r["preset"] for r in report["short_training"]] == list(gpu_check.PAPER_SCALE)
     assert all(math.isfinite(r["fp32"]) and math.isfinite(r["bf16"]) for r in report["short_training"])
     darts = report["darts"]["cpu"]
     assert math.isfinite(darts["mse"]) and darts["windows"] == 250 - 96 - 96 + 1
     text = (tmp_path / "out" / "report.md").read_text()
-    for heading in ("## Environment", "## CPU vs device parity", "## Training step", "## Darts path"):
+    for heading in ("## Environment", "## CPU vs device parity", "## Training step", "## Inference", "## Darts path"):
         assert heading in text
     assert list(tmp_path.iterdir()) == [tmp_path / "out"]  # no darts_logs / lightning_logs left behind
 

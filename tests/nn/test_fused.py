@@ -170,7 +170,7 @@ def test_chunked_passes_give_the_same_gradients(chunk, tie, path, monkeypatch):
     with a shorter last chunk (5 samples, 4 heads, 12 x 12 scores): the same outputs and gradients,
     and the same dropout masks as one draw for the whole batch."""
     monkeypatch.setattr(fused_module, "_CHUNK_SCORES", chunk)
-    sizes = [(s.stop - s.start, g.stop - g.start) for s, g in fused_module._chunks(5, 4, 12 * 12)]
+    sizes = [(s.stop - s.start, g.stop - g.start) for s, g in fused_module._chunks(5, 4, 12 * 12, chunk)]
     assert sizes == {144: [(1, 1)] * 20, 288: [(1, 2)] * 10, 576: [(1, 4)] * 5, 1152: [(2, 4), (2, 4), (1, 4)]}[chunk]
     inputs = _inputs(torch.float64, b=5, h=4, tie=tie)
     upstream = torch.randn(5, 4, 12, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))

@@ -31,6 +31,7 @@ _MASK_COPIES = 4
 # chunk of about 2^20 scores, or of one (sample, head) matrix when that is larger (fused.py).
 _FUSED_WORKING_BUFFERS = 4
 _FUSED_CHUNK_SCORES = 2**20
+_FUSED_ACCELERATOR_CHUNK_SCORES = 2**24
 FUSED_ACTIVATIONS = ("absact", "absact_clipped")
 # AbsAct's stabilisers (the paper's App. A): (a + eps) / (sum |a + eps| + delta).
 ABSACT_EPS = 1e-4

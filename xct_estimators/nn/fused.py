@@ -31,11 +31,19 @@ from typing import Optional
 import torch
 
 from . import crab_kernel
-from .config import _FUSED_CHUNK_SCORES, ABSACT_DELTA, ABSACT_EPS, FUSED_ACTIVATIONS
+from .config import _FUSED_ACCELERATOR_CHUNK_SCORES, _FUSED_CHUNK_SCORES, ABSACT_DELTA, ABSACT_EPS, FUSED_ACTIVATIONS
 
-#: Scores per chunk (4 MiB in float32): a chunk and its two or three working buffers stay in
-#: the last-level cache. Chunks are whole (sample, head) matrices, never smaller.
+#: Scores per chunk on CPU (4 MiB in float32): a chunk and its two or three working buffers stay
+#: in the last-level cache. Chunks are whole (sample, head) matrices, never smaller.
 _CHUNK_SCORES = _FUSED_CHUNK_SCORES
+#: Scores per chunk on an accelerator, where each chunk costs a few dozen kernel launches and
+#: the backward pass's tie search waits for the device once per chunk: larger chunks amortise
+#: them (benchmarks/gpu_check.py measures the choice).
+_ACCELERATOR_CHUNK_SCORES = _FUSED_ACCELERATOR_CHUNK_SCORES
+
+
+def _chunk_limit(device: torch.device) -> int:
+    return _CHUNK_SCORES if device.type == "cpu" else _ACCELERATOR_CHUNK_SCORES
 
 
 _GOLDEN = 0x9E3779B9
@@ -103,16 +111,16 @@ def dropout_keep(like: torch.Tensor, p: float, seed: int) -> torch.Tensor:
     return keep_masks(like, p, seed).bool()
 
 
-def _chunks(batch: int, heads: int, per_matrix: int) -> Iterator[tuple[slice, slice]]:
-    """(sample, head) slices in row-major order, each about ``_CHUNK_SCORES`` scores: several
-    samples with all their heads, or one sample with a group of heads (a divisor of H, so that
-    the mask's slice is a view)."""
-    if heads * per_matrix <= _CHUNK_SCORES:
-        samples = max(1, _CHUNK_SCORES // (heads * per_matrix))
+def _chunks(batch: int, heads: int, per_matrix: int, limit: int) -> Iterator[tuple[slice, slice]]:
+    """(sample, head) slices in row-major order, each about ``limit`` scores: several samples
+    with all their heads, or one sample with a group of heads (a divisor of H, so that the
+    mask's slice is a view)."""
+    if heads * per_matrix <= limit:
+        samples = max(1, limit // (heads * per_matrix))
         for b in range(0, batch, samples):
             yield slice(b, min(b + samples, batch)), slice(0, heads)
         return
-    group = max(g for g in range(1, heads + 1) if heads % g == 0 and (g == 1 or g * per_matrix <= _CHUNK_SCORES))
+    group = max(g for g in range(1, heads + 1) if heads % g == 0 and (g == 1 or g * per_matrix <= limit))
     for b in range(batch):
         for h in range(0, heads, group):
             yield slice(b, b + 1), slice(h, h + group)
@@ -125,7 +133,8 @@ def _scores_into(buffer: torch.Tensor, q: torch.Tensor, k: torch.Tensor, scale: 
 
 def _buffers(count: int, q: torch.Tensor, k: torch.Tensor) -> list[torch.Tensor]:
     (batch, heads, n, _), cols = q.shape, k.shape[-2]
-    samples, group = max((s.stop - s.start, h.stop - h.start) for s, h in _chunks(batch, heads, n * cols))
+    layout = _chunks(batch, heads, n * cols, _chunk_limit(q.device))
+    samples, group = max((s.stop - s.start, h.stop - h.start) for s, h in layout)
     return [torch.empty(samples, group, n, cols, dtype=q.dtype, device=q.device) for _ in range(count)]
 
 
@@ -155,7 +164,7 @@ class FusedCRAB(torch.autograd.Function):
         minimum = torch.empty(batch, heads, 1, 1, dtype=q.dtype, device=q.device) if mask is not None else None
         denominator = torch.empty(batch, heads, n, 1, dtype=q.dtype, device=q.device)
         buffers = _buffers(1 if kernel is not None else 2, q, k)
-        for rows, group in _chunks(batch, heads, n * k.shape[-2]):
+        for rows, group in _chunks(batch, heads, n * k.shape[-2], _chunk_limit(q.device)):
             z = _scores_into(buffers[0], q[rows, group], k[rows, group], scale)
             d = denominator[rows, group]
             chunk = (rows.start, group.start, heads)
@@ -187,7 +196,7 @@ class FusedCRAB(torch.autograd.Function):
         # takes the row factor 1 / (D (1 - p)) on an N x d matrix instead of an N x N one.
         grad_scaled = grad_out / (denominator * (1.0 - p))
         scores_buf, grad_buf, seen_buf, *keep_buf = _buffers(3 if kernel is not None else 4, q, k)
-        for rows, group in _chunks(batch, heads, n * k.shape[-2]):
+        for rows, group in _chunks(batch, heads, n * k.shape[-2], _chunk_limit(q.device)):
             qc, kc, vc, g = q[rows, group], k[rows, group], v[rows, group], grad_scaled[rows, group]
             scores = _scores_into(scores_buf, qc, kc, scale)
             # G = K o (dO / (D (1 - p))) V^T is dW / D, the gradient at W over D; the clip passes
