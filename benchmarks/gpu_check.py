@@ -183,9 +183,14 @@ def _peak_mb(device: str):
     return torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else None
 
 
+def mixed_precision(mode: str) -> bool:
+    """Whether ``mode`` trains under bf16 autocast: the bf16 modes only, never an fp32 variant."""
+    return mode.startswith("bf16")
+
+
 def _train_step(net, optimizer, x, y, mode: str, device: str):
     optimizer.zero_grad(set_to_none=True)
-    with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=mode != "fp32"):
+    with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=mixed_precision(mode)):
         loss = torch.nn.functional.mse_loss(net(x).float(), y)
     loss.backward()
     optimizer.step()

@@ -39,3 +39,27 @@ def test_smoke_run_writes_both_reports(tmp_path, monkeypatch):
         assert heading in text
     assert list(tmp_path.iterdir()) == [tmp_path / "out"]  # no darts_logs / lightning_logs left behind
 
+
+
+def test_only_the_bf16_modes_train_under_autocast(monkeypatch):
+    """The first device run measured the fp32 variants (plain path, chunk sizes) under bf16
+    autocast because the switch read ``mode != "fp32"``: every fp32 mode must see autocast off."""
+    import torch
+
+    gpu_check = _load()
+    seen = {}
+
+    class Probe(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(1))
+
+        def forward(self, x):
+            seen[mode] = torch.is_autocast_enabled("cpu")
+            return x * self.weight
+
+    probe = Probe()
+    optimizer = torch.optim.SGD(probe.parameters(), lr=0.1)
+    for mode in (*gpu_check.MODES, *gpu_check.CHUNK_MODES, *gpu_check.INFERENCE_MODES):
+        gpu_check._train_step(probe, optimizer, torch.ones(2, 1), torch.zeros(2, 1), mode, "cpu")
+    assert seen == {mode: mode.startswith("bf16") for mode in seen} and {"fp32 plain", "bf16+compile"} <= set(seen)
