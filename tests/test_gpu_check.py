@@ -31,11 +31,18 @@ def test_smoke_run_writes_both_reports(tmp_path, monkeypatch):
     path = report["environment"]["fused CRAB on CPU"]
     assert report["finished"] and (path == "C++ kernel" or path.startswith("PyTorch operations ("))
     assert [r["preset"] for r in report["short_training"]] == list(gpu_check.PAPER_SCALE)
-    assert all(math.isfinite(r["fp32"]) and math.isfinite(r["bf16"]) for r in report["short_training"])
+    assert all(math.isfinite(r[run]) for r in report["short_training"] for run in gpu_check.SHORT_RUNS)
+    assert [r["preset"] for r in report["converged"]] == [c[0] for c in gpu_check.CONVERGED]
+    for row in report["converged"]:
+        assert set(row["runs"]) == set(gpu_check.CONVERGED_RUNS), row
+        for run in row["runs"].values():
+            assert math.isfinite(run["best_val_loss"]) and len(run["val_losses"]) == 2, run
     darts = report["darts"]["cpu"]
     assert math.isfinite(darts["mse"]) and darts["windows"] == 250 - 96 - 96 + 1
     text = (tmp_path / "out" / "report.md").read_text()
-    for heading in ("## Environment", "## CPU vs device parity", "## Training step", "## Inference", "## Darts path"):
+    headings = ("## Environment", "## CPU vs device parity", "## Training step", "## Inference", "## Darts path",
+                "## The same training to the end")
+    for heading in headings:
         assert heading in text
     assert list(tmp_path.iterdir()) == [tmp_path / "out"]  # no darts_logs / lightning_logs left behind
 
