@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import pytorch_lightning as pl
 import torch
 
 from xct_estimators import ReconstructionEngine, XCTFormerAnomalyDetector, XCTFormerImputer, XCTFormerScorer
@@ -37,6 +38,24 @@ def test_validation_tail_is_held_out_and_the_best_epochs_weights_are_kept():
     x = windows(val, 24)
     recon = engine.reconstruct_windows(x, np.ones_like(x, dtype=bool))
     assert float(np.mean((recon - x) ** 2)) == pytest.approx(engine.best_val_loss, rel=1e-4)
+
+
+class _BatchSizes(pl.Callback):
+    def __init__(self):
+        self.sizes = []
+
+    def on_train_batch_start(self, trainer, module, batch, batch_idx):
+        self.sizes.append(len(batch[0]))
+
+
+@pytest.mark.parametrize("n_windows, expected", [(33, [16, 16] * 2), (10, [10] * 2)])
+def test_training_batches_are_full_unless_one_batch_holds_every_window(n_windows, expected):
+    """A last batch of one window (33 = 2 x 16 + 1) is dropped: BatchNorm's statistics over it
+    blew ETTh2's training up; with fewer windows than a batch, that one batch trains."""
+    seen = _BatchSizes()
+    engine = ReconstructionEngine(n_epochs=2, validation_fraction=0.0, **TINY, pl_trainer_kwargs={"callbacks": [seen]})
+    engine.fit(sines(n_windows + 23))
+    assert seen.sizes == expected
 
 
 def test_a_short_validation_tail_grows_to_one_window():
