@@ -21,7 +21,7 @@ Writes ``report.md`` and ``report.json`` to ``--output``. Sections:
 6. with ``--paper-run``: ``xct-bench impute --dataset ETTh1 --mask-rates 0.25 --accelerator gpu``
    (the paper's protocol) in the time left.
 
-    python benchmarks/gpu_check.py --output gpu_check --data-dir DATA     # one H100: ~6 minutes
+    python benchmarks/gpu_check.py --output gpu_check --data-dir DATA     # one H100: 110 s before section 5; est. 6 min
     python benchmarks/gpu_check.py --smoke --output /tmp/gpu_smoke        # CPU, tiny sizes, ~1 minute
 
 Needs torch, pytorch-lightning, numpy, pandas, scikit-learn, matplotlib (the device image has
