@@ -29,6 +29,8 @@ _ACTIVATIONS_PER_LAYER = 5
 _MASK_COPIES = 4
 # The fused path keeps no score tensor for the backward pass; its working buffers: four of a
 # chunk of about 2^20 scores, or of one (sample, head) matrix when that is larger (fused.py).
+# On an accelerator chunks hold up to 2^24 scores (fewer launches): the estimate, made for the
+# CPU, can then be up to 4 x 2^24 x 4 bytes = 256 MiB short, far inside the default bound.
 _FUSED_WORKING_BUFFERS = 4
 _FUSED_CHUNK_SCORES = 2**20
 _FUSED_ACCELERATOR_CHUNK_SCORES = 2**24
