@@ -70,3 +70,14 @@ def test_only_the_bf16_modes_train_under_autocast(monkeypatch):
     for mode in (*gpu_check.MODES, *gpu_check.CHUNK_MODES, *gpu_check.INFERENCE_MODES):
         gpu_check._train_step(probe, optimizer, torch.ones(2, 1), torch.zeros(2, 1), mode, "cpu")
     assert seen == {mode: mode.startswith("bf16") for mode in seen} and {"fp32 plain", "bf16+compile"} <= set(seen)
+
+
+def test_short_training_only_prints_the_three_runs_of_one_network(capsys):
+    gpu_check = _load()
+    argv = ["--short-training-only", "--smoke", "--steps", "2", "--batch", "2", "--preset", "MSL anomaly"]
+    assert gpu_check.main(argv) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "held-out loss" in line]
+    assert [line.split(": held-out")[0] for line in lines] == [
+        f"MSL anomaly, batch 2, 2 steps, {run}" for run in gpu_check.SHORT_RUNS
+    ]
+    assert all(math.isfinite(float(line.rsplit(" ", 1)[1])) for line in lines)
