@@ -1,3 +1,6 @@
+import os
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -8,3 +11,15 @@ torch.set_num_threads(1)
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
+
+
+#: The benchmark data: wherever XCT_DATA_DIR points, else the repository's sibling ../shared/data.
+SHARED_DATA = Path(os.environ.get("XCT_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The benchmark data folder; the test is skipped, with the reason, where it is absent."""
+    if not (SHARED_DATA / "ETT-small").is_dir():
+        pytest.skip(f"benchmark data not found at {SHARED_DATA}")
+    return SHARED_DATA

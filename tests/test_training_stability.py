@@ -3,24 +3,21 @@ and without the incomplete last batch, reports its gradient norms and validation
 
 import importlib.util
 import math
-import os
 from pathlib import Path
 
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "training_stability.py"
-SHARED_DATA = Path(os.environ.get("XCT_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
 
-@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"benchmark data not found at {SHARED_DATA}")
 @pytest.mark.parametrize("keep_last, steps", [(False, 2), (True, 3)])
-def test_one_epoch_reports_gradient_norms_and_validation_loss(keep_last, steps, tmp_path, monkeypatch):
+def test_one_epoch_reports_gradient_norms_and_validation_loss(keep_last, steps, shared_data, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     spec = importlib.util.spec_from_file_location("training_stability", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     # every 110th of ETTh2's 7,617 training windows: 70 windows, 2 batches of 32 and one of 6
-    argv = ["--dataset", "ETTh2", "--stop-after", "1", "--train-stride", "110", "--data-dir", str(SHARED_DATA)]
+    argv = ["--dataset", "ETTh2", "--stop-after", "1", "--train-stride", "110", "--data-dir", str(shared_data)]
     rows = module.main(argv + (["--keep-last-batch"] if keep_last else []))
     assert [row["epoch"] for row in rows] == [0] and rows[0]["steps"] == steps
     assert rows[0]["grad_max"] >= rows[0]["grad_median"] > 0 and math.isfinite(rows[0]["val_loss"])

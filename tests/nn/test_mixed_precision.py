@@ -1,8 +1,5 @@
 """Mixed precision: CRAB's shift, mask product and AbsAct run in float32 under bf16 autocast."""
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -10,8 +7,6 @@ import torch
 from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
 from xct_estimators.nn import attention as attention_module
 from xct_estimators.nn.attention import CRABAttention, DeCoPAttention
-
-SHARED_DATA = Path(os.environ.get("XCT_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "data")
 
 
 @pytest.fixture
@@ -78,8 +73,7 @@ def test_bf16_forward_stays_close_to_float32_on_a_paper_sized_row():
     assert float((out.float() - reference).abs().max()) < 0.05 * float(reference.abs().max())
 
 
-@pytest.mark.skipif(not (SHARED_DATA / "ETT-small" / "ETTh1.csv").is_file(), reason=f"ETTh1 not found in {SHARED_DATA}")
-def test_darts_model_and_engine_train_in_bf16_mixed_like_float32(tmp_path, monkeypatch):
+def test_darts_model_and_engine_train_in_bf16_mixed_like_float32(shared_data, tmp_path, monkeypatch):
     """ETTh1 (first 3000 hours, standardised): bf16-mixed training ends within a few percent of
     float32's best validation loss, with no NaN or inf on the way."""
     import pandas as pd
@@ -88,7 +82,7 @@ def test_darts_model_and_engine_train_in_bf16_mixed_like_float32(tmp_path, monke
     from xct_estimators import KeepBestValidationWeights, ReconstructionEngine, XCTFormerModel
 
     monkeypatch.chdir(tmp_path)
-    frame = pd.read_csv(SHARED_DATA / "ETT-small" / "ETTh1.csv").iloc[:3000, 1:]
+    frame = pd.read_csv(shared_data / "ETT-small" / "ETTh1.csv").iloc[:3000, 1:]
     values = ((frame - frame.iloc[:2000].mean()) / frame.iloc[:2000].std()).to_numpy(np.float32)
     series = TimeSeries.from_values(values)
     losses = {}
