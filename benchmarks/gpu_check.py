@@ -390,6 +390,7 @@ def converged_training(device: str, data_dir, smoke: bool) -> list[dict]:
         if smoke:
             params.update(SMOKE_ARCH, window_length=48, n_epochs=2, batch_size=8, patch_len=8, stride=4)
         row["epochs"] = params["n_epochs"]
+        row["settings"] = {k: params.get(k) for k in ("window_length", "batch_size", "learning_rate", "mask_rate")}
         for run, (trainer_kwargs, seed) in CONVERGED_RUNS.items():
             try:
                 accelerator = "gpu" if device == "cuda" else "cpu"
@@ -564,7 +565,9 @@ def main(argv=None) -> int:
         if name in PAPER_SCALE:
             steps = 3 if args.smoke else 60
             losses = {run: short_training_loss(config, batch, lr, device, run, steps) for run in SHORT_RUNS}
-            report["short_training"].append({"preset": name, "steps": steps, **losses})
+            report["short_training"].append({"preset": name, "steps": steps, "batch": batch, "peak_lr": lr,
+                                             "protocol": "Adam, one-cycle (pct_start 0.4), held-out mean of 4 batches",
+                                             **losses})  # fmt: skip
             best = min(v for k, v in row["ms"].items() if k.startswith("bf16"))
             if row["ms"]["fp32"] / best < 2.0:
                 report["profiles"][name] = profile_table(config, batch, lr, device)
