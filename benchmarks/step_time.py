@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from xct_estimators._optim import optimizer_kwargs_with_fused
 from xct_estimators.nn import XCTFormerNet, get_preset
 
 #: name -> (preset dataset, task, horizon, batch size; None = the preset's).
@@ -55,7 +56,15 @@ def predict_batch(name: str) -> int:
     return engine._inference_batch_size(get_preset(dataset, task).config())
 
 
-def build(name: str, fused: bool, batch: int | None = None):
+def adam_kwargs(adam: str, lr: float, parameters) -> dict:
+    """``library``: the Adam the library trains with (fused where torch has it); ``for-loop``:
+    torch's per-tensor implementation (the library's optimizer before it took the fused one)."""
+    if adam == "for-loop":
+        return {"lr": lr, "foreach": False}
+    return optimizer_kwargs_with_fused(torch.optim.Adam, {"lr": lr}, parameters)
+
+
+def build(name: str, fused: bool, batch: int | None = None, adam: str = "library"):
     dataset, task, horizon, default_batch = NETWORKS[name]
     batch = batch or default_batch
     preset = get_preset(dataset, task)
@@ -63,7 +72,7 @@ def build(name: str, fused: bool, batch: int | None = None):
     config = config.replace(fused_attention=fused)
     torch.manual_seed(0)
     net = XCTFormerNet(config)
-    optimizer = torch.optim.Adam(net.parameters(), lr=preset.learning_rate)
+    optimizer = torch.optim.Adam(net.parameters(), **adam_kwargs(adam, preset.learning_rate, net.parameters()))
     batch = batch or preset.batch_size
     x = torch.randn(batch, config.seq_len, config.n_channels)
     y = torch.randn(batch, config.out_len, config.n_channels)
@@ -122,11 +131,11 @@ def _status_kib(field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/self/status (Linux only)")
 
 
-def memory_probe(name: str, fused: bool, threads: int, steps: int) -> float:
+def memory_probe(name: str, fused: bool, threads: int, steps: int, adam: str = "library") -> float:
     """In this process: peak resident-set growth (MiB) over ``steps`` training steps after one
     warm-up step, from the kernel's high-water mark (reset through /proc/self/clear_refs)."""
     torch.set_num_threads(threads)
-    _, _, train, _ = build(name, fused)
+    _, _, train, _ = build(name, fused, adam=adam)
     train()
     before = _status_kib("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
@@ -135,11 +144,11 @@ def memory_probe(name: str, fused: bool, threads: int, steps: int) -> float:
     return (_status_kib("VmHWM") - before) / 1024
 
 
-def peak_mib(name: str, fused: bool, threads: int, steps: int = 3) -> float:
+def peak_mib(name: str, fused: bool, threads: int, steps: int = 3, adam: str = "library") -> float:
     """:func:`memory_probe` in a fresh process (no allocator state from the other variant)."""
     code = (
         f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import step_time as s; "
-        f"print(s.memory_probe({name!r}, {fused}, {threads}, {steps}))"
+        f"print(s.memory_probe({name!r}, {fused}, {threads}, {steps}, {adam!r}))"
     )
     # A fixed mmap threshold makes glibc return every freed large block at once, so the resident
     # set follows the live tensors (its default, adaptive threshold keeps freed blocks resident).
@@ -148,12 +157,22 @@ def peak_mib(name: str, fused: bool, threads: int, steps: int = 3) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
+def _fused_adam() -> bool:
+    return bool(adam_kwargs("library", 1e-3, [torch.zeros(1, requires_grad=True)]).get("fused"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--networks", default=",".join(NETWORKS))
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
+    parser.add_argument(
+        "--adam",
+        choices=("library", "for-loop"),
+        default="library",
+        help="the library's Adam (fused where torch has it) or torch's for-loop one (the earlier numbers')",
+    )
     parser.add_argument(
         "--floor", action="store_true", help="also time the network without CRAB's elementwise chain (the floor)"
     )
@@ -164,10 +183,12 @@ def main() -> None:
     kernel = "C++ kernel"
     if crab_kernel.load() is None:
         kernel = f"PyTorch operations ({crab_kernel.unavailable_reason()})"
-    settings = {"torch": torch.__version__, "threads": args.threads, "repeats": args.repeats, "fused_path": kernel}
+    adam = f"{args.adam} ({'fused' if args.adam == 'library' and _fused_adam() else 'for-loop'} Adam)"
+    settings = {"torch": torch.__version__, "threads": args.threads, "repeats": args.repeats, "fused_path": kernel,
+                "adam": adam}  # fmt: skip
     print(
         f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats} (fused and plain interleaved), "
-        f"fused path: {kernel}"
+        f"fused path: {kernel}, optimizer: {adam}"
     )
     header = f"{'network':<13} {'batch':>5} {'tokens':>6} {'train plain':>11} {'train fused':>11} {'ratio':>6} "
     header += f"{'infer plain':>11} {'infer fused':>11} {'speed-up':>8} {'peak MiB plain':>14} {'fused':>6} "
@@ -175,12 +196,12 @@ def main() -> None:
     print(header)
     rows = []
     for name in args.networks.split(","):
-        config, batch, plain_train, plain_infer = build(name, fused=False)
-        _, _, fused_train, fused_infer = build(name, fused=True)
+        config, batch, plain_train, plain_infer = build(name, fused=False, adam=args.adam)
+        _, _, fused_train, fused_infer = build(name, fused=True, adam=args.adam)
         train_steps = {"plain": plain_train, "fused": fused_train}
         infer_steps = {"plain": plain_infer, "fused": fused_infer}
         if args.floor:
-            _, _, floor_train, floor_infer = build(name, fused=True)
+            _, _, floor_train, floor_infer = build(name, fused=True, adam=args.adam)
             train_steps["floor"], infer_steps["floor"] = without_chain(floor_train), without_chain(floor_infer)
         train = interleaved_ms(train_steps, args.repeats)
         infer = interleaved_ms(infer_steps, args.repeats)
@@ -188,10 +209,10 @@ def main() -> None:
         if library_batch == batch:
             library_infer = infer
         else:
-            _, _, _, plain_infer = build(name, fused=False, batch=library_batch)
-            _, _, _, fused_infer = build(name, fused=True, batch=library_batch)
+            _, _, _, plain_infer = build(name, fused=False, batch=library_batch, adam=args.adam)
+            _, _, _, fused_infer = build(name, fused=True, batch=library_batch, adam=args.adam)
             library_infer = interleaved_ms({"plain": plain_infer, "fused": fused_infer}, args.repeats)
-        memory = {"plain": peak_mib(name, False, args.threads), "fused": peak_mib(name, True, args.threads)}
+        memory = {v: peak_mib(name, v == "fused", args.threads, adam=args.adam) for v in ("plain", "fused")}
         row = {"network": name, "batch": batch, "tokens": config.n_tokens, "train_ms": train, "infer_ms": infer,
                "predict_batch": library_batch, "predict_ms": library_infer, "peak_mib": memory}  # fmt: skip
         rows.append(row)

@@ -10,6 +10,7 @@ from darts.utils.data.torch_datasets.utils import PLModuleInput, PLModuleOutput
 from darts.utils.torch import MonteCarloDropout
 from torch import nn
 
+from ._optim import optimizer_kwargs_with_fused
 from .nn import XCTFormerConfig, XCTFormerNet
 
 
@@ -54,20 +55,21 @@ class _XCTFormerModule(PLForecastingModule):
         return super().transfer_batch_to_device(batch, device, dataloader_idx)
 
     def configure_optimizers(self):
-        # OneCycleLR needs the run's total step count, known only once the trainer exists:
-        # fill it in unless the user gave total_steps or steps_per_epoch.
-        kwargs = self.lr_scheduler_kwargs
+        # Filled in for this call only, so the model's saved arguments stay the user's:
+        # OneCycleLR's total step count (known once the trainer exists) unless the user gave
+        # total_steps or steps_per_epoch, and Adam's fused implementation (see _optim).
+        optimizer_kwargs, scheduler_kwargs = self.optimizer_kwargs, self.lr_scheduler_kwargs
+        self.optimizer_kwargs = optimizer_kwargs_with_fused(self.optimizer_cls, optimizer_kwargs, self.parameters())
         if (
             self.lr_scheduler_cls is torch.optim.lr_scheduler.OneCycleLR
-            and not {"total_steps", "steps_per_epoch"} & kwargs.keys()
+            and not {"total_steps", "steps_per_epoch"} & scheduler_kwargs.keys()
             and self._trainer is not None
         ):
             self.lr_scheduler_kwargs = {
-                **kwargs,
+                **scheduler_kwargs,
                 "total_steps": int(self.trainer.estimated_stepping_batches),
             }
-            try:
-                return super().configure_optimizers()
-            finally:
-                self.lr_scheduler_kwargs = kwargs
-        return super().configure_optimizers()
+        try:
+            return super().configure_optimizers()
+        finally:
+            self.optimizer_kwargs, self.lr_scheduler_kwargs = optimizer_kwargs, scheduler_kwargs

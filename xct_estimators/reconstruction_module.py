@@ -7,6 +7,7 @@ from typing import Optional
 import pytorch_lightning as pl
 import torch
 
+from ._optim import optimizer_kwargs_with_fused
 from .nn import XCTFormerConfig, XCTFormerNet
 from .nn.fill import linear_fill
 
@@ -76,7 +77,8 @@ class _ReconstructionModule(pl.LightningModule):
             self.val_losses.append(float(self.trainer.callback_metrics["val_loss"]))
 
     def configure_optimizers(self):
-        optimizer = torch.optim.Adam(self.parameters(), lr=self.learning_rate)
+        kwargs = optimizer_kwargs_with_fused(torch.optim.Adam, {"lr": self.learning_rate}, self.parameters())
+        optimizer = torch.optim.Adam(self.parameters(), **kwargs)
         scheduler = torch.optim.lr_scheduler.OneCycleLR(
             optimizer,
             max_lr=self.learning_rate,
