@@ -12,16 +12,25 @@ from torch import nn
 
 from ._optim import optimizer_kwargs_with_fused
 from .nn import XCTFormerConfig, XCTFormerNet
+from .nn.dropout import Dropout, dropout
+
+
+class _MonteCarloDropout(MonteCarloDropout):
+    """Darts' ``MonteCarloDropout`` drawing its mask as the network's dropout does (hashed, on
+    CPU: :mod:`xct_estimators.nn.dropout`)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return dropout(x, self.p, self.mc_dropout_enabled)
 
 
 def _use_monte_carlo_dropout(net: nn.Module) -> None:
-    """Swap the network's plain dropouts for Darts' ``MonteCarloDropout`` (same rate, same
-    training behaviour), so ``predict(..., mc_dropout=True)`` samples as with TiDE or TSMixer.
+    """Swap the network's activation dropouts for Monte Carlo ones (same rate, same training
+    behaviour), so ``predict(..., mc_dropout=True)`` samples as with TiDE or TSMixer.
     Attention-weight dropout stays a training-only regulariser."""
     for parent in list(net.modules()):
         for name, child in parent.named_children():
-            if type(child) is nn.Dropout and child.p > 0:
-                setattr(parent, name, MonteCarloDropout(child.p))
+            if type(child) in (nn.Dropout, Dropout) and child.p > 0:
+                setattr(parent, name, _MonteCarloDropout(child.p))
 
 
 class _XCTFormerModule(PLForecastingModule):

@@ -40,6 +40,7 @@ ABSACT_EPS = 1e-4
 ABSACT_DELTA = 1e-8
 _FLOAT_BYTES = 4
 
+
 def is_positive_int(value) -> bool:
     """Any integer type (``int``, ``np.int64`` from a grid, ...) >= 1; never a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1

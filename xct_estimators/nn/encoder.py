@@ -7,6 +7,7 @@ from torch import nn
 
 from .attention import CRABAttention, DeCoPAttention
 from .config import XCTFormerConfig
+from .dropout import Dropout
 
 
 class TokenBatchNorm(nn.Module):
@@ -39,12 +40,12 @@ class EncoderLayer(nn.Module):
             self.attention = CRABAttention(
                 c.d_model, c.n_heads, c.attention_len, c.attn_dropout, c.use_mask, c.activation, c.fused_attention
             )
-        self.attention_dropout = nn.Dropout(c.fc_dropout)
+        self.attention_dropout = Dropout(c.fc_dropout)
         self.norm_ffn_input = TokenBatchNorm(c.d_model)
         self.ffn = nn.Sequential(
             nn.Linear(c.d_model, c.d_ff),
             nn.GELU(),
-            nn.Dropout(c.fc_dropout),
+            Dropout(c.fc_dropout),
             nn.Linear(c.d_ff, c.d_model),
         )
         self.norm_out = TokenBatchNorm(c.d_model)

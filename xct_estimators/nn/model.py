@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from .config import XCTFormerConfig
+from .dropout import Dropout
 from .encoder import Encoder
 from .norm import instance_stats
 from .tokenizer import PatchTokenizer
@@ -18,7 +19,7 @@ class FlattenHead(nn.Module):
 
     def __init__(self, patch_num: int, d_model: int, out_len: int, dropout: float):
         super().__init__()
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.linear = nn.Linear(patch_num * d_model, out_len)
 
     def forward(self, tokens: torch.Tensor, n_channels: int, n_outputs: int) -> torch.Tensor:

@@ -6,6 +6,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .dropout import Dropout
+
 
 class PatchTokenizer(nn.Module):
     """(B, L, C) -> (B, P * C, D), patch-major and channel-minor (token index = p * C + c).
@@ -22,7 +24,7 @@ class PatchTokenizer(nn.Module):
         self.stride = stride
         self.projection = nn.Linear(patch_len, d_model)
         self.position = nn.Parameter(torch.empty(patch_num, d_model).uniform_(-0.02, 0.02))
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, _, c = x.shape

@@ -1,0 +1,69 @@
+"""Dropout on activations with a hashed mask: drawn in one pass, redrawn instead of stored.
+
+torch's dropout on CPU draws a Bernoulli tensor (about 10 ns an element on two threads), keeps
+it for the backward pass and multiplies by it twice: 5-8 ms a call on the paper-scale ETTh1
+imputation network's activations, five calls a training step. Here the C++ kernel
+(:mod:`.crab_kernel`) keeps entry i of the flat tensor when a counter-based hash of
+(seed, i) clears the threshold (the hash of the attention-weight dropout, :func:`.fused.keep_masks`)
+and scales the kept ones by 1 / (1 - p), all in one pass; the backward pass applies the same
+function to the gradient. Each entry is kept with probability 1 - p (p rounded to 1/65536), as
+with torch's dropout; the seed comes from torch's global generator, so ``torch.manual_seed``
+makes runs repeatable.
+
+On other devices, for other dtypes (bf16 under autocast) and where the kernel cannot be built,
+torch's own dropout runs: the same distribution, another random stream.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from . import crab_kernel
+
+_HASHED_DTYPES = (torch.float32, torch.float64)
+_MAX_ELEMENTS = 2**32  # the hash indexes entries with 32 bits
+
+
+class _HashedDropout(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, p: float, seed: int) -> torch.Tensor:
+        ctx.p, ctx.seed = p, seed
+        return crab_kernel.load().scaled_keep(x.contiguous(), p, seed)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        # d(x * keep / (1 - p)) / dx = keep / (1 - p): the forward function on the gradient
+        return crab_kernel.load().scaled_keep(grad.contiguous(), ctx.p, ctx.seed), None, None
+
+
+def hashed_dropout_applies(x: torch.Tensor) -> bool:
+    """Whether :func:`dropout` takes the hashed kernel for ``x`` (else torch's dropout)."""
+    return (
+        x.device.type == "cpu"
+        and x.dtype in _HASHED_DTYPES
+        and x.numel() < _MAX_ELEMENTS
+        and crab_kernel.load() is not None
+    )
+
+
+def dropout(x: torch.Tensor, p: float, training: bool, seed: int | None = None) -> torch.Tensor:
+    """``F.dropout(x, p, training)`` with the hashed mask where it applies. ``seed`` fixes the
+    mask (default: drawn from torch's global generator)."""
+    if not training or p == 0.0:
+        return x
+    if not 0.0 < p < 1.0 or not hashed_dropout_applies(x):
+        return F.dropout(x, p, training)
+    if seed is None:
+        seed = int(torch.randint(0, 2**62, (1,)).item())
+    return _HashedDropout.apply(x, float(p), seed)
+
+
+class Dropout(nn.Dropout):
+    """``nn.Dropout`` (same arguments, same distribution) with the hashed mask on CPU."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.inplace:
+            return super().forward(x)
+        return dropout(x, self.p, self.training)
