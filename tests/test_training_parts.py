@@ -1,0 +1,31 @@
+"""``benchmarks/training_parts.py``: four interleaved variants per network, and its torch-parts
+variant really runs torch's dropout."""
+
+import importlib.util
+from pathlib import Path
+
+import torch
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "training_parts.py"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("training_parts", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_one_network_gives_four_variants_and_both_ratios(capsys):
+    (row,) = load().main(["--networks", "ETTh1", "--repeats", "1"])
+    assert set(row["ms"]) == {"plain library", "plain torch", "fused library", "fused torch"}
+    assert min(row["ms"].values()) > 0 and set(row["ratio"]) == {"library", "torch"}
+    assert "fused / plain" in capsys.readouterr().out
+
+
+def test_the_torch_parts_variant_takes_torchs_dropout(monkeypatch):
+    module = load()
+    calls = []
+    monkeypatch.setattr(torch.nn.functional, "dropout", lambda x, p, training: calls.append(p) or x)
+    module.with_torch_dropout(lambda: module.hashed.dropout(torch.ones(4), 0.3, True))()
+    assert calls == [0.3] and module.hashed.hashed_dropout_applies.__name__ == "hashed_dropout_applies"
