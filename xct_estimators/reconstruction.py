@@ -79,8 +79,9 @@ class ReconstructionEngine:
         Maximum number of training epochs; early stopping on the validation loss ends training
         sooner (see ``patience``).
     batch_size, learning_rate
-        Training: Adam with a per-batch OneCycleLR (``max_lr=learning_rate``, ``pct_start=0.4``,
-        spread over ``n_epochs``).
+        Training: Adam (torch's fused implementation where the device has one) with a
+        per-batch OneCycleLR (``max_lr=learning_rate``, ``pct_start=0.4``, spread over
+        ``n_epochs``).
     patience
         Epochs without a lower validation loss before training stops (the paper's code: 6). The
         weights of the best validation epoch are restored at the end. ``None`` trains all
