@@ -133,7 +133,10 @@ def _status_kib(field: str) -> int:
 
 def memory_probe(name: str, fused: bool, threads: int, steps: int, adam: str = "library") -> float:
     """In this process: peak resident-set growth (MiB) over ``steps`` training steps after one
-    warm-up step, from the kernel's high-water mark (reset through /proc/self/clear_refs)."""
+    warm-up step, from the kernel's high-water mark (reset through /proc/self/clear_refs), plus
+    the fused path's chunk buffers, which it keeps between steps (allocated in the warm-up)."""
+    from xct_estimators.nn import fused as fused_attention
+
     torch.set_num_threads(threads)
     _, _, train, _ = build(name, fused, adam=adam)
     train()
@@ -141,7 +144,8 @@ def memory_probe(name: str, fused: bool, threads: int, steps: int, adam: str = "
     Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
     for _ in range(steps):
         train()
-    return (_status_kib("VmHWM") - before) / 1024
+    kept = sum(b.numel() * b.element_size() for b in fused_attention._workspace.buffers)
+    return (_status_kib("VmHWM") - before) / 1024 + kept / 2**20
 
 
 def peak_mib(name: str, fused: bool, threads: int, steps: int = 3, adam: str = "library") -> float:
