@@ -1,23 +1,18 @@
 """``benchmarks/gpu_check.py --smoke``: the GPU script's every section runs on CPU at tiny sizes."""
 
-import importlib.util
 import json
 import math
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import pytest
 
 
-def test_smoke_run_writes_both_reports(tmp_path, monkeypatch):
+@pytest.fixture
+def gpu_check(benchmark_script):
+    return benchmark_script("gpu_check")
+
+
+def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    gpu_check = _load()
     assert gpu_check.main(["--smoke", "--output", str(tmp_path / "out")]) == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["smoke"] and report["device"] == "cpu"
@@ -48,12 +43,11 @@ def test_smoke_run_writes_both_reports(tmp_path, monkeypatch):
 
 
 
-def test_only_the_bf16_modes_train_under_autocast(monkeypatch):
+def test_only_the_bf16_modes_train_under_autocast(gpu_check, monkeypatch):
     """The first device run measured the fp32 variants (plain path, chunk sizes) under bf16
     autocast because the switch read ``mode != "fp32"``: every fp32 mode must see autocast off."""
     import torch
 
-    gpu_check = _load()
     seen = {}
 
     class Probe(torch.nn.Module):
@@ -72,8 +66,7 @@ def test_only_the_bf16_modes_train_under_autocast(monkeypatch):
     assert seen == {mode: mode.startswith("bf16") for mode in seen} and {"fp32 plain", "bf16+compile"} <= set(seen)
 
 
-def test_short_training_only_prints_the_three_runs_of_one_network(capsys):
-    gpu_check = _load()
+def test_short_training_only_prints_the_three_runs_of_one_network(gpu_check, capsys):
     argv = ["--short-training-only", "--smoke", "--steps", "2", "--batch", "2", "--preset", "MSL anomaly"]
     assert gpu_check.main(argv) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if "held-out loss" in line]

@@ -1,21 +1,16 @@
 """``benchmarks/training_stability.py``: one epoch of the bench's ETTh2 imputation training, with
 and without the incomplete last batch, reports its gradient norms and validation loss."""
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "training_stability.py"
-
 
 @pytest.mark.parametrize("keep_last, steps", [(False, 2), (True, 3)])
-def test_one_epoch_reports_gradient_norms_and_validation_loss(keep_last, steps, shared_data, tmp_path, monkeypatch):
+def test_one_epoch_reports_gradient_norms_and_validation_loss(keep_last, steps, shared_data, tmp_path, monkeypatch,
+                                                              benchmark_script):
     monkeypatch.chdir(tmp_path)
-    spec = importlib.util.spec_from_file_location("training_stability", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = benchmark_script("training_stability")
     # every 110th of ETTh2's 7,617 training windows: 70 windows, 2 batches of 32 and one of 6
     argv = ["--dataset", "ETTh2", "--stop-after", "1", "--train-stride", "110", "--data-dir", str(shared_data)]
     rows = module.main(argv + (["--keep-last-batch"] if keep_last else []))

@@ -34,7 +34,7 @@ def test_calls_with_one_chunk_shape_reuse_the_buffers_and_results_do_not_change(
     assert storage  # the last call left its buffers
     second = forward_backward(tensors)
     assert [b.data_ptr() for b in fused_module._workspace.buffers] == storage
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=True):
         assert torch.equal(a, b)
 
 
@@ -63,6 +63,6 @@ def test_threads_get_their_own_buffers():
         thread.start()
     for thread in threads:
         thread.join()
-    for got, want in zip(results, expected):
-        for a, b in zip(got, want):
+    for got, want in zip(results, expected, strict=True):
+        for a, b in zip(got, want, strict=True):
             assert torch.equal(a, b)
