@@ -95,20 +95,27 @@ def _products_only(q, k, v, mask, scale=1.0, activation="absact", p=0.0, seed=No
     return (q @ k.transpose(-2, -1)) @ v
 
 
+def with_attribute(step, owner, name: str, value):
+    """``step`` run with ``owner.name`` set to ``value`` (restored afterwards)."""
+
+    def run():
+        original = getattr(owner, name)
+        setattr(owner, name, value)
+        try:
+            step()
+        finally:
+            setattr(owner, name, original)
+
+    return run
+
+
 def without_chain(step):
     """``step`` with CRAB's elementwise chain removed (scores straight into the product with V):
     what the network costs with attention reduced to its two matrix products, the floor that no
     fusion of the chain can go below."""
     from xct_estimators.nn import fused
 
-    def run():
-        original, fused.fused_crab = fused.fused_crab, _products_only
-        try:
-            step()
-        finally:
-            fused.fused_crab = original
-
-    return run
+    return with_attribute(step, fused, "fused_crab", _products_only)
 
 
 def interleaved_ms(steps: dict, repeats: int, warmup: int = 2) -> dict:
@@ -144,8 +151,7 @@ def memory_probe(name: str, fused: bool, threads: int, steps: int, adam: str = "
     Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
     for _ in range(steps):
         train()
-    kept = sum(b.numel() * b.element_size() for b in fused_attention._workspace.buffers)
-    return (_status_kib("VmHWM") - before) / 1024 + kept / 2**20
+    return (_status_kib("VmHWM") - before) / 1024 + fused_attention.workspace_bytes() / 2**20
 
 
 def peak_mib(name: str, fused: bool, threads: int, steps: int = 3, adam: str = "library") -> float:

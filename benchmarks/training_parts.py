@@ -29,16 +29,7 @@ from xct_estimators.nn import dropout as hashed  # noqa: E402
 
 def with_torch_dropout(step):
     """``step`` with every activation dropout on torch's kernel."""
-
-    def run():
-        original = hashed.hashed_dropout_applies
-        hashed.hashed_dropout_applies = lambda x: False
-        try:
-            step()
-        finally:
-            hashed.hashed_dropout_applies = original
-
-    return run
+    return step_time.with_attribute(step, hashed, "hashed_dropout_applies", lambda x: False)
 
 
 def parts_alone(repeats: int) -> dict:
@@ -66,6 +57,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
+    protocol = "median ms of training steps (forward, backward, Adam), variants interleaved in one process"
+    settings = {"torch": torch.__version__, "threads": args.threads, "repeats": args.repeats, "protocol": protocol}
     print(f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats}, variants interleaved")
     alone = parts_alone(max(args.repeats, 5))
     print("parts alone (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in alone.items()))
@@ -76,7 +69,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         steps = {}
         for attention in attentions:
             fused = attention == "fused"
-            steps[(attention, "library")] = step_time.build(name, fused, adam="library")[2]
+            _, batch, steps[(attention, "library")], _ = step_time.build(name, fused, adam="library")
             steps[(attention, "torch")] = with_torch_dropout(step_time.build(name, fused, adam="for-loop")[2])
         ms = step_time.interleaved_ms(steps, args.repeats)
         for attention in attentions:
@@ -86,8 +79,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if set(attentions) == {"plain", "fused"}:
             ratios = {parts: ms[("fused", parts)] / ms[("plain", parts)] for parts in ("library", "torch")}
             print(f"{'':<13} fused / plain: {ratios['library']:.3f} (library's parts), {ratios['torch']:.3f} (torch's)")
-        rows.append({"network": name, "ms": {f"{a} {p}": v for (a, p), v in ms.items()}, "ratio": ratios})
-    return [{"parts_alone": alone}, *rows]
+        ms = {f"{a} {p}": v for (a, p), v in ms.items()}
+        rows.append({**settings, "network": name, "batch": batch, "ms": ms, "ratio": ratios})
+    return [{**settings, "parts_alone": alone}, *rows]
 
 
 if __name__ == "__main__":

@@ -17,6 +17,9 @@ def test_one_network_gives_four_variants_and_both_ratios(training_parts, capsys)
     assert set(row["ms"]) == {"plain library", "plain torch", "fused library", "fused torch"}
     assert min(row["ms"].values()) > 0 and set(row["ratio"]) == {"library", "torch"}
     assert "fused / plain" in capsys.readouterr().out
+    for record in (alone, row):  # every record names its settings
+        assert record["threads"] == 2 and record["repeats"] == 1 and record["torch"] == torch.__version__
+    assert row["network"] == "ETTh1" and row["batch"] == 32
 
 
 def test_the_torch_parts_variant_takes_torchs_dropout(training_parts, monkeypatch):

@@ -21,11 +21,6 @@ _FUSED_SINCE = {"cuda": (2, 0), "cpu": (2, 4)}
 _IMPLEMENTATION_ARGS = {"fused", "foreach", "differentiable", "capturable"}
 
 
-def _torch_release() -> tuple[int, int]:
-    major, minor = torch.__version__.split(".")[:2]
-    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
-
-
 def optimizer_kwargs_with_fused(
     optimizer_cls: type, kwargs: Mapping[str, Any], parameters: Iterable[torch.Tensor]
 ) -> dict[str, Any]:
@@ -37,10 +32,9 @@ def optimizer_kwargs_with_fused(
     kwargs = dict(kwargs)
     if optimizer_cls not in _FUSABLE or _IMPLEMENTATION_ARGS & kwargs.keys():
         return kwargs
-    release = _torch_release()
     parameters = list(parameters)
     if parameters and all(
-        p.is_floating_point() and p.device.type in _FUSED_SINCE and release >= _FUSED_SINCE[p.device.type]
+        p.is_floating_point() and p.device.type in _FUSED_SINCE and torch.__version__ >= _FUSED_SINCE[p.device.type]
         for p in parameters
     ):
         kwargs["fused"] = True

@@ -147,6 +147,11 @@ class _Workspace(threading.local):
 _workspace = _Workspace()
 
 
+def workspace_bytes() -> int:
+    """Bytes of chunk buffers this thread keeps between calls (CPU)."""
+    return sum(b.numel() * b.element_size() for b in _workspace.buffers)
+
+
 def _buffers(count: int, q: torch.Tensor, k: torch.Tensor) -> list[torch.Tensor]:
     (batch, heads, n, _), cols = q.shape, k.shape[-2]
     layout = _chunks(batch, heads, n * cols, _chunk_limit(q.device))
