@@ -88,6 +88,20 @@ def build(dataset: str, task: str, horizon, smoke: bool):
     return config, batch, preset.learning_rate
 
 
+def _git_commit() -> str:
+    """The code's commit: ``$XCT_GIT_COMMIT`` where the tree travelled without ``.git`` (a device
+    machine), else ``git rev-parse``; ``-dirty`` when the tree differs from it."""
+    if os.environ.get("XCT_GIT_COMMIT"):
+        return os.environ["XCT_GIT_COMMIT"]
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
 def environment() -> dict:
     env = {
         "python": platform.python_version(),
@@ -99,6 +113,7 @@ def environment() -> dict:
         else f"PyTorch operations ({crab_kernel.unavailable_reason()})",
         "fused CRAB on the device": "PyTorch operations",
         "fused chunk scores (CPU, device)": (_fused._CHUNK_SCORES, _fused._ACCELERATOR_CHUNK_SCORES),
+        "git commit": _git_commit(),
     }
     for name in ("pytorch_lightning", "numpy", "pandas", "sklearn", "darts", "xct_estimators"):
         try:
@@ -537,6 +552,7 @@ def main(argv=None) -> int:
     compile_ok = not args.no_compile and not args.smoke  # inductor's CPU build takes minutes
     cases = {name: (name, *build(ds, task, h, args.smoke)) for name, ds, task, h in PRESETS}
     report = {"smoke": args.smoke, "device": device, "environment": environment()}
+    report["environment"]["command"] = " ".join(["benchmarks/gpu_check.py", *(sys.argv[1:] if argv is None else argv)])
     report["parity"] = parity([(n, c, b) for n, c, b, _ in (cases[p] for p in PARITY)], device)
     print(f"parity: {report['parity']}", flush=True)
     report["steps"], report["short_training"], report["profiles"] = [], [], {}
