@@ -57,8 +57,12 @@ from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from xct_estimators.nn import XCTFormerNet, crab_kernel, get_preset  # noqa: E402
-from xct_estimators.nn import fused as _fused  # noqa: E402
+from xct_estimators.nn import (  # noqa: E402
+    XCTFormerNet,
+    crab_kernel,
+    get_preset,
+    memory,  # noqa: E402
+)
 
 #: (name, preset dataset, task, horizon) of every network measured; the paper-scale ones first,
 #: so that their compiled runs start inside the time budget.
@@ -112,7 +116,7 @@ def environment() -> dict:
         "fused CRAB on CPU": "C++ kernel" if crab_kernel.load() is not None
         else f"PyTorch operations ({crab_kernel.unavailable_reason()})",
         "fused CRAB on the device": "PyTorch operations",
-        "fused chunk scores (CPU, device)": (_fused._CHUNK_SCORES, _fused._ACCELERATOR_CHUNK_SCORES),
+        "fused chunk scores (CPU, device)": (memory.chunk_scores("cpu"), memory.chunk_scores("cuda")),
         "git commit": _git_commit(),
     }
     for name in ("pytorch_lightning", "numpy", "pandas", "sklearn", "darts", "xct_estimators"):
@@ -176,19 +180,10 @@ def _variant(config, mode: str):
     return config.replace(fused_attention=False) if mode == "fp32 plain" else config
 
 
-class _chunk_size:
-    """Within the block, the fused path's chunks on the device (and on CPU, for --smoke) hold ``scores``."""
-
-    def __init__(self, mode: str):
-        self.scores = CHUNK_MODES.get(mode)
-
-    def __enter__(self):
-        self.saved = (_fused._CHUNK_SCORES, _fused._ACCELERATOR_CHUNK_SCORES)
-        if self.scores is not None:
-            _fused._CHUNK_SCORES = _fused._ACCELERATOR_CHUNK_SCORES = self.scores
-
-    def __exit__(self, *exc):
-        _fused._CHUNK_SCORES, _fused._ACCELERATOR_CHUNK_SCORES = self.saved
+def _chunk_size(mode: str):
+    """Within the block, the fused path's chunks on the device (and on CPU, for --smoke) hold the mode's scores."""
+    scores = CHUNK_MODES.get(mode)
+    return memory.using_chunk_scores(cpu=scores, accelerator=scores)
 
 
 def _reset_peak(device: str) -> None:
@@ -375,7 +370,8 @@ def _converged_arrays(dataset: str, task: str, data_dir, smoke: bool):
         t = np.arange(600)[:, None]
         values = np.sin(t * np.array([0.05, 0.11, 0.23]) + np.array([0.0, 1.0, 2.0])).astype(np.float32)
         return values[:500], values[500:] if task == "impute" else None
-    from xct_estimators.bench.tasks import detection_arrays, imputation_splits
+    from xct_estimators.bench.detect import detection_arrays
+    from xct_estimators.bench.impute import imputation_splits
 
     if task == "impute":
         train, val, _ = imputation_splits(dataset, data_dir, 2021)

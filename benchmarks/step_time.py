@@ -50,10 +50,10 @@ def predict_batch(name: str) -> int:
     dataset, task, _, _ = NETWORKS[name]
     if task == "forecast":
         return get_preset(dataset, task).batch_size
-    from xct_estimators.reconstruction import ReconstructionEngine, preset_params
+    from xct_estimators.nn.memory import inference_batch_size
 
-    engine = ReconstructionEngine(**preset_params(dataset, task))
-    return engine._inference_batch_size(get_preset(dataset, task).config())
+    preset = get_preset(dataset, task)
+    return inference_batch_size(preset.config(), preset.batch_size)
 
 
 def adam_kwargs(adam: str, lr: float, parameters) -> dict:

@@ -24,7 +24,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from xct_estimators.bench.tasks import build_imputer, imputation_splits  # noqa: E402
+from xct_estimators.bench.impute import build_imputer, imputation_splits  # noqa: E402
+from xct_estimators.bench.settings import ImputeSettings  # noqa: E402
 
 
 class GradientWatch(pl.Callback):
@@ -69,9 +70,9 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--data-dir", default=os.environ.get("XCT_DATA_DIR"))
     parser.add_argument("--seed", type=int, default=2021)
     args = parser.parse_args(argv)
-    bench_args = argparse.Namespace(epochs=args.epochs, batch_size=None, learning_rate=None, accelerator="cpu",
-                                    devices="1", no_progress=True, train_stride=args.train_stride,
-                                    seed=args.seed)  # fmt: skip
+    bench_args = ImputeSettings(
+        epochs=args.epochs, accelerator="cpu", devices=1, no_progress=True, train_stride=args.train_stride, seed=args.seed
+    )
     train, val, _ = imputation_splits(args.dataset, args.data_dir, args.seed)
     engine = build_imputer("xctformer_linear", args.dataset, args.mask_rate, bench_args).engine
     watch = GradientWatch(args.stop_after)

@@ -1,10 +1,41 @@
-"""Input checks the Darts and sktime adapters share."""
+"""Input checks the network, the Darts and the sktime adapters share: numbers and value ranges."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
+
+
+class NotFittedError(ValueError, AttributeError):
+    """A fitted attribute was read before ``fit`` (a ValueError and an AttributeError, as
+    scikit-learn's and sktime's)."""
+
+
+def is_positive_int(value) -> bool:
+    """Any integer type (``int``, ``np.int64`` from a grid, ...) >= 1; never a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+
+
+def positive_int(value, name: str) -> int:
+    """``value`` as a plain ``int``, or a ValueError naming ``name``."""
+    if not is_positive_int(value):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return int(value)
+
+
+def plain_number(value):
+    """numpy scalars (``np.int64`` from a grid, ``np.float32``) as Python ``int``/``float``; all
+    else unchanged. Bools stay bools."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
+
 
 #: Largest |value| the network takes as it is. Training and inference run in float32, and instance
 #: normalisation sums squared deviations over a window: past ~1e19 the squares overflow, and well

@@ -31,37 +31,17 @@ MASK_DIMS = ("layer", "head", "query_patch", "query_channel", "key_patch", "key_
 
 
 def _net_and_names(model) -> tuple[XCTFormerNet, Optional[list[str]]]:
-    """The trained network inside any of the library's models, and its channels' names."""
+    """The trained network of any of the library's estimators (their public ``network_`` and
+    ``channel_names_``), or a bare network without names."""
     if isinstance(model, XCTFormerNet):
         return model, None
-    darts_model = getattr(model, "darts_model_", None)  # sktime forecaster
-    if darts_model is not None:
-        names = [str(c) for c in model.y_context_.columns] + [str(c) for c in (model.x_columns_ or [])]
-        return darts_model.model.net, names
-    if hasattr(model, "supports_multivariate") and hasattr(model, "network"):  # XCTFormerModel
-        if model.model is None:
-            raise ValueError("The model has not been fitted yet: call fit() first.")
-        names = None
-        series = getattr(model, "training_series", None)
-        if series is not None:
-            names = list(series.components)
-            covariates = getattr(model, "past_covariate_series", None)
-            if covariates is not None:
-                names += list(covariates.components)
-        return model.network, names
-    engine = getattr(model, "engine_", None) or getattr(model, "engine", None)  # sktime imputer/detector, scorer
-    if engine is None and hasattr(model, "module"):
-        engine = model
-    if engine is not None:
-        if engine.module is None:
-            raise ValueError("The model has not been fitted yet: call fit() first.")
-        columns = getattr(model, "columns_", None)
-        return engine.module.net, None if columns is None else [str(c) for c in columns]
-    raise TypeError(
-        f"Cannot find an XCTFormer network in a {type(model).__name__}: pass a fitted XCTFormerModel, "
-        "XCTFormerForecaster, XCTFormerImputer, XCTFormerAnomalyDetector, XCTFormerScorer, "
-        "ReconstructionEngine or an XCTFormerNet."
-    )
+    if not hasattr(type(model), "network_"):
+        raise TypeError(
+            f"Cannot find an XCTFormer network in a {type(model).__name__}: pass a fitted XCTFormerModel, "
+            "XCTFormerForecaster, XCTFormerImputer, XCTFormerAnomalyDetector, XCTFormerScorer, "
+            "ReconstructionEngine or an XCTFormerNet."
+        )
+    return model.network_, model.channel_names_
 
 
 def _channel_names(net: XCTFormerNet, found: Optional[list[str]], given: Optional[list[str]]) -> list[str]:
@@ -100,9 +80,13 @@ def dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataA
         values,
         dims=MASK_DIMS,
         coords={
-            "layer": np.arange(len(masks)), "head": np.arange(config.n_heads), "query_patch": np.arange(p),
-            "query_channel": names, "key_patch": np.arange(p), "key_channel": names,
-        },  # fmt: skip
+            "layer": np.arange(len(masks)),
+            "head": np.arange(config.n_heads),
+            "query_patch": np.arange(p),
+            "query_channel": names,
+            "key_patch": np.arange(p),
+            "key_channel": names,
+        },
         name="mask",
         attrs={"description": "learned CRAB mask M; |M| is the dependency strength"},
     )
@@ -165,8 +149,12 @@ def attention_map(model, window, past_covariates=None, channel_names: Optional[l
         net.train(was_training)
     p, c = config.patch_num, config.n_channels
     weights = torch.stack([w[0] for w in captured]).numpy()  # (layers, H, N, N or k)
-    coords: dict[str, Any] = {"layer": np.arange(len(captured)), "head": np.arange(config.n_heads),
-                              "query_patch": np.arange(p), "query_channel": names}  # fmt: skip
+    coords: dict[str, Any] = {
+        "layer": np.arange(len(captured)),
+        "head": np.arange(config.n_heads),
+        "query_patch": np.arange(p),
+        "query_channel": names,
+    }
     if config.decop_k is not None:
         weights = weights.reshape(len(captured), config.n_heads, p, c, config.decop_k)
         return xr.DataArray(weights, dims=(*MASK_DIMS[:4], "slot"), coords=coords, name="attention")

@@ -19,25 +19,19 @@ from darts.utils.serialization import add_safe_globals
 from torch import nn
 
 from . import historical_forecasts
+from ._checks import NotFittedError, is_positive_int, plain_number
 from ._devices import is_distributed, single_device, uses_autocast
 from ._series_checks import as_list, check_finite, check_same_components, warn_static_covariates
 from .callbacks import KeepBestValidationWeights
 from .forecasting_module import _XCTFormerModule  # saved models name it here too
-from .nn import (
-    DEFAULT_MAX_ATTENTION_BYTES,
-    XCTFormerConfig,
-    XCTFormerNet,
-    auto_decop_k,
-    get_preset,
-)
-from .nn.config import is_positive_int, plain_number
+from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, auto_decop_k, get_preset
+from .nn.hyperparameters import DECOP_AUTO_DOC, hyperparameters_of, network_kwargs, with_network_parameters
+from .nn.presets import PAPER_PCT_START
 
 DecopK = Union[int, Literal["auto"], None]
 
-#: The paper's OneCycleLR warm-up share (App. B).
-PAPER_PCT_START = 0.4
 
-
+@with_network_parameters("darts", on_init=True, extra={"decop_k": DECOP_AUTO_DOC})
 class XCTFormerModel(PastCovariatesTorchModel):
     def __init__(
         self,
@@ -96,46 +90,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
             the input chunk end). This will create a gap between the input and output. Predictions will start
             `output_chunk_shift` steps after the end of the target `series`. If `output_chunk_shift` is set, the
             model cannot generate autoregressive predictions (`n > output_chunk_length`).
-        patch_len
-            Length of each patch (token) cut from every channel. Default: ``16``.
-        stride
-            Step between the starts of consecutive patches. Default: ``8``.
-        d_model
-            Width of every token. Must be divisible by ``n_heads``. Default: ``32``.
-        n_heads
-            Number of attention heads. Default: ``2``.
-        d_ff
-            Width of the hidden layer of each encoder layer's feed-forward block. Default: ``64``.
-        e_layers
-            Number of encoder layers. Default: ``2``.
-        dropout
-            Dropout on the patch tokens. Default: ``0.1``.
-        fc_dropout
-            Dropout on the attention output and inside the feed-forward block. Default: ``0.05``.
-        attn_dropout
-            Dropout on the attention weights. Default: ``0.5``.
-        head_dropout
-            Dropout before the linear output head. Default: ``0.0``.
-        decop_k
-            ``None`` for full CRAB attention over all N = channels x patches tokens; an integer ``k`` to
-            compress the attention to N x k with DeCoP; ``"auto"`` for the paper's rule (DeCoP with
-            ``k=64`` above 60 channels, counting target and past-covariate components). Default: ``None``.
-        use_mask
-            Ablation switch: ``False`` removes CRAB's learnable mask. Default: ``True``.
-        activation
-            ``"absact"`` (the paper), ``"softmax"`` or ``"absact_clipped"`` (ablations; the last clips
-            AbsAct's negative weights to zero). Default: ``"absact"``.
-        mixing
-            ``"full"`` (every token attends to every token), ``"time"`` (only within its channel) or
-            ``"channel"`` (only within its patch index); the last two are the paper's ablations.
-            Default: ``"full"``.
-        decop_variant
-            With DeCoP only: ``"paper"`` (the paper's equations) or ``"authors"`` (the authors' code's
-            value reshaping and compressor initialisation; see ``docs/decop.md``). Default: ``"paper"``.
-        max_attention_bytes
-            Bound on the estimated memory of full CRAB attention, checked for one sample when the model
-            is built and for a training batch at ``fit``; above it, an error names the largest batch
-            that fits and suggests ``decop_k``. ``None`` disables the check. Default: 16 GiB.
+        <network parameters>
         **kwargs
             Optional arguments to initialize the pytorch_lightning.Module, pytorch_lightning.Trainer, and
             Darts' :class:`TorchForecastingModel`.
@@ -155,7 +110,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
             Optionally, some keyword arguments for the PyTorch optimizer (e.g., ``{'lr': 1e-3}``). Default: ``None``.
             With ``torch.optim.Adam`` or ``AdamW`` and none of ``fused``, ``foreach``, ``differentiable``,
             ``capturable`` given, the optimizer is built with ``fused=True`` where torch has that kernel for
-            the parameters' device (CUDA; CPU from torch 2.4): the same update, about 5x faster; pass
+            the parameters' device (CUDA; CPU from torch 2.4): the same update in one pass; pass
             ``{'fused': False}`` for torch's default.
         lr_scheduler_cls
             Optionally, the PyTorch learning rate scheduler class to be used. Specifying ``None`` corresponds
@@ -231,22 +186,8 @@ class XCTFormerModel(PastCovariatesTorchModel):
         super().__init__(**self._extract_torch_model_params(**model_kwargs))
         self.pl_module_params = self._extract_pl_module_params(**model_kwargs)
 
-        self.patch_len = plain_number(patch_len)
-        self.stride = plain_number(stride)
-        self.d_model = plain_number(d_model)
-        self.n_heads = plain_number(n_heads)
-        self.d_ff = plain_number(d_ff)
-        self.e_layers = plain_number(e_layers)
-        self.dropout = plain_number(dropout)
-        self.fc_dropout = plain_number(fc_dropout)
-        self.attn_dropout = plain_number(attn_dropout)
-        self.head_dropout = plain_number(head_dropout)
-        self.decop_k = plain_number(decop_k)
-        self.use_mask = use_mask
-        self.activation = activation
-        self.mixing = mixing
-        self.decop_variant = decop_variant
-        self.max_attention_bytes = max_attention_bytes
+        for name in _ARCHITECTURE:  # as Darts' models keep theirs: one attribute each
+            setattr(self, name, model_kwargs[name])
 
         likelihood = self.pl_module_params.get("likelihood")
         if likelihood is not None and not isinstance(likelihood, QuantileRegression):
@@ -265,26 +206,9 @@ class XCTFormerModel(PastCovariatesTorchModel):
     def _network_config(
         self, n_channels: int, nr_params: int, decop_k: Optional[int], max_attention_bytes
     ) -> XCTFormerConfig:
+        architecture = {**network_kwargs(self), "decop_k": decop_k, "max_attention_bytes": max_attention_bytes}
         return XCTFormerConfig(
-            seq_len=self.input_chunk_length,
-            n_channels=n_channels,
-            out_len=self.output_chunk_length * nr_params,
-            patch_len=self.patch_len,
-            stride=self.stride,
-            d_model=self.d_model,
-            n_heads=self.n_heads,
-            d_ff=self.d_ff,
-            e_layers=self.e_layers,
-            dropout=self.dropout,
-            fc_dropout=self.fc_dropout,
-            attn_dropout=self.attn_dropout,
-            head_dropout=self.head_dropout,
-            decop_k=decop_k,
-            use_mask=self.use_mask,
-            activation=self.activation,
-            mixing=self.mixing,
-            decop_variant=self.decop_variant,
-            max_attention_bytes=max_attention_bytes,
+            self.input_chunk_length, n_channels, self.output_chunk_length * nr_params, **architecture
         )
 
     def _create_model(self, train_sample: TorchTrainingSample) -> nn.Module:
@@ -304,11 +228,22 @@ class XCTFormerModel(PastCovariatesTorchModel):
         )
 
     @property
-    def network(self) -> XCTFormerNet:
+    def network_(self) -> XCTFormerNet:
         """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
         if self.model is None:
-            raise ValueError("The model has not been fitted yet: call fit() first.")
+            raise NotFittedError("The model has not been fitted yet: call fit() first.")
         return self.model.net
+
+    network = network_
+
+    @property
+    def channel_names_(self) -> list[str]:
+        """The network's channels: the target components, then the past covariates' (after ``fit``)."""
+        self.network_  # noqa: B018 (raises before fit)
+        names = list(self.training_series.components)
+        if self.past_covariate_series is not None:
+            names += list(self.past_covariate_series.components)
+        return [str(name) for name in names]
 
     @property
     def supports_multivariate(self) -> bool:
@@ -424,18 +359,36 @@ class XCTFormerModel(PastCovariatesTorchModel):
             self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
         ):
             return super()._optimized_historical_forecasts(
-                series, past_covariates=past_covariates, future_covariates=future_covariates,
-                num_samples=num_samples, start=start, start_format=start_format,
-                forecast_horizon=forecast_horizon, stride=stride, overlap_end=overlap_end,
-                last_points_only=last_points_only, verbose=verbose, show_warnings=show_warnings,
-                predict_likelihood_parameters=predict_likelihood_parameters, random_state=random_state,
+                series,
+                past_covariates=past_covariates,
+                future_covariates=future_covariates,
+                num_samples=num_samples,
+                start=start,
+                start_format=start_format,
+                forecast_horizon=forecast_horizon,
+                stride=stride,
+                overlap_end=overlap_end,
+                last_points_only=last_points_only,
+                verbose=verbose,
+                show_warnings=show_warnings,
+                predict_likelihood_parameters=predict_likelihood_parameters,
+                random_state=random_state,
                 predict_kwargs=predict_kwargs,
-            )  # fmt: skip
+            )
         self._check_predict_input(series, past_covariates)
         return historical_forecasts.direct_historical_forecasts(
-            self, list(series), None if past_covariates is None else list(past_covariates), start, start_format,
-            forecast_horizon, stride, overlap_end, last_points_only, show_warnings, predict_kwargs,
-        )  # fmt: skip
+            self,
+            list(series),
+            None if past_covariates is None else list(past_covariates),
+            start,
+            start_format,
+            forecast_horizon,
+            stride,
+            overlap_end,
+            last_points_only,
+            show_warnings,
+            predict_kwargs,
+        )
 
     # -- the paper's recipe --------------------------------------------------------------
     @classmethod
@@ -528,4 +481,6 @@ class XCTFormerModel(PastCovariatesTorchModel):
         params.update(kwargs)
         return cls(**params)
 
+
+_ARCHITECTURE = hyperparameters_of(XCTFormerModel)
 add_safe_globals([XCTFormerModel, _XCTFormerModule, KeepBestValidationWeights])

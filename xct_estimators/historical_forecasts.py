@@ -53,9 +53,16 @@ def direct_historical_forecasts(
 ) -> list:
     """One list of forecasts (or one last-points series) per target series, like Darts."""
     bounds, _ = _create_dataset_bounds(
-        model=model, series=series, past_covariates=past_covariates, start=start, start_format=start_format,
-        forecast_horizon=forecast_horizon, stride=stride, overlap_end=overlap_end, show_warnings=show_warnings,
-    )  # fmt: skip
+        model=model,
+        series=series,
+        past_covariates=past_covariates,
+        start=start,
+        start_format=start_format,
+        forecast_horizon=forecast_horizon,
+        stride=stride,
+        overlap_end=overlap_end,
+        show_warnings=show_warnings,
+    )
     module = model.model
     parameter = next(module.parameters())
     batch_size = (predict_kwargs or {}).get("batch_size") or model.batch_size
@@ -68,8 +75,9 @@ def direct_historical_forecasts(
             starts = np.arange(bounds[i, 0], bounds[i, 1] + 1, stride)
             covariates = past_covariates[i] if past_covariates is not None else None
             values = _windows_source(target, covariates, in_len, starts)
-            predictions = _forward(module, values, target.n_components, starts - starts[0], in_len,
-                                   forecast_horizon, batch_size, parameter)  # fmt: skip
+            predictions = _forward(
+                module, values, target.n_components, starts - starts[0], in_len, forecast_horizon, batch_size, parameter
+            )
             out.append(_to_series(target, predictions, starts, forecast_horizon, stride, last_points_only))
         return out
     finally:
@@ -103,13 +111,23 @@ def _forward(module, values, n_targets, window_starts, in_len, horizon, batch_si
 
 def _to_series(target, predictions, starts, horizon, stride, last_points_only):
     schema = target.schema(copy=False)
-    index = generate_index(start=target.start_time(), length=int(starts[-1]) + horizon, freq=target.freq,
-                           name=target.time_index.name)  # fmt: skip
-    common = dict(components=schema["columns"], static_covariates=schema["static_covariates"],
-                  hierarchy=schema["hierarchy"], metadata=schema["metadata"], copy=False)  # fmt: skip
+    index = generate_index(
+        start=target.start_time(), length=int(starts[-1]) + horizon, freq=target.freq, name=target.time_index.name
+    )
+    common = dict(
+        components=schema["columns"],
+        static_covariates=schema["static_covariates"],
+        hierarchy=schema["hierarchy"],
+        metadata=schema["metadata"],
+        copy=False,
+    )
     if last_points_only:
-        times = generate_index(start=index[int(starts[0]) + horizon - 1], length=len(starts),
-                               freq=target.freq * stride, name=target.time_index.name)  # fmt: skip
+        times = generate_index(
+            start=index[int(starts[0]) + horizon - 1],
+            length=len(starts),
+            freq=target.freq * stride,
+            name=target.time_index.name,
+        )
         return TimeSeries(times=times, values=predictions[:, -1], **common)
     return [
         TimeSeries(times=index[start : start + horizon], values=window, **common)

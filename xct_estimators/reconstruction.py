@@ -19,13 +19,14 @@ import pytorch_lightning as pl
 import torch
 from pytorch_lightning.callbacks import EarlyStopping
 
-from ._checks import check_value_range
+from ._checks import NotFittedError, check_value_range, is_positive_int, plain_number
 from ._devices import device_count, is_distributed, uses_autocast
 from ._quiet import quiet_lightning
 from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
-from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset
-from .nn.config import is_positive_int, plain_number
-from .reconstruction_module import PAPER_PCT_START, _ReconstructionModule  # pickled engines name it here too
+from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset, memory
+from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, hyperparameters_of, network_kwargs, with_network_parameters
+from .nn.presets import PAPER_PCT_START
+from .reconstruction_module import _ReconstructionModule  # pickled engines name it here too
 
 #: Defaults of the engine and the estimators on it; measured in docs/benchmarks.md.
 DEFAULT_MAX_EPOCHS = 50
@@ -38,15 +39,13 @@ DEFAULT_FILL = "linear"
 def preset_params(dataset: str, task: str) -> dict[str, Any]:
     """Constructor arguments for the paper's imputation (``task="impute"``) or anomaly row."""
     preset = get_preset(dataset, task)
-    params = {key: value for key, value in preset.architecture().items() if key != "fc_dropout"}
-    params.update(
-        fc_dropout=preset.fc_dropout,
+    return dict(
+        preset.architecture(),
         window_length=preset.seq_len,
         n_epochs=preset.epochs,
         batch_size=preset.batch_size,
         learning_rate=preset.learning_rate,
     )
-    return params
 
 
 def _available(device: torch.device) -> bool:
@@ -57,11 +56,10 @@ def _available(device: torch.device) -> bool:
     return True
 
 
-_FLOAT_BYTES = 4
-_INFERENCE_ATTENTION_BYTES = 256 * 1024**2
 FILLS = ("zero", "linear")
 
 
+@with_network_parameters("darts")
 class ReconstructionEngine:
     """Train XCTFormer to reconstruct windows of a series; reconstruct any length.
 
@@ -71,10 +69,7 @@ class ReconstructionEngine:
         Length of the windows the network sees (the paper: 1024 for imputation, 100 for anomaly
         detection). Training series must be at least this long; shorter series given after
         ``fit`` are reconstructed after the end of the training series (see :meth:`reconstruct`).
-    patch_len, stride, d_model, n_heads, d_ff, e_layers, dropout, fc_dropout, attn_dropout, decop_k
-        Network hyperparameters (see :class:`~xct_estimators.nn.XCTFormerConfig`).
-    use_mask, activation, mixing
-        The paper's ablation switches (see :class:`~xct_estimators.nn.XCTFormerConfig`).
+    <network parameters>
     n_epochs
         Maximum number of training epochs; early stopping on the validation loss ends training
         sooner (see ``patience``).
@@ -137,7 +132,7 @@ class ReconstructionEngine:
         e_layers: int = 2,
         dropout: float = 0.1,
         fc_dropout: float = 0.05,
-        attn_dropout: float = 0.3,
+        attn_dropout: float = RECONSTRUCTION_DEFAULTS["attn_dropout"],
         decop_k: Optional[int] = None,
         use_mask: bool = True,
         activation: str = "absact",
@@ -160,10 +155,40 @@ class ReconstructionEngine:
         inference_device: Optional[str] = None,
         pl_trainer_kwargs: Optional[dict[str, Any]] = None,
     ):
-        (window_length, patch_len, stride, d_model, n_heads, d_ff, e_layers, n_epochs, batch_size, patience,
-         train_stride, window_stride, decop_k, random_state) = map(plain_number, (window_length, patch_len, stride,
-         d_model, n_heads, d_ff, e_layers, n_epochs, batch_size, patience, train_stride, window_stride, decop_k,
-         random_state))  # fmt: skip
+        (
+            window_length,
+            patch_len,
+            stride,
+            d_model,
+            n_heads,
+            d_ff,
+            e_layers,
+            n_epochs,
+            batch_size,
+            patience,
+            train_stride,
+            window_stride,
+            decop_k,
+            random_state,
+        ) = map(
+            plain_number,
+            (
+                window_length,
+                patch_len,
+                stride,
+                d_model,
+                n_heads,
+                d_ff,
+                e_layers,
+                n_epochs,
+                batch_size,
+                patience,
+                train_stride,
+                window_stride,
+                decop_k,
+                random_state,
+            ),
+        )
         if mask_rate is not None and not 0.0 < mask_rate < 1.0:
             raise ValueError(f"mask_rate must be in (0, 1), got {mask_rate!r}.")
         if fill not in FILLS:
@@ -183,12 +208,9 @@ class ReconstructionEngine:
                 f"window_stride must be None (window_length // 2) or a positive integer, got {window_stride!r}."
             )
         self.window_length = window_length
-        self.architecture = dict(
-            patch_len=patch_len, stride=stride, d_model=d_model, n_heads=n_heads, d_ff=d_ff,
-            e_layers=e_layers, dropout=dropout, fc_dropout=fc_dropout, attn_dropout=attn_dropout,
-            decop_k=decop_k, use_mask=use_mask, activation=activation, mixing=mixing,
-            max_attention_bytes=max_attention_bytes,
-        )  # fmt: skip
+        arguments = locals()
+        for name in _ARCHITECTURE:  # one attribute each, as the Darts model keeps them
+            setattr(self, name, arguments[name])
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -223,8 +245,31 @@ class ReconstructionEngine:
         self.best_val_loss: Optional[float] = None
         self.val_losses: list[float] = []  # one per epoch, when there is validation data
         self.context: Optional[np.ndarray] = None  # the training series' last window_length - 1 steps
-        # Validate the architecture before any data arrives.
-        XCTFormerConfig(seq_len=window_length, n_channels=1, out_len=window_length, **self.architecture)
+        self._config(n_channels=1)  # the architecture checked before any data arrives
+
+    @property
+    def architecture(self) -> dict[str, Any]:
+        """The network hyperparameters, by name."""
+        return network_kwargs(self)
+
+    def _config(self, n_channels: int) -> XCTFormerConfig:
+        return XCTFormerConfig(self.window_length, n_channels, self.window_length, **self.architecture)
+
+    @property
+    def network_(self):
+        """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
+        if self.module is None:
+            raise NotFittedError("The engine has not been fitted yet: call fit() first.")
+        return self.module.net
+
+    @property
+    def channel_names_(self) -> list[str]:
+        """``channel 0``, ``channel 1``, ...: the engine sees arrays (its estimators know the names)."""
+        return [f"channel {i}" for i in range(self.network_.config.n_channels)]
+
+    def __setstate__(self, state: dict) -> None:
+        # Engines pickled before the hyperparameters became attributes kept them in one dict.
+        self.__dict__.update(state.pop("architecture", {}), **state)
 
     # -- checks ------------------------------------------------------------------------
     def check_values(self, values: np.ndarray, fitting: bool) -> np.ndarray:
@@ -291,18 +336,20 @@ class ReconstructionEngine:
             val_values = self.check_values(val_values, fitting=False)
         if self.random_state is not None:
             pl.seed_everything(self.random_state, verbose=False)
-        config = XCTFormerConfig(
-            seq_len=self.window_length, n_channels=self.n_channels, out_len=self.window_length,
-            **self.architecture,
-        )  # fmt: skip
+        config = self._config(self.n_channels)
         config.check_attention_memory(self.batch_size, autocast=uses_autocast(self.pl_trainer_kwargs))
         self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
 
         trainer_kwargs = dict(
-            max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices,
-            logger=False, enable_checkpointing=False, enable_model_summary=False,
-            enable_progress_bar=self.progress_bar, num_sanity_val_steps=0,
-        )  # fmt: skip
+            max_epochs=self.n_epochs,
+            accelerator=self.accelerator,
+            devices=self.devices,
+            logger=False,
+            enable_checkpointing=False,
+            enable_model_summary=False,
+            enable_progress_bar=self.progress_bar,
+            num_sanity_val_steps=0,
+        )
         trainer_kwargs.update(self.pl_trainer_kwargs)
         if "strategy" not in trainer_kwargs and device_count(trainer_kwargs["devices"]) > 1:
             trainer_kwargs["strategy"] = "ddp_spawn"  # Lightning's default, "ddp", reruns the calling script
@@ -316,15 +363,20 @@ class ReconstructionEngine:
         # batch of one window (ETTh2: 7,617 windows in 32s) spiked the gradient norm 1,000-fold
         # and corrupted the running statistics (validation MSE 0.06 -> 4,600).
         loader = torch.utils.data.DataLoader(
-            torch.utils.data.TensorDataset(x, observed), batch_size=self.batch_size, shuffle=True, generator=generator,
+            torch.utils.data.TensorDataset(x, observed),
+            batch_size=self.batch_size,
+            shuffle=True,
+            generator=generator,
             drop_last=len(x) > self.batch_size,
-        )  # fmt: skip
+        )
         callbacks, val_loader = [], None
         if val_values is not None:
             x_val, observed_val = self._training_windows(val_values)
             hidden = np.random.default_rng(self.random_state).random(x_val.shape) < (self.mask_rate or 0.0)
             val_dataset = torch.utils.data.TensorDataset(x_val, observed_val, torch.from_numpy(hidden))
-            val_loader = torch.utils.data.DataLoader(val_dataset, batch_size=self._inference_batch_size(config))
+            val_loader = torch.utils.data.DataLoader(
+                val_dataset, batch_size=memory.inference_batch_size(config, self.batch_size)
+            )
             best = KeepBestValidationWeights()
             callbacks.append(best)
             if self.patience is not None:
@@ -355,7 +407,7 @@ class ReconstructionEngine:
     # -- inference ---------------------------------------------------------------------
     def _net_on_device(self) -> tuple[_ReconstructionModule, torch.device]:
         if self.module is None:
-            raise ValueError("The engine has not been fitted yet: call fit() first.")
+            raise NotFittedError("The engine has not been fitted yet: call fit() first.")
         device = torch.device(self.inference_device or getattr(self, "trained_on", None) or "cpu")
         if not _available(device):
             warnings.warn(
@@ -377,11 +429,9 @@ class ReconstructionEngine:
         module, device = self._net_on_device()
         x = np.asarray(x, dtype=np.float32)
         if x.ndim != 3 or x.shape[1:] != (self.window_length, self.n_channels):
-            raise ValueError(
-                f"Expected windows of shape (n, {self.window_length}, {self.n_channels}), got {x.shape}."
-            )
+            raise ValueError(f"Expected windows of shape (n, {self.window_length}, {self.n_channels}), got {x.shape}.")
         visible = np.asarray(visible, dtype=bool)
-        batch = self._inference_batch_size(module.net.config)
+        batch = memory.inference_batch_size(module.net.config, self.batch_size)
         out = np.empty_like(x)
         for i in range(0, len(x), batch):
             xb = torch.from_numpy(np.where(visible[i : i + batch], x[i : i + batch], 0.0)).to(device)
@@ -401,7 +451,7 @@ class ReconstructionEngine:
         ones, and a warning says so.
         """
         if self.module is None:
-            raise ValueError("The engine has not been fitted yet: call fit() first.")
+            raise NotFittedError("The engine has not been fitted yet: call fit() first.")
         return self._reconstruct_checked(self.check_values(values, fitting=False))
 
     def _reconstruct_checked(self, values: np.ndarray) -> np.ndarray:
@@ -428,7 +478,7 @@ class ReconstructionEngine:
         clean = torch.from_numpy(np.nan_to_num(values)).to(device)
         observed = torch.from_numpy(~np.isnan(values)).to(device)
         offsets = torch.arange(length, device=device)
-        batch = self._inference_batch_size(module.net.config)
+        batch = memory.inference_batch_size(module.net.config, self.batch_size)
         ones = torch.ones(batch * length, 1, dtype=torch.float64, device=device)
         for i in range(0, len(starts), batch):
             index = torch.as_tensor(starts[i : i + batch], device=device)[:, None] + offsets
@@ -445,20 +495,10 @@ class ReconstructionEngine:
             starts = np.append(starts, n_steps - self.window_length)
         return starts
 
-    def _inference_batch_size(self, config: XCTFormerConfig) -> int:
-        """Up to 4x the training batch, but few enough windows that their N x N attention
-        weights stay within ~256 MiB (a wide dataset's full CRAB needs ~20 MB per window)."""
-        per_window = (
-            3 * _FLOAT_BYTES * config.n_heads * config.attention_len**2 * (config.n_tokens // config.attention_len)
-        )
-        if config.decop_k is not None:
-            per_window = 3 * _FLOAT_BYTES * config.n_heads * config.n_tokens * config.decop_k
-        return int(max(1, min(self.batch_size * 4, _INFERENCE_ATTENTION_BYTES // max(per_window, 1))))
-
     def score(self, values: np.ndarray) -> np.ndarray:
         """Per-point squared reconstruction error, (time, channels); NaN where unobserved."""
         if self.module is None:
-            raise ValueError("The engine has not been fitted yet: call fit() first.")
+            raise NotFittedError("The engine has not been fitted yet: call fit() first.")
         values = self.check_values(values, fitting=False)
         return (self._reconstruct_checked(values) - values) ** 2
 
@@ -466,3 +506,6 @@ class ReconstructionEngine:
 def _windows(values: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
     view = np.lib.stride_tricks.sliding_window_view(values, length, axis=0)  # (T-L+1, C, L)
     return np.ascontiguousarray(view[starts].transpose(0, 2, 1))
+
+
+_ARCHITECTURE = hyperparameters_of(ReconstructionEngine)

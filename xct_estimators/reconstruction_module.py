@@ -10,9 +10,7 @@ import torch
 from ._optim import optimizer_kwargs_with_fused
 from .nn import XCTFormerConfig, XCTFormerNet
 from .nn.fill import linear_fill
-
-#: The paper's OneCycleLR warm-up share (App. B).
-PAPER_PCT_START = 0.4
+from .nn.presets import PAPER_PCT_START
 
 
 class _ReconstructionModule(pl.LightningModule):

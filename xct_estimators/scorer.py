@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Optional
 
@@ -9,6 +10,7 @@ import numpy as np
 from darts import TimeSeries
 from darts.ad.scorers.scorers import FittableAnomalyScorer
 
+from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
 from .reconstruction import (
     DEFAULT_LEARNING_RATE,
     DEFAULT_MAX_EPOCHS,
@@ -19,6 +21,7 @@ from .reconstruction import (
 )
 
 
+@with_network_parameters("darts")
 class XCTFormerScorer(FittableAnomalyScorer):
     """Darts anomaly scorer: XCTFormer's per-step reconstruction error.
 
@@ -29,8 +32,9 @@ class XCTFormerScorer(FittableAnomalyScorer):
 
     Parameters
     ----------
-    window_length, patch_len, stride, d_model, n_heads, d_ff, e_layers, decop_k
-        Network hyperparameters; see :class:`ReconstructionEngine`.
+    window_length
+        Length of the windows the network reconstructs; see :class:`ReconstructionEngine`.
+    <network parameters>
     n_epochs, batch_size, learning_rate, patience, validation_fraction, random_state, accelerator
         Training settings; see :class:`ReconstructionEngine`. ``n_epochs`` is a maximum: early
         stopping on held-out windows (the last ``validation_fraction`` of the series) decides,
@@ -39,8 +43,6 @@ class XCTFormerScorer(FittableAnomalyScorer):
         Step between inference windows (overlaps are averaged). Default: ``window_length // 2``.
     component_wise
         Whether to score each component separately. Default: ``False``.
-    dropout, fc_dropout, attn_dropout
-        Dropout rates.
     progress_bar
         Show Lightning's progress bar while training. Default: ``False``.
 
@@ -73,19 +75,13 @@ class XCTFormerScorer(FittableAnomalyScorer):
         component_wise: bool = False,
         dropout: float = 0.1,
         fc_dropout: float = 0.05,
-        attn_dropout: float = 0.3,
+        attn_dropout: float = RECONSTRUCTION_DEFAULTS["attn_dropout"],
         progress_bar: bool = False,
     ):
         super().__init__(is_univariate=not component_wise, window=1, window_agg=False)
         self.component_wise = component_wise
-        self.engine = ReconstructionEngine(
-            window_length=window_length, patch_len=patch_len, stride=stride, d_model=d_model,
-            n_heads=n_heads, d_ff=d_ff, e_layers=e_layers, decop_k=decop_k, n_epochs=n_epochs,
-            batch_size=batch_size, learning_rate=learning_rate, patience=patience,
-            validation_fraction=validation_fraction, random_state=random_state,
-            accelerator=accelerator, window_stride=window_stride, dropout=dropout,
-            fc_dropout=fc_dropout, attn_dropout=attn_dropout, progress_bar=progress_bar,
-        )  # fmt: skip
+        arguments = locals()
+        self.engine = ReconstructionEngine(**{name: arguments[name] for name in _ENGINE_ARGUMENTS})
 
     @classmethod
     def from_preset(cls, dataset: str, **overrides) -> XCTFormerScorer:
@@ -99,6 +95,18 @@ class XCTFormerScorer(FittableAnomalyScorer):
         # The concatenation of the sequence, as Darts' fittable scorers do.
         values = np.concatenate([s.values(copy=False) for s in series])
         self.engine.fit(values)
+        self._components = [str(c) for c in series[0].components]
+
+    @property
+    def network_(self):
+        """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
+        return self.engine.network_
+
+    @property
+    def channel_names_(self) -> list[str]:
+        """The components of the series the scorer was fitted on."""
+        self.network_  # noqa: B018 (raises before fit)
+        return list(getattr(self, "_components", None) or self.engine.channel_names_)
 
     def _score_core(self, series: Sequence[TimeSeries], *args, **kwargs) -> Sequence[TimeSeries]:
         out = []
@@ -109,3 +117,9 @@ class XCTFormerScorer(FittableAnomalyScorer):
             components = list(s.components) if self.component_wise else ["reconstruction_error"]
             out.append(TimeSeries.from_times_and_values(s.time_index, errors, columns=components))
         return out
+
+
+#: Every constructor argument but ``component_wise`` goes to the engine.
+_ENGINE_ARGUMENTS = [
+    name for name in inspect.signature(XCTFormerScorer.__init__).parameters if name not in ("self", "component_wise")
+]

@@ -25,17 +25,14 @@ import pytorch_lightning as pl
 
 from ._quiet import quiet_lightning
 from .nn.config import XCTFormerConfig
-from .nn.presets import TASK_SEQ_LEN, get_preset
+from .nn.hyperparameters import ARCHITECTURE_PARAMS
+from .nn.presets import COMMAND_TASKS as TASKS
+from .nn.presets import DECOP_CHANNEL_THRESHOLD, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 
-#: Task names as ``xct-bench`` spells them, and the preset table's name for each.
-TASKS = {"forecast": "forecast", "impute": "impute", "detect": "anomaly"}
 #: Datasets whose forecasting search narrows d_model and tunes dropout (the paper: they overfit).
 NARROW_FORECAST_DATASETS = ("ETTh1", "ETTh2")
-#: Above this many channels the paper uses DeCoP and searches its k.
-DECOP_CHANNELS = 60
 #: Settings the paper fixes when a dataset has no preset (its most common values).
 DEFAULT_TRAINING = {"forecast": (32, 10), "impute": (32, 10), "detect": (128, 10)}  # batch size, epochs
-PAPER_PATIENCE = 6
 #: Share of the training data held out for validation when none is given.
 VALIDATION_FRACTION = 0.2
 
@@ -78,7 +75,7 @@ def search_space(task: str, dataset: Optional[str] = None, n_channels: Optional[
         space["patch_len"] = {"choices": [16, 64, 128]}
     else:
         space["d_model"] = {"low": 8, "high": 256, "step": 8}
-    many_channels = n_channels is not None and n_channels > DECOP_CHANNELS
+    many_channels = n_channels is not None and n_channels > DECOP_CHANNEL_THRESHOLD
     if task != "detect" and (dataset in ("ECL", "Traffic", "Electricity") or many_channels):
         space.update({name: dict(spec) for name, spec in _DECOP_SPACE.items()})
     return space
@@ -183,11 +180,9 @@ class PruningCallback(pl.Callback):
 def _feasibility(task: str, params: dict[str, Any], n_channels: int, out_len: int) -> Optional[str]:
     """Why the network of ``params`` cannot be built (or would not fit in memory), else None."""
     length = params["input_chunk_length"] if task == "forecast" else params["window_length"]
-    keys = ("patch_len", "stride", "d_model", "n_heads", "d_ff", "e_layers", "decop_k")
     try:
-        config = XCTFormerConfig(
-            seq_len=length, n_channels=n_channels, out_len=out_len, **{k: params[k] for k in keys if k in params}
-        )
+        architecture = {name: params[name] for name in ARCHITECTURE_PARAMS if name in params}
+        config = XCTFormerConfig(seq_len=length, n_channels=n_channels, out_len=out_len, **architecture)
         config.check_attention_memory(params["batch_size"])
     except ValueError as error:
         return str(error)
@@ -242,18 +237,25 @@ def _fit_trial(task: str, data: _Data, params: dict, callback: PruningCallback, 
 
         quiet = {"enable_progress_bar": False, "enable_model_summary": False, "logger": False}
         model = XCTFormerModel.from_params(
-            output_chunk_length=data.out_len, random_state=seed,
-            pl_trainer_kwargs={"accelerator": accelerator, **quiet, **trainer_kwargs}, **params, **extra,
-        )  # fmt: skip
+            output_chunk_length=data.out_len,
+            random_state=seed,
+            pl_trainer_kwargs={"accelerator": accelerator, **quiet, **trainer_kwargs},
+            **params,
+            **extra,
+        )
         with quiet_lightning():
             model.fit(data.train, val_series=data.val, verbose=False)
         return
     from .reconstruction import ReconstructionEngine
 
     engine = ReconstructionEngine(
-        **params, random_state=seed, accelerator=accelerator, pl_trainer_kwargs=trainer_kwargs,
-        validation_fraction=VALIDATION_FRACTION, **extra,
-    )  # fmt: skip
+        **params,
+        random_state=seed,
+        accelerator=accelerator,
+        pl_trainer_kwargs=trainer_kwargs,
+        validation_fraction=VALIDATION_FRACTION,
+        **extra,
+    )
     engine.fit(data.train, val_values=data.val)
 
 
@@ -366,9 +368,13 @@ def search(
     name = study_name or default_study_name(task, dataset, output_chunk_length, mask_rate)
     with _optuna_quiet(optuna, verbose):
         study = optuna.create_study(
-            storage=open_storage(storage), study_name=name, direction="minimize", sampler=sampler, pruner=pruner,
+            storage=open_storage(storage),
+            study_name=name,
+            direction="minimize",
+            sampler=sampler,
+            pruner=pruner,
             load_if_exists=True,
-        )  # fmt: skip
+        )
     context = {"task": task, "dataset": dataset, "fixed": params, "extra": extra, "space": space}
     if task == "forecast":
         context["output_chunk_length"] = output_chunk_length
@@ -401,9 +407,13 @@ def search(
         with _optuna_quiet(optuna, verbose):
             try:
                 study.optimize(
-                    objective, n_trials=remaining, timeout=timeout, callbacks=callbacks,
-                    show_progress_bar=show_progress_bar, gc_after_trial=True,
-                )  # fmt: skip
+                    objective,
+                    n_trials=remaining,
+                    timeout=timeout,
+                    callbacks=callbacks,
+                    show_progress_bar=show_progress_bar,
+                    gc_after_trial=True,
+                )
             except BaseException:
                 _fail_if_running(optuna, study, running)
                 raise

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from xct_estimators.bench.models import ABLATION_MODELS, MODELS, build_model
+from xct_estimators.bench.forecast import MODELS, build_model
+from xct_estimators.bench.models import ABLATION_MODELS
 from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
 from xct_estimators.nn.attention import normalise
 
@@ -33,7 +34,7 @@ def test_clipped_weights_are_absact_with_negatives_set_to_zero():
     clipped = normalise(scores, "absact_clipped")
     assert (absact < 0).any() and torch.equal(clipped, absact.clamp_min(0.0))
     net = XCTFormerNet(XCTFormerConfig(seq_len=32, n_channels=2, out_len=8, patch_len=8, stride=4).ablation("clipped"))
-    weights, _ = net.encoder.layers[0].attention.attention_weights(torch.randn(3, net.config.n_tokens, 16))
+    weights, _ = net.encoder.layers[0].attention.attention_weights(torch.randn(3, net.config.n_tokens, net.config.d_model))
     assert (weights >= 0).all() and (weights.sum(-1) <= 1.0 + 1e-6).all()
 
 
@@ -87,18 +88,16 @@ def test_report_anomaly_ablation_uses_the_papers_rule():
 
 @pytest.mark.parametrize("name", ["xctformer_clipped", "xctformer_time"])
 def test_ablations_reach_the_imputation_and_detection_engines(name, monkeypatch):
-    import xct_estimators.bench.tasks as tasks
-    from xct_estimators.bench.cli import build_parser
+    from xct_estimators.bench import detect, impute
+    from xct_estimators.bench.cli import build_parser, settings_from
 
-    args = build_parser().parse_args(["impute", "--no-progress"])
-    engine = tasks.build_imputer(name, "ETTh1", 0.25, args).engine
+    args = settings_from(build_parser().parse_args(["impute", "--no-progress"]))
+    engine = impute.build_imputer(name, "ETTh1", 0.25, args).engine
     switches = EXPECTED[name]
     assert all(engine.architecture[k] == v for k, v in switches.items())
-    args = build_parser().parse_args(["detect", "--models", name, "--no-progress"])
+    args = settings_from(build_parser().parse_args(["detect", "--models", name, "--no-progress"]))
     from functools import partial
 
-    from xct_estimators.bench.detectors import build_detector
-
-    detector = build_detector(name, partial(tasks._detection_engine, "MSL", args), 100, 0)
+    detector = detect.build_detector(name, partial(detect._detection_engine, "MSL", args), 100, 0)
     assert all(detector.engine.architecture[k] == v for k, v in switches.items())
     assert all(detector.settings[k] == v for k, v in switches.items())  # part of the run key

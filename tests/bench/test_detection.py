@@ -4,14 +4,15 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, precision_recall_fscore_support, roc_auc_score
 
-from xct_estimators.bench.detection import (
+from xct_estimators.bench.detect import (
+    DartsScorerDetector,
+    WindowMeanDetector,
     chunked_window_energies,
     evaluate_point,
     evaluate_tslib,
     point_adjust,
     window_labels,
 )
-from xct_estimators.bench.detectors import DartsScorerDetector, WindowMeanDetector
 
 
 def reference_point_adjust(pred, labels):

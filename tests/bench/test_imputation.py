@@ -4,8 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xct_estimators.bench.imputation import evaluate_series, evaluate_windows, series_by_windows, window_starts
-from xct_estimators.bench.imputers import LinearImputer, SktimeWindowImputer
+from xct_estimators.bench.impute import (
+    LinearImputer,
+    SktimeWindowImputer,
+    evaluate_series,
+    evaluate_windows,
+    series_by_windows,
+    window_starts,
+)
 
 
 def window_mean(x, visible):
@@ -116,7 +122,7 @@ def test_sktime_baseline_fills_every_hidden_point_within_the_window():
 def test_saits_without_pypots_names_the_extra(monkeypatch):
     import sys
 
-    from xct_estimators.bench.imputers import SAITSImputer
+    from xct_estimators.bench.impute import SAITSImputer
 
     monkeypatch.setitem(sys.modules, "pypots", None)
     monkeypatch.setitem(sys.modules, "pypots.imputation", None)
@@ -126,7 +132,7 @@ def test_saits_without_pypots_names_the_extra(monkeypatch):
 
 def test_saits_baseline_runs_both_protocols():
     pytest.importorskip("pypots", reason="PyPOTS is in the optional 'baselines' extra")
-    from xct_estimators.bench.imputers import SAITSImputer
+    from xct_estimators.bench.impute import SAITSImputer
 
     data = values(rows=400)
     saits = SAITSImputer(32, 0.25, epochs=2, train_stride=4, seed=0, device="cpu")

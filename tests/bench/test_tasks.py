@@ -3,11 +3,13 @@
 import numpy as np
 import pytest
 
-import xct_estimators.bench.tasks as tasks
+import xct_estimators.bench.detect as detect_module
+import xct_estimators.bench.impute as impute_module
 import xct_estimators.reconstruction as reconstruction
-from xct_estimators.bench.cli import main
+from xct_estimators.bench.cli import main, settings_from
 from xct_estimators.bench.datasets import AnomalyDataset
 from xct_estimators.bench.results import ResultStore
+from xct_estimators.nn.presets import PAPER_PATIENCE
 
 TINY = dict(window_length=32, patch_len=8, stride=8, d_model=8, n_heads=1, d_ff=16, e_layers=1, dropout=0.0,
             fc_dropout=0.0, attn_dropout=0.0, decop_k=None, n_epochs=1, batch_size=32, learning_rate=1e-3)  # fmt: skip
@@ -28,8 +30,8 @@ def sines(rows, channels=3, seed=0):
 
 def test_impute_records_one_run_per_mask_rate_and_model(monkeypatch, tmp_path, tiny_presets, capsys):
     splits = (sines(400), sines(200, seed=2), sines(200, seed=1))
-    monkeypatch.setattr(tasks, "imputation_splits", lambda name, data_dir, seed: splits)
-    monkeypatch.setattr(tasks, "TASK_SEQ_LEN", {"impute": 32})
+    monkeypatch.setattr(impute_module, "imputation_splits", lambda name, data_dir, seed: splits)
+    monkeypatch.setattr(impute_module, "TASK_SEQ_LEN", {"impute": 32})
     argv = ["impute", "--dataset", "ETTh1", "--mask-rates", "0.125,0.5", "--models", "xctformer,linear",
             "--train-stride", "4", "--eval-stride", "3", "--output", str(tmp_path), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
@@ -42,7 +44,7 @@ def test_impute_records_one_run_per_mask_rate_and_model(monkeypatch, tmp_path, t
         assert r["train_stride"] == (4 if r["model"] == "xctformer" else None)  # linear does not train
         assert r["n_windows"] == len(range(0, 200 - 32 + 1, 3)) and r["n_hidden"] > 0 and r["mse"] > 0
     xct = records[0]
-    assert xct["settings"]["fill"] == "zero" and xct["settings"]["patience"] == tasks.PAPER_PATIENCE
+    assert xct["settings"]["fill"] == "zero" and xct["settings"]["patience"] == PAPER_PATIENCE
     assert "| ETTh1   | 0.125" in capsys.readouterr().out  # beside the paper's 0.069
     assert main([*argv, "--resume"]) == 0
     assert len(ResultStore(tmp_path).records()) == 4
@@ -55,8 +57,8 @@ def test_impute_records_one_run_per_mask_rate_and_model(monkeypatch, tmp_path, t
 def test_impute_train_stride_reaches_the_engine(monkeypatch, tiny_presets):
     from xct_estimators.bench.cli import build_parser
 
-    args = build_parser().parse_args(["impute", "--train-stride", "16", "--no-progress"])
-    imputer = tasks.build_imputer("xctformer_linear", "ETTh1", 0.25, args)
+    settings = settings_from(build_parser().parse_args(["impute", "--train-stride", "16", "--no-progress"]))
+    imputer = impute_module.build_imputer("xctformer_linear", "ETTh1", 0.25, settings)
     assert imputer.engine.train_stride == 16 and imputer.engine.fill == "linear" and imputer.engine.mask_rate == 0.25
 
 
@@ -73,8 +75,8 @@ def test_detect_runs_both_protocols_for_every_model_and_resumes(monkeypatch, tmp
     labels[300:320] = True
     test[300:320] += 4.0
     fake = AnomalyDataset("MSL", sines(600), test, labels)
-    monkeypatch.setattr(tasks, "load_anomaly_dataset", lambda name, data_dir: fake)
-    monkeypatch.setattr(tasks, "TASK_SEQ_LEN", {"anomaly": 32})
+    monkeypatch.setattr(detect_module, "load_anomaly_dataset", lambda name, data_dir: fake)
+    monkeypatch.setattr(detect_module, "TASK_SEQ_LEN", {"anomaly": 32})
     models = "xctformer,window_mean,darts_kmeans"
     argv = ["detect", "--models", models, "--protocol", "tslib,point", "--output", str(tmp_path), "--no-progress"]
     assert main(argv) == 0
@@ -89,7 +91,7 @@ def test_detect_runs_both_protocols_for_every_model_and_resumes(monkeypatch, tmp
     tslib = records[0]
     assert tslib["n_windows"] == 600 - 32 + 1 and tslib["n_train_windows"] == 600 - 32 + 1
     assert records[1]["n_windows"] == len(range(0, 600 - 32 + 1, 16)) + 1  # stride 16, and one ending at the end
-    assert tslib["settings"]["patience"] == tasks.PAPER_PATIENCE and tslib["settings"]["window_length"] == 32
+    assert tslib["settings"]["patience"] == PAPER_PATIENCE and tslib["settings"]["window_length"] == 32
     assert main([*argv, "--resume"]) == 0
     assert len(ResultStore(tmp_path).records()) == 6
     # another network is another run; the baselines are unchanged by --arch

@@ -36,7 +36,8 @@ def test_default_bound_admits_every_paper_config_at_its_batch_size(preset):
 
 
 def test_batch_guard_names_the_batch_that_fits():
-    config = XCTFormerConfig(seq_len=96, n_channels=200, out_len=96, d_model=8, n_heads=2, fused_attention=False)
+    config = XCTFormerConfig(seq_len=96, n_channels=200, out_len=96, d_model=8, n_heads=2, e_layers=1,
+                             fused_attention=False)
     config.check_attention_memory(16)  # the plain path: 0.23 GB a sample
     with pytest.raises(ValueError, match=r"batch of 64 windows needs about 14.9 GB.*Lower batch_size to 42 or less"):
         config.replace(max_attention_bytes=10**10).check_attention_memory(64)
@@ -46,7 +47,7 @@ def test_the_fused_path_keeps_no_score_tensor_for_the_batch():
     """2400 tokens, 2 heads, 1 layer: the plain path keeps 5 score tensors a sample and layer,
     the fused path only the mask's 4 copies a layer and four working buffers (one 2400 x 2400
     matrix each); under autocast the plain path runs and its estimate applies."""
-    config = XCTFormerConfig(seq_len=96, n_channels=200, out_len=96, d_model=8, n_heads=2, max_attention_bytes=10**10)
+    config = XCTFormerConfig(96, 200, 96, d_model=8, n_heads=2, e_layers=1, max_attention_bytes=10**10)
     assert config.fused_path and config.n_tokens == 2400 and config.e_layers == 1
     square = 2 * 2400**2
     fused = (4 * square + 4 * 2400**2) * 4

@@ -4,7 +4,7 @@ paths: the C++ kernel and the PyTorch operations that run where the kernel canno
 import pytest
 import torch
 
-from xct_estimators.nn import crab_kernel
+from xct_estimators.nn import crab_kernel, memory
 from xct_estimators.nn import fused as fused_module
 from xct_estimators.nn.attention import normalise
 from xct_estimators.nn.fused import FUSED_ACTIVATIONS, dropout_keep, fused_crab, keep_masks
@@ -165,18 +165,18 @@ def test_softmax_and_autocast_take_the_plain_path():
 
 @pytest.mark.parametrize("chunk", [144, 288, 576, 1152])
 @pytest.mark.parametrize("tie", [False, True])
-def test_chunked_passes_give_the_same_gradients(chunk, tie, path, monkeypatch):
+def test_chunked_passes_give_the_same_gradients(chunk, tie, path):
     """Chunks of one (sample, head) matrix, of a head group, of one sample, and of two samples
     with a shorter last chunk (5 samples, 4 heads, 12 x 12 scores): the same outputs and gradients,
     and the same dropout masks as one draw for the whole batch."""
-    monkeypatch.setattr(fused_module, "_CHUNK_SCORES", chunk)
     sizes = [(s.stop - s.start, g.stop - g.start) for s, g in fused_module._chunks(5, 4, 12 * 12, chunk)]
     assert sizes == {144: [(1, 1)] * 20, 288: [(1, 2)] * 10, 576: [(1, 4)] * 5, 1152: [(2, 4), (2, 4), (1, 4)]}[chunk]
     inputs = _inputs(torch.float64, b=5, h=4, tie=tie)
     upstream = torch.randn(5, 4, 12, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     for activation in FUSED_ACTIVATIONS:
         args = (0.5, activation, 0.3, 5)
-        out, grads = _grads(lambda *t, a=args: fused_crab(*t, *a), inputs, True, upstream)
+        with memory.using_chunk_scores(cpu=chunk):
+            out, grads = _grads(lambda *t, a=args: fused_crab(*t, *a), inputs, True, upstream)
         ref_out, ref_grads = _grads(lambda *t, a=args: unfused(*t, *a), inputs, True, upstream)
         torch.testing.assert_close(out, ref_out, rtol=1e-12, atol=1e-12)
         for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):

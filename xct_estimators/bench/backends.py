@@ -97,10 +97,10 @@ def _work(work: Callable[[], Outcome]) -> Outcome:
     return work()
 
 
-def make_backend(args):
-    if getattr(args, "backend", "local") == "ray":
-        gpus = 1 if args.accelerator == "gpu" else 0
-        return RayBackend(getattr(args, "ray_address", None), getattr(args, "cpus_per_run", 1), gpus)
+def make_backend(settings):
+    """The backend ``settings`` (a :class:`~.settings.BackendSettings`) name."""
+    if settings.backend == "ray":
+        return RayBackend(settings.ray_address, settings.cpus_per_run, 1 if settings.accelerator == "gpu" else 0)
     return LocalBackend()
 
 

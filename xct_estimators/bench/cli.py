@@ -12,18 +12,27 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
+from ..nn.hyperparameters import ARCHITECTURE_PARAMS, architecture_type
+from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
 from .backends import BACKENDS
 from .datasets import ANOMALY_DATASETS, DATA_DIR_ENV, FORECAST_DATASETS
-from .detection import DETECTION_PROTOCOLS
-from .detectors import DEFAULT_DETECTION_MODELS, DETECTION_MODELS
-from .imputation import PROTOCOLS
-from .imputers import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS
-from .models import DEFAULT_MODELS, MODELS
-from .protocols import IMPUTATION_MASK_RATES
+from .detect import DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
+from .forecast import DEFAULT_MODELS, MODELS
+from .impute import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS, PROTOCOLS
 from .runs import QUICK_EPOCHS, BenchInterrupted, interrupted_message, interrupts_raise, locked_output, print_report
-
-DEFAULT_OUTPUT = "xct-bench-results"
+from .settings import (
+    DEFAULT_OUTPUT,
+    BackendSettings,
+    CommonSettings,
+    DetectSettings,
+    ExplainSettings,
+    ForecastSettings,
+    ImputeSettings,
+    TrainingSettings,
+    TuneSettings,
+    default,
+)
 
 EPILOG = f"""\
 examples:
@@ -81,10 +90,7 @@ def _csv_of(choices):
 
 
 #: Network settings ``--arch`` may override, with their types.
-ARCH_KEYS = {
-    "patch_len": int, "stride": int, "d_model": int, "n_heads": int, "d_ff": int, "e_layers": int,
-    "dropout": float, "fc_dropout": float, "attn_dropout": float, "decop_k": int,
-}  # fmt: skip
+ARCH_KEYS = {name: architecture_type(name) for name in ARCHITECTURE_PARAMS}
 
 
 def _arch(text: str) -> dict:
@@ -120,65 +126,257 @@ def _csv_positive_ints(text: str) -> list[int]:
     if not items:
         raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
     return [_positive_int(item) for item in items]
+
+
 _positive_float = _positive(float, "number")
 
 
-def _add_common(parser: argparse.ArgumentParser, training: bool = False) -> None:
-    """Options every command shares; ``training``: also those of the reconstruction tasks."""
-    if training:
+def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
+    """The options of the settings groups ``settings_cls`` has (training, then common)."""
+    if issubclass(settings_cls, TrainingSettings):
         parser.add_argument(
             "--train-stride",
             type=_positive_int,
-            default=1,
+            default=default(TrainingSettings, "train_stride"),
             help="step between training windows; >1 trains on fewer windows (default: 1, the paper)",
         )
-        parser.add_argument(
-            "--batch-size", type=_positive_int, default=None, help="training batch size (default: the preset's)"
-        )
-        parser.add_argument(
-            "--learning-rate", type=_positive_float, default=None, help="peak learning rate (default: the preset's)"
-        )
-    parser.add_argument("--data-dir", default=None, help=f"folder with the datasets (default: ${DATA_DIR_ENV})")
+        parser.add_argument("--batch-size", type=_positive_int, help="training batch size (default: the preset's)")
+        parser.add_argument("--learning-rate", type=_positive_float, help="peak learning rate (default: the preset's)")
+    parser.add_argument("--data-dir", help=f"folder with the datasets (default: ${DATA_DIR_ENV})")
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
     parser.add_argument("--resume", action="store_true", help="skip runs already in OUTPUT/results.jsonl")
-    parser.add_argument("--seed", type=int, default=2021, help="random seed (default: %(default)s)")
+    parser.add_argument(
+        "--seed", type=int, default=default(CommonSettings, "seed"), help="random seed (default: %(default)s)"
+    )
     parser.add_argument(
         "--seeds",
         type=_csv_ints,
-        default=None,
         help="comma-separated seeds, each a run of its own (the paper: 2021,2022,2023,2024,2025); the report "
         "adds mean, standard deviation and coefficient of variation over them",
     )
     parser.add_argument(
         "--epochs",
         type=_positive_int,
-        default=None,
         help=f"training epochs (forecast: {QUICK_EPOCHS}, with --full each preset's; impute/detect: the preset's)",
     )
-    parser.add_argument("--accelerator", choices=("auto", "cpu", "gpu"), default="auto")
+    parser.add_argument("--accelerator", choices=("auto", "cpu", "gpu"), default=default(CommonSettings, "accelerator"))
     parser.add_argument("--devices", default="auto", help="Lightning devices, e.g. 1 (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="hide the epoch progress bars")
+    if issubclass(settings_cls, BackendSettings):
+        parser.add_argument(
+            "--backend",
+            choices=BACKENDS,
+            default=default(BackendSettings, "backend"),
+            help="local: runs one after another here (default); ray: every run a Ray task, in parallel "
+            "(pip install 'xct-estimators[ray]')",
+        )
+        parser.add_argument(
+            "--ray-address",
+            help="with --backend ray: 'auto' or HOST:PORT joins a running cluster (default: start a local one)",
+        )
+        parser.add_argument(
+            "--cpus-per-run",
+            type=_positive_float,
+            default=default(BackendSettings, "cpus_per_run"),
+            help="with --backend ray: CPUs each run reserves (default: 1; with --accelerator gpu also one GPU)",
+        )
+    parser.set_defaults(settings_cls=settings_cls)
 
 
-def _add_backend(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default="local",
-        help="local: runs one after another here (default); ray: every run a Ray task, in parallel "
-        "(pip install 'xct-estimators[ray]')",
+def _add_forecast(sub) -> None:
+    parser = sub.add_parser(
+        "forecast",
+        help="long-term forecasting (default command)",
+        description="Train each model on the training split, forecast every test window with "
+        "Darts' historical_forecasts, score with darts.metrics.",
     )
     parser.add_argument(
-        "--ray-address",
-        default=None,
-        help="with --backend ray: 'auto' or HOST:PORT joins a running cluster (default: start a local one)",
+        "--dataset",
+        type=_csv(str),
+        default=default(ForecastSettings, "dataset"),
+        help=f"comma-separated: {', '.join(FORECAST_DATASETS)} or a CSV path (default: synthetic)",
     )
     parser.add_argument(
-        "--cpus-per-run",
-        type=_positive_float,
-        default=1,
-        help="with --backend ray: CPUs each run reserves (default: 1; with --accelerator gpu also one GPU)",
+        "--horizons",
+        type=_csv_positive_ints,
+        help="comma-separated horizons (default: 96; with --full: 96,192,336,720)",
     )
+    parser.add_argument(
+        "--models",
+        type=_csv_of(tuple(MODELS)),
+        default=list(DEFAULT_MODELS),
+        help=f"comma-separated: {', '.join(MODELS)} (default: {','.join(DEFAULT_MODELS)})",
+    )
+    parser.add_argument(
+        "--features",
+        choices=("M", "MS"),
+        help="M: every column a target; MS: last column the target, others past covariates "
+        "(default: MS for synthetic, M otherwise)",
+    )
+    parser.add_argument(
+        "--seq-len",
+        type=_positive_int,
+        default=default(ForecastSettings, "seq_len"),
+        help="look-back window (default: %(default)s)",
+    )
+    parser.add_argument("--full", action="store_true", help="the paper's horizons and each preset's epochs")
+    _add_common(parser, ForecastSettings)
+
+
+def _add_impute(sub) -> None:
+    parser = sub.add_parser(
+        "impute",
+        help="imputation (input 1024, random point masks)",
+        description="Train each model on the training split (validation split for early stopping), hide "
+        "points of the test split at random, score MSE/MAE on the hidden points.",
+        epilog="models:\n" + "\n".join(f"  {name:17} {text}" for name, text in IMPUTATION_MODELS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--dataset", type=_csv(str), default=default(ImputeSettings, "dataset"), help="comma-separated dataset names"
+    )
+    parser.add_argument(
+        "--models",
+        type=_csv_of(tuple(IMPUTATION_MODELS)),
+        default=list(DEFAULT_IMPUTATION_MODELS),
+        help=f"comma-separated (default: {','.join(DEFAULT_IMPUTATION_MODELS)})",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default=default(ImputeSettings, "protocol"),
+        help="tslib: every test window with a fresh mask, the paper's table (default); "
+        "series: one mask over the test split, each point imputed once",
+    )
+    parser.add_argument(
+        "--eval-stride",
+        type=_positive_int,
+        default=default(ImputeSettings, "eval_stride"),
+        help="tslib protocol: evaluate every S-th test window (default: 1, every window as the paper)",
+    )
+    parser.add_argument(
+        "--mask-rates",
+        type=_csv(float),
+        default=list(IMPUTATION_MASK_RATES),
+        help=f"comma-separated mask rates (default: {','.join(map(str, IMPUTATION_MASK_RATES))})",
+    )
+    _add_common(parser, ImputeSettings)
+
+
+def _add_detect(sub) -> None:
+    parser = sub.add_parser(
+        "detect",
+        help="anomaly detection (window length 100, the paper's threshold rule)",
+        description="Train each model on the training array, score the test array, threshold at the "
+        "(100 - anomaly ratio) percentile of train and test energies; F1 with and without point "
+        "adjustment, AUC-PR, AUC-ROC.",
+        epilog="models:\n" + "\n".join(f"  {name:14} {text}" for name, text in DETECTION_MODELS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--dataset",
+        type=_csv_of(ANOMALY_DATASETS),
+        default=default(DetectSettings, "dataset"),
+        help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}",
+    )
+    parser.add_argument(
+        "--models",
+        type=_csv_of(tuple(DETECTION_MODELS)),
+        default=list(DEFAULT_DETECTION_MODELS),
+        help=f"comma-separated (default: {','.join(DEFAULT_DETECTION_MODELS)})",
+    )
+    parser.add_argument(
+        "--protocol",
+        type=_csv_of(DETECTION_PROTOCOLS),
+        default=default(DetectSettings, "protocol"),
+        help="comma-separated; tslib: every stride-1 window's energies, the paper's table (default); "
+        "point: one score per point from averaged windows, what the scorer and detector give",
+    )
+    parser.add_argument(
+        "--arch",
+        type=_arch,
+        help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
+    )
+    _add_common(parser, DetectSettings)
+
+
+def _add_explain(sub) -> None:
+    parser = sub.add_parser(
+        "explain",
+        help="train (or load from OUTPUT/models) a forecasting model and draw its dependency map",
+        description="The learned CRAB mask as a token x token grid and a channel x channel heatmap "
+        "(dependency_<dataset>_<horizon>.png), with the channel-pair and patch-lag summaries as CSV.",
+    )
+    parser.add_argument(
+        "--dataset",
+        type=_csv(str),
+        default=default(ExplainSettings, "dataset"),
+        help="comma-separated forecasting datasets (default: ETTm1)",
+    )
+    parser.add_argument("--horizons", type=_csv_positive_ints, help="comma-separated (default: 96)")
+    parser.add_argument("--features", choices=("M", "MS"), help="as for forecast")
+    parser.add_argument(
+        "--seq-len",
+        type=_positive_int,
+        default=default(ExplainSettings, "seq_len"),
+        help="look-back window (default: %(default)s)",
+    )
+    _add_common(parser, ExplainSettings)
+
+
+def _add_tune(sub) -> None:
+    parser = sub.add_parser(
+        "tune",
+        help="the paper's Optuna hyperparameter search on a dataset's validation split",
+        description="Search the paper's space (App. B) with Optuna: each trial trains on the training split, its "
+        "value is the lowest validation MSE of its epochs, bad trials are pruned. Several processes (or machines) "
+        "given the same --storage and study name share one study. Needs: pip install 'xct-estimators[tune]'.",
+    )
+    parser.add_argument("--task", choices=("forecast", "impute", "detect"), default=default(TuneSettings, "task"))
+    parser.add_argument(
+        "--dataset", default=default(TuneSettings, "dataset"), help="one dataset (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--trials",
+        type=_positive_int,
+        default=default(TuneSettings, "trials"),
+        help="trials in the study, all workers together",
+    )
+    parser.add_argument("--timeout", type=_positive_float, help="stop this worker after S seconds")
+    parser.add_argument(
+        "--horizon",
+        type=_positive_int,
+        default=default(TuneSettings, "horizon"),
+        help="forecast: horizon (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--mask-rate",
+        type=float,
+        default=default(TuneSettings, "mask_rate"),
+        help="impute: mask rate (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--storage",
+        help="Optuna RDB URL (sqlite:///..., postgresql://...) or journal file path (default: OUTPUT/optuna.journal)",
+    )
+    parser.add_argument("--study-name", help="study to create or join (default: task-dataset-horizon)")
+    parser.add_argument("--space", help="JSON file with a search space (default: the paper's)")
+    parser.add_argument("--arch", type=_arch, help="fix network settings for every trial, e.g. e_layers=1,n_heads=1")
+    _add_common(parser, TuneSettings)
+
+
+def _add_profile(sub) -> None:
+    parser = sub.add_parser("profile", help="trainable parameters and FLOPs per preset vs the paper's Tables 14-15")
+    parser.add_argument(
+        "--dataset",
+        type=_csv_of(tuple(paper.PROFILE)),
+        help=f"comma-separated presets: {', '.join(paper.PROFILE)} (default: all)",
+    )
+
+
+def _add_report(sub) -> None:
+    parser = sub.add_parser("report", help="print the table and redraw the plots of a results folder")
+    parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -190,168 +388,15 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="{forecast,impute,detect,explain,tune,profile,report}")
-
-    forecast = sub.add_parser(
-        "forecast",
-        help="long-term forecasting (default command)",
-        description="Train each model on the training split, forecast every test window with "
-        "Darts' historical_forecasts, score with darts.metrics.",
-    )
-    forecast.add_argument(
-        "--dataset",
-        type=_csv(str),
-        default=["synthetic"],
-        help=f"comma-separated: {', '.join(FORECAST_DATASETS)} or a CSV path (default: synthetic)",
-    )
-    forecast.add_argument(
-        "--horizons",
-        type=_csv_positive_ints,
-        default=None,
-        help="comma-separated horizons (default: 96; with --full: 96,192,336,720)",
-    )
-    forecast.add_argument(
-        "--models",
-        type=_csv_of(tuple(MODELS)),
-        default=list(DEFAULT_MODELS),
-        help=f"comma-separated: {', '.join(MODELS)} (default: {','.join(DEFAULT_MODELS)})",
-    )
-    forecast.add_argument(
-        "--features",
-        choices=("M", "MS"),
-        default=None,
-        help="M: every column a target; MS: last column the target, others past covariates "
-        "(default: MS for synthetic, M otherwise)",
-    )
-    forecast.add_argument("--seq-len", type=_positive_int, default=96, help="look-back window (default: %(default)s)")
-    forecast.add_argument("--full", action="store_true", help="the paper's horizons and each preset's epochs")
-    _add_common(forecast)
-    _add_backend(forecast)
-
-    impute = sub.add_parser(
-        "impute",
-        help="imputation (input 1024, random point masks)",
-        description="Train each model on the training split (validation split for early stopping), hide "
-        "points of the test split at random, score MSE/MAE on the hidden points.",
-        epilog="models:\n" + "\n".join(f"  {name:17} {text}" for name, text in IMPUTATION_MODELS.items()),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    impute.add_argument("--dataset", type=_csv(str), default=["ETTh1"], help="comma-separated dataset names")
-    impute.add_argument(
-        "--models",
-        type=_csv_of(tuple(IMPUTATION_MODELS)),
-        default=list(DEFAULT_IMPUTATION_MODELS),
-        help=f"comma-separated (default: {','.join(DEFAULT_IMPUTATION_MODELS)})",
-    )
-    impute.add_argument(
-        "--protocol",
-        choices=PROTOCOLS,
-        default="tslib",
-        help="tslib: every test window with a fresh mask, the paper's table (default); "
-        "series: one mask over the test split, each point imputed once",
-    )
-    impute.add_argument(
-        "--eval-stride",
-        type=_positive_int,
-        default=1,
-        help="tslib protocol: evaluate every S-th test window (default: 1, every window as the paper)",
-    )
-    impute.add_argument(
-        "--mask-rates",
-        type=_csv(float),
-        default=list(IMPUTATION_MASK_RATES),
-        help=f"comma-separated mask rates (default: {','.join(map(str, IMPUTATION_MASK_RATES))})",
-    )
-    _add_common(impute, training=True)
-    _add_backend(impute)
-
-    detect = sub.add_parser(
-        "detect",
-        help="anomaly detection (window length 100, the paper's threshold rule)",
-        description="Train each model on the training array, score the test array, threshold at the "
-        "(100 - anomaly ratio) percentile of train and test energies; F1 with and without point "
-        "adjustment, AUC-PR, AUC-ROC.",
-        epilog="models:\n" + "\n".join(f"  {name:14} {text}" for name, text in DETECTION_MODELS.items()),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    detect.add_argument(
-        "--dataset",
-        type=_csv_of(ANOMALY_DATASETS),
-        default=["MSL"],
-        help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}",
-    )
-    detect.add_argument(
-        "--models",
-        type=_csv_of(tuple(DETECTION_MODELS)),
-        default=list(DEFAULT_DETECTION_MODELS),
-        help=f"comma-separated (default: {','.join(DEFAULT_DETECTION_MODELS)})",
-    )
-    detect.add_argument(
-        "--protocol",
-        type=_csv_of(DETECTION_PROTOCOLS),
-        default=["tslib"],
-        help="comma-separated; tslib: every stride-1 window's energies, the paper's table (default); "
-        "point: one score per point from averaged windows, what the scorer and detector give",
-    )
-    detect.add_argument(
-        "--arch",
-        type=_arch,
-        default=None,
-        help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
-    )
-    _add_common(detect, training=True)
-    _add_backend(detect)
-
-    explain = sub.add_parser(
-        "explain",
-        help="train (or load from OUTPUT/models) a forecasting model and draw its dependency map",
-        description="The learned CRAB mask as a token x token grid and a channel x channel heatmap "
-        "(dependency_<dataset>_<horizon>.png), with the channel-pair and patch-lag summaries as CSV.",
-    )
-    explain.add_argument(
-        "--dataset", type=_csv(str), default=["ETTm1"], help="comma-separated forecasting datasets (default: ETTm1)"
-    )
-    explain.add_argument("--horizons", type=_csv_positive_ints, default=None, help="comma-separated (default: 96)")
-    explain.add_argument("--features", choices=("M", "MS"), default=None, help="as for forecast")
-    explain.add_argument("--seq-len", type=_positive_int, default=96, help="look-back window (default: %(default)s)")
-    _add_common(explain)
-
-    tune = sub.add_parser(
-        "tune",
-        help="the paper's Optuna hyperparameter search on a dataset's validation split",
-        description="Search the paper's space (App. B) with Optuna: each trial trains on the training split, its "
-        "value is the lowest validation MSE of its epochs, bad trials are pruned. Several processes (or machines) "
-        "given the same --storage and study name share one study. Needs: pip install 'xct-estimators[tune]'.",
-    )
-    tune.add_argument("--task", choices=("forecast", "impute", "detect"), default="forecast")
-    tune.add_argument("--dataset", default="ETTh1", help="one dataset (default: %(default)s)")
-    tune.add_argument("--trials", type=_positive_int, default=20, help="trials in the study, all workers together")
-    tune.add_argument("--timeout", type=_positive_float, default=None, help="stop this worker after S seconds")
-    tune.add_argument("--horizon", type=_positive_int, default=96, help="forecast: horizon (default: %(default)s)")
-    tune.add_argument("--mask-rate", type=float, default=0.25, help="impute: mask rate (default: %(default)s)")
-    tune.add_argument(
-        "--storage",
-        default=None,
-        help="Optuna RDB URL (sqlite:///..., postgresql://...) or journal file path "
-        "(default: OUTPUT/optuna.journal)",
-    )
-    tune.add_argument("--study-name", default=None, help="study to create or join (default: task-dataset-horizon)")
-    tune.add_argument("--space", default=None, help="JSON file with a search space (default: the paper's)")
-    tune.add_argument(
-        "--arch", type=_arch, default=None, help="fix network settings for every trial, e.g. e_layers=1,n_heads=1"
-    )
-    _add_common(tune, training=True)
-
-    profile = sub.add_parser("profile", help="trainable parameters and FLOPs per preset vs the paper's Tables 14-15")
-    profile.add_argument(
-        "--dataset",
-        type=_csv_of(tuple(paper.PROFILE)),
-        default=None,
-        help=f"comma-separated presets: {', '.join(paper.PROFILE)} (default: all)",
-    )
-
-    report = sub.add_parser("report", help="print the table and redraw the plots of a results folder")
-    report.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
+    for add in (_add_forecast, _add_impute, _add_detect, _add_explain, _add_tune, _add_profile, _add_report):
+        add(sub)
     return parser
+
+
+def settings_from(args: argparse.Namespace):
+    """The typed settings of a parsed training command: nothing below the command line sees ``args``."""
+    cls = args.settings_cls
+    return cls(**{name: getattr(args, name) for name in cls.__dataclass_fields__})
 
 
 def quiet_libraries() -> None:
@@ -387,22 +432,13 @@ def main(argv: Optional[list[str]] = None) -> int:
             return print_profile(args.dataset)
         if args.command == "report":
             return print_report(output)
+        settings = settings_from(args)
         if args.command == "tune":  # Optuna's storage coordinates workers: no output lock
-            from .tune import run_tune
-
-            try:
-                with interrupts_raise():
-                    return run_tune(args)
-            except (BenchInterrupted, KeyboardInterrupt) as stop:
-                print(
-                    "Interrupted. Finished trials are kept in the study's storage; rerun the same command to "
-                    "continue it.", file=sys.stderr,
-                )  # fmt: skip
-                return getattr(stop, "exit_code", 130)
+            return _tune(settings)
         with interrupts_raise(), locked_output(output):
             if args.command == "explain":
-                return _explain(args, output)
-            return _run_jobs(args, output)
+                return _explain(settings)
+            return _run_jobs(args.command, settings)
     except BenchInterrupted as stop:
         print(interrupted_message(output), file=sys.stderr)
         return stop.exit_code
@@ -414,37 +450,49 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
 
 
-def _run_jobs(args, output: Path) -> int:
+def _run_jobs(command: str, settings) -> int:
     """Every seed's runs of ``forecast`` / ``impute`` / ``detect``, planned here, executed on the backend."""
     from .backends import execute, make_backend
     from .results import ResultStore
 
-    if args.command == "forecast":
+    if command == "forecast":
         from .forecast import forecast_jobs as planner
+    elif command == "impute":
+        from .impute import impute_jobs as planner
     else:
-        from .tasks import detect_jobs, impute_jobs
-
-        planner = {"impute": impute_jobs, "detect": detect_jobs}[args.command]
-    backend = make_backend(args)
-    finished = ResultStore(output).finished() if args.resume else set()
-    progress = not args.no_progress
+        from .detect import detect_jobs as planner
+    backend = make_backend(settings)
+    finished = ResultStore(settings.output).finished() if settings.resume else set()
+    progress = not settings.no_progress
     inner_bars = progress and backend.name == "local"  # Ray workers' bars would interleave
-    jobs = []
-    for seed in args.seeds or [args.seed]:
-        jobs += planner(argparse.Namespace(**{**vars(args), "seed": seed}), finished, inner_bars)
-    code = execute(jobs, output, backend, progress)
-    print_report(output)
+    jobs = [job for one in settings.per_seed() for job in planner(one, finished, inner_bars)]
+    code = execute(jobs, settings.output, backend, progress)
+    print_report(settings.output)
     return code
 
 
-def _explain(args, output: Path) -> int:
+def _explain(settings: ExplainSettings) -> int:
     from .explain import run_explain
 
-    if not args.seeds:
-        return run_explain(args)
-    for seed in args.seeds:
-        run_explain(argparse.Namespace(**{**vars(args), "seed": seed, "report": False}))
-    return print_report(output)
+    if not settings.seeds:
+        return run_explain(settings)
+    for one in settings.per_seed():
+        run_explain(one)
+    return print_report(settings.output)
+
+
+def _tune(settings: TuneSettings) -> int:
+    from .tune import run_tune
+
+    try:
+        with interrupts_raise():
+            return run_tune(settings)
+    except (BenchInterrupted, KeyboardInterrupt) as stop:
+        print(
+            "Interrupted. Finished trials are kept in the study's storage; rerun the same command to continue it.",
+            file=sys.stderr,
+        )
+        return getattr(stop, "exit_code", 130)
 
 
 def entry_point() -> None:  # console script

@@ -6,15 +6,15 @@ from pathlib import Path
 
 from ..explain import channel_dependencies, dependency_map, lag_dependencies, plot_dependency_map
 from .datasets import load_forecast_dataset
-from .forecast import fit_model, prepare
-from .models import build_model
+from .forecast import build_model, fit_model, prepare
 from .report import file_name
-from .runs import QUICK_EPOCHS, parse_devices
+from .runs import QUICK_EPOCHS
+from .settings import ExplainSettings
 
 MODELS_DIR = "models"
 
 
-def run_explain(args) -> int:
+def run_explain(args: ExplainSettings) -> int:
     from ..forecasting import XCTFormerModel
 
     output = Path(args.output)
@@ -31,10 +31,17 @@ def run_explain(args) -> int:
                 print(f"loaded {saved}")
             else:
                 model = build_model(
-                    "xctformer", dataset, horizon, seq_len=args.seq_len, epochs=args.epochs or QUICK_EPOCHS,
-                    seed=args.seed, accelerator=args.accelerator, devices=parse_devices(args.devices),
-                    progress=not args.no_progress, work_dir=output / "darts_logs",
-                )  # fmt: skip
+                    "xctformer",
+                    dataset,
+                    horizon,
+                    seq_len=args.seq_len,
+                    epochs=args.epochs or QUICK_EPOCHS,
+                    seed=args.seed,
+                    accelerator=args.accelerator,
+                    devices=args.devices,
+                    progress=not args.no_progress,
+                    work_dir=output / "darts_logs",
+                )
                 seconds = fit_model(model, prepared)
                 saved.parent.mkdir(parents=True, exist_ok=True)
                 model.save(str(saved))

@@ -1,6 +1,15 @@
-"""The paper's forecasting protocol, run through Darts.
+"""``xct-bench forecast``: the paper's forecasting protocol, run through Darts, and the models
+it compares.
 
-Split (see :func:`~xct_estimators.bench.datasets.split_borders`), standardise with a scaler
+Models: XCTFormer with the paper's preset for the dataset, its ablations, and Darts baselines
+with the settings in :data:`BASELINE_SETTINGS` (the Time-Series-Library defaults where Darts has
+the same knob). Every model gets the same data, input length, horizon, epochs, batch size, seed,
+MSE loss and model selection (the weights of the best-validation epoch are kept). ``patchtst``,
+``itransformer``, ``timemixer`` (and ``nf_tsmixer``/``nf_tide``) run neuralforecast's
+implementations through Darts' ``NeuralForecastModel``: ``pip install 'xct-estimators[baselines]'``.
+
+Protocol:
+split (see :func:`~xct_estimators.bench.datasets.split_borders`), standardise with a scaler
 fitted on the training rows, train on every stride-1 window of the training split (the
 validation split picks the best epoch), then forecast every stride-1 window of the test split
 with ``historical_forecasts(retrain=False, last_points_only=False)`` and score with
@@ -12,20 +21,172 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
+import torch
 from darts import TimeSeries
 from darts.dataprocessing.transformers import Scaler
 from darts.metrics import mae, mse
 from sklearn.preprocessing import StandardScaler
 
+from ..nn.presets import get_preset
 from . import paper
 from .datasets import ForecastDataset
+from .models import ABLATION_MODELS, ABLATIONS, preset_name
 from .results import run_key
-from .runs import QUICK_EPOCHS, parse_devices, plain_settings
+from .runs import QUICK_EPOCHS, plain_settings
+from .settings import ForecastSettings
 
 FEATURES = ("M", "MS")
+
+PAPER_BATCH_SIZE = 32
+
+#: model name -> (Darts class name, keyword arguments). Learning rates are Adam's.
+BASELINE_SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
+    # shared_weights=True is the paper's DLinear/NLinear (one linear map per channel, shared by all
+    # channels); Darts' default (False) is one linear map over all channels and time steps.
+    "dlinear": ("DLinearModel", {"kernel_size": 25, "shared_weights": True, "lr": 1e-3}),
+    "nlinear": ("NLinearModel", {"normalize": True, "shared_weights": True, "lr": 1e-3}),
+    "dlinear_mixing": ("DLinearModel", {"kernel_size": 25, "shared_weights": False, "lr": 1e-3}),
+    "tide": (
+        "TiDEModel",
+        {
+            "num_encoder_layers": 2,
+            "num_decoder_layers": 2,
+            "decoder_output_dim": 8,
+            "hidden_size": 256,
+            "temporal_decoder_hidden": 64,
+            "dropout": 0.3,
+            "use_reversible_instance_norm": True,
+            "lr": 1e-3,
+        },
+    ),
+    "tsmixer": (
+        "TSMixerModel",
+        {
+            "hidden_size": 64,
+            "ff_size": 64,
+            "num_blocks": 2,
+            "dropout": 0.1,
+            "use_reversible_instance_norm": True,
+            "lr": 1e-3,
+        },
+    ),
+}
+
+#: neuralforecast models hosted by Darts' NeuralForecastModel: name -> (neuralforecast class, model_kwargs, lr).
+NEURALFORECAST_SETTINGS: dict[str, tuple[str, dict[str, Any], float]] = {
+    "patchtst": (
+        "PatchTST",
+        {
+            "patch_len": 16,
+            "stride": 8,
+            "hidden_size": 128,
+            "n_heads": 16,
+            "encoder_layers": 3,
+            "linear_hidden_size": 256,
+            "dropout": 0.2,
+            "revin": True,
+        },
+        1e-4,
+    ),
+    "itransformer": (
+        "iTransformer",
+        {"hidden_size": 512, "n_heads": 8, "e_layers": 2, "d_ff": 512, "dropout": 0.1},
+        1e-4,
+    ),
+    "timemixer": (
+        "TimeMixer",
+        {
+            "d_model": 16,
+            "d_ff": 32,
+            "e_layers": 2,
+            "down_sampling_layers": 3,
+            "down_sampling_window": 2,
+            "dropout": 0.1,
+        },
+        1e-2,
+    ),
+    "nf_tsmixer": ("TSMixer", {"n_block": 2, "ff_dim": 64, "dropout": 0.1, "revin": True}, 1e-3),
+    "nf_tide": ("TiDE", {"hidden_size": 256, "decoder_output_dim": 8, "dropout": 0.3}, 1e-3),
+}
+MODELS = ("xctformer", *ABLATION_MODELS, *BASELINE_SETTINGS, *NEURALFORECAST_SETTINGS)
+DEFAULT_MODELS = ("xctformer", "dlinear", "nlinear", "tide", "tsmixer")
+
+
+def trainer_kwargs(accelerator: str = "auto", devices="auto", progress: bool = True, callbacks=()) -> dict:
+    return {
+        "accelerator": accelerator,
+        "devices": devices,
+        "enable_progress_bar": progress,
+        "enable_model_summary": False,
+        "logger": False,
+        "enable_checkpointing": False,
+        "callbacks": list(callbacks),
+    }
+
+
+def build_model(
+    name: str,
+    dataset: str,
+    horizon: int,
+    seq_len: int = 96,
+    epochs: Optional[int] = None,
+    seed: int = 0,
+    accelerator: str = "auto",
+    devices="auto",
+    progress: bool = True,
+    work_dir: Optional[Path] = None,
+):
+    """A fresh, unfitted Darts model ``name`` for one (dataset, horizon) run."""
+    from ..forecasting import KeepBestValidationWeights, XCTFormerModel
+
+    common: dict[str, Any] = {"random_state": seed, "model_name": f"{name}_{dataset}_{horizon}_{seed}"}
+    if work_dir is not None:
+        common["work_dir"] = str(work_dir)
+    if name == "xctformer" or name in ABLATION_MODELS:
+        preset = get_preset(preset_name(dataset), "forecast")
+        switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
+        return XCTFormerModel.from_preset(
+            preset.dataset,
+            output_chunk_length=horizon,
+            input_chunk_length=seq_len,
+            n_epochs=epochs or preset.epochs,
+            pl_trainer_kwargs=trainer_kwargs(accelerator, devices, progress),
+            **switches,
+            **common,
+        )
+    shared = {
+        "input_chunk_length": seq_len,
+        "output_chunk_length": horizon,
+        "batch_size": PAPER_BATCH_SIZE,
+        "n_epochs": epochs or 10,
+        "loss_fn": torch.nn.MSELoss(),
+        "pl_trainer_kwargs": trainer_kwargs(accelerator, devices, progress, [KeepBestValidationWeights()]),
+        **common,
+    }
+    if name in BASELINE_SETTINGS:
+        import darts.models as darts_models
+
+        class_name, settings = BASELINE_SETTINGS[name]
+        settings = dict(settings)
+        lr = settings.pop("lr")
+        return getattr(darts_models, class_name)(**shared, **settings, optimizer_kwargs={"lr": lr})
+    if name in NEURALFORECAST_SETTINGS:
+        try:
+            import neuralforecast  # noqa: F401
+            from darts.models import NeuralForecastModel
+        except ImportError as error:
+            raise ImportError(
+                f"Model {name!r} runs neuralforecast's implementation inside Darts; install it with "
+                "pip install 'xct-estimators[baselines]'."
+            ) from error
+        nf_class, model_kwargs, lr = NEURALFORECAST_SETTINGS[name]
+        return NeuralForecastModel(
+            model=nf_class, model_kwargs=dict(model_kwargs), **shared, optimizer_kwargs={"lr": lr}
+        )
+    raise ValueError(f"Unknown model {name!r}; choose from {', '.join(MODELS)}.")
 
 
 @dataclass
@@ -47,9 +208,14 @@ class PreparedSeries:
         first, the target last, as in the Time-Series-Library files); only the target is scored."""
         if self.test_covariates is None:
             return self
-        stack = [cov.stack(target) for cov, target in ((self.train_covariates, self.train),
-                                                        (self.val_covariates, self.val),
-                                                        (self.test_covariates, self.test))]  # fmt: skip
+        stack = [
+            cov.stack(target)
+            for cov, target in (
+                (self.train_covariates, self.train),
+                (self.val_covariates, self.val),
+                (self.test_covariates, self.test),
+            )
+        ]
         return PreparedSeries(self.dataset, "M", self.seq_len, *stack, None, None, None)
 
 
@@ -175,8 +341,6 @@ def model_settings(model) -> dict:
 
 def _forecast_work(build: dict, data: PreparedSeries, horizon: int, record: dict, accelerator: str):
     """One run, wherever it executes: build the model, fit, forecast the test split, score."""
-    from .models import build_model
-
     model = build_model(**build)
     fields, example = run_forecast(model, data, horizon)
     record = {**record, **fields, "accelerator": accelerator, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
@@ -190,42 +354,54 @@ def _summary(record: dict) -> str:
     )
 
 
-def forecast_jobs(args, finished: set, progress: bool = True) -> list:
-    """``xct-bench forecast``'s runs for ``args.seed`` that are not in ``finished``, as jobs."""
+def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = True) -> list:
+    """``xct-bench forecast``'s runs for ``settings.seed`` that are not in ``finished``, as jobs."""
     from functools import partial
 
     from .backends import Job
     from .datasets import load_forecast_dataset
-    from .models import build_model
 
-    horizons = args.horizons or (list(paper.HORIZONS) if args.full else [96])
-    output = Path(args.output)
+    horizons = settings.horizons or (list(paper.HORIZONS) if settings.full else [96])
+    output = Path(settings.output)
     datasets = {}
-    for dataset in args.dataset:  # every dataset is read (and checked) before anything trains
-        data = load_forecast_dataset(dataset, args.data_dir, seed=args.seed)
-        features = args.features or ("MS" if dataset == "synthetic" else "M")
-        datasets[dataset] = prepare(data, args.seq_len, features)
+    for dataset in settings.dataset:  # every dataset is read (and checked) before anything trains
+        data = load_forecast_dataset(dataset, settings.data_dir, seed=settings.seed)
+        features = settings.features or ("MS" if dataset == "synthetic" else "M")
+        datasets[dataset] = prepare(data, settings.seq_len, features)
     jobs = []
-    for dataset, horizon, model_name in ((d, h, m) for d in args.dataset for h in horizons for m in args.models):
+    for dataset, horizon, model_name in (
+        (d, h, m) for d in settings.dataset for h in horizons for m in settings.models or DEFAULT_MODELS
+    ):
         data = datasets[dataset]
         build = dict(
-            name=model_name, dataset=dataset, horizon=horizon, seq_len=args.seq_len,
-            epochs=args.epochs or (None if args.full else QUICK_EPOCHS), seed=args.seed,
-            accelerator=args.accelerator, devices=parse_devices(args.devices), progress=progress,
+            name=model_name,
+            dataset=dataset,
+            horizon=horizon,
+            seq_len=settings.seq_len,
+            epochs=settings.epochs or (None if settings.full else QUICK_EPOCHS),
+            seed=settings.seed,
+            accelerator=settings.accelerator,
+            devices=settings.devices,
+            progress=progress,
             work_dir=output / "darts_logs",
-        )  # fmt: skip
+        )
         model = build_model(**build)  # not trained here: it names the run's settings
         run = {
-            "task": "forecast", "dataset": dataset, "horizon": horizon, "model": model_name, "seed": args.seed,
-            "features": data.features, "seq_len": args.seq_len, "epochs": model.n_epochs,
+            "task": "forecast",
+            "dataset": dataset,
+            "horizon": horizon,
+            "model": model_name,
+            "seed": settings.seed,
+            "features": data.features,
+            "seq_len": settings.seq_len,
+            "epochs": model.n_epochs,
             "settings": model_settings(model),
-        }  # fmt: skip
+        }
         record = {**run, "run": run}
         if run_key(record) in finished:
-            print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {args.seed}")
+            print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {settings.seed}")
             continue
-        label = f"{dataset} H={horizon} {model_name} seed {args.seed}"
-        work = partial(_forecast_work, build, data, horizon, record, args.accelerator)
+        label = f"{dataset} H={horizon} {model_name} seed {settings.seed}"
+        work = partial(_forecast_work, build, data, horizon, record, settings.accelerator)
         jobs.append(Job(label, work, _summary, run))
     return jobs
-

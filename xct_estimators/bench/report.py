@@ -10,8 +10,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
-from .protocols import IMPUTATION_MASK_RATES
 from .results import ResultStore
 
 EXAMPLES_DIR = "examples"
@@ -62,9 +62,16 @@ def forecast_table(records: list[dict]) -> str:
     for r in records:
         ref = paper.forecast_reference(r["dataset"], r["horizon"], r["model"])
         rows.append(
-            [r["dataset"], r["horizon"], r["model"], _forecast_setting(r), r["seed"], *_error_cells(r, ref),
-             *_time_cells(r)]
-        )  # fmt: skip
+            [
+                r["dataset"],
+                r["horizon"],
+                r["model"],
+                _forecast_setting(r),
+                r["seed"],
+                *_error_cells(r, ref),
+                *_time_cells(r),
+            ]
+        )
     header = ["dataset", "horizon", "model", "settings", "seed", *ERROR_HEADER, *TIME_HEADER]
     out = markdown_table(header, rows)
     averages = average_rows(records)
@@ -156,9 +163,16 @@ def imputation_table(records: list[dict]) -> str:
     for r in records:
         ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
         rows.append(
-            [r["dataset"], r["mask_rate"], r["model"], *_imputation_setting(r), r["seed"], *_error_cells(r, ref),
-             *_time_cells(r)]
-        )  # fmt: skip
+            [
+                r["dataset"],
+                r["mask_rate"],
+                r["model"],
+                *_imputation_setting(r),
+                r["seed"],
+                *_error_cells(r, ref),
+                *_time_cells(r),
+            ]
+        )
     header = ["dataset", "mask rate", "model", *IMPUTATION_SETTING_HEADER, "seed", *ERROR_HEADER, *TIME_HEADER]
     out = "Paper columns: XCTFormer's published numbers (every row is compared with them).\n\n"
     out += markdown_table(header, rows)
@@ -196,15 +210,35 @@ def imputation_averages(records: list[dict]) -> str:
         best = paper.best_imputation_baseline(dataset)
         mixed = MIXED if _mixed([by_rate[m] for m in IMPUTATION_MASK_RATES], ("mask_rate",)) else ""
         rows.append(
-            [dataset, model + mixed, *setting, seed, _fmt(mse), _fmt(mae), _fmt(ours and ours[0]),
-             _fmt(ours and ours[1]),
-             f"{best[0]} ({paper.imputation_group(dataset)})" if best else "-",
-             _fmt(best and best[1][0]), _fmt(best and best[1][1])]
-        )  # fmt: skip
+            [
+                dataset,
+                model + mixed,
+                *setting,
+                seed,
+                _fmt(mse),
+                _fmt(mae),
+                _fmt(ours and ours[0]),
+                _fmt(ours and ours[1]),
+                f"{best[0]} ({paper.imputation_group(dataset)})" if best else "-",
+                _fmt(best and best[1][0]),
+                _fmt(best and best[1][1]),
+            ]
+        )
     if not rows:
         return ""
-    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:4], "seed", "avg MSE", "avg MAE",
-              "paper XCTFormer MSE", "paper XCTFormer MAE", "paper best baseline", "its MSE", "its MAE"]  # fmt: skip
+    header = [
+        "dataset",
+        "model",
+        *IMPUTATION_SETTING_HEADER[:4],
+        "seed",
+        "avg MSE",
+        "avg MAE",
+        "paper XCTFormer MSE",
+        "paper XCTFormer MAE",
+        "paper best baseline",
+        "its MSE",
+        "its MAE",
+    ]
     return markdown_table(header, rows)
 
 
@@ -233,14 +267,34 @@ def anomaly_table(records: list[dict]) -> str:
         published = ref and ref[2] / 100
         rows.append(
             [
-                r["dataset"], r.get("protocol", "point"), r["model"], _detection_setting(r),
-                _fmt(r.get("anomaly_ratio"), "g"), r.get("n_windows") or "-",
-                _fmt(r["f1"]), _fmt(r["auc_pr"]), _fmt(r.get("auc_roc")),
-                _fmt(r["f1_adjusted"]), _fmt(published), *_time_cells(r),
+                r["dataset"],
+                r.get("protocol", "point"),
+                r["model"],
+                _detection_setting(r),
+                _fmt(r.get("anomaly_ratio"), "g"),
+                r.get("n_windows") or "-",
+                _fmt(r["f1"]),
+                _fmt(r["auc_pr"]),
+                _fmt(r.get("auc_roc")),
+                _fmt(r["f1_adjusted"]),
+                _fmt(published),
+                *_time_cells(r),
             ]
-        )  # fmt: skip
-    header = ["dataset", "protocol", "model", "settings", "ratio %", "test windows", "F1", "AUC-PR", "AUC-ROC",
-              "F1 point-adjusted", "paper F1 (adjusted)", *TIME_HEADER]  # fmt: skip
+        )
+    header = [
+        "dataset",
+        "protocol",
+        "model",
+        "settings",
+        "ratio %",
+        "test windows",
+        "F1",
+        "AUC-PR",
+        "AUC-ROC",
+        "F1 point-adjusted",
+        "paper F1 (adjusted)",
+        *TIME_HEADER,
+    ]
     note = (
         "F1 at the paper's threshold, AUC-PR and AUC-ROC are the honest measures; point adjustment "
         "(the paper's F1) credits a whole anomaly segment when one step is flagged, and lets "
@@ -249,8 +303,15 @@ def anomaly_table(records: list[dict]) -> str:
     return note + markdown_table(header, rows)
 
 
-ABLATION_VARIANTS = ("xctformer", "xctformer_nomask", "xctformer_softmax", "xctformer_vanilla", "xctformer_time",
-                     "xctformer_channel", "xctformer_clipped")  # fmt: skip
+ABLATION_VARIANTS = (
+    "xctformer",
+    "xctformer_nomask",
+    "xctformer_softmax",
+    "xctformer_vanilla",
+    "xctformer_time",
+    "xctformer_channel",
+    "xctformer_clipped",
+)
 
 
 def _ablation_averages(records: list[dict], task: str) -> dict[str, dict[str, tuple]]:
@@ -286,9 +347,13 @@ def _ablation_averages(records: list[dict], task: str) -> dict[str, dict[str, tu
 _ABLATION_TASKS = {
     "forecast": ("forecasting", paper.ABLATION_FORECAST, paper.ablation_gap, ("avg MSE", "avg MAE")),
     "impute": ("imputation", paper.ABLATION_IMPUTE, paper.ablation_gap, ("avg MSE", "avg MAE")),
-    "detect": ("anomaly detection (tslib)", paper.ABLATION_DETECT, paper.detection_ablation_gap,
-               ("F1 adjusted %", "F1 %")),
-}  # fmt: skip
+    "detect": (
+        "anomaly detection (tslib)",
+        paper.ABLATION_DETECT,
+        paper.detection_ablation_gap,
+        ("F1 adjusted %", "F1 %"),
+    ),
+}
 
 
 def ablation_table(records: list[dict]) -> str:
@@ -317,8 +382,9 @@ def ablation_table(records: list[dict]) -> str:
             same = {d: published[model][d] for d in ours if d in published.get(model, {})}
             full_published = {d: published["xctformer"][d] for d in same}
             theirs = gap(full_published, same) if same else None
-            gaps.append([model, ", ".join(sorted(set(full) & set(ours))), _fmt(gap(full, ours), "+.1f"),
-                         _fmt(theirs, "+.1f")])  # fmt: skip
+            gaps.append(
+                [model, ", ".join(sorted(set(full) & set(ours))), _fmt(gap(full, ours), "+.1f"), _fmt(theirs, "+.1f")]
+            )
         text += "\n\nXCTFormer vs others (%, positive = the variant is worse):\n\n"
         sections.append(text + markdown_table(["variant", "datasets", "ours %", "paper %"], gaps))
     return "\n\n".join(sections)
@@ -350,8 +416,17 @@ def seed_table(records: list[dict]) -> str:
         return ""
     number_first = lambda cell: (0, cell, "") if isinstance(cell, (int, float)) else (1, 0, str(cell))  # noqa: E731
     rows.sort(key=lambda row: (str(row[0]), str(row[1]), number_first(row[2]), str(row[3])))
-    header = ["task", "dataset", "horizon / mask / protocol", "model", "seeds", "metric 1 (mean ± std)", "CV %",
-              "metric 2 (mean ± std)", "CV %"]  # fmt: skip
+    header = [
+        "task",
+        "dataset",
+        "horizon / mask / protocol",
+        "model",
+        "seeds",
+        "metric 1 (mean ± std)",
+        "CV %",
+        "metric 2 (mean ± std)",
+        "CV %",
+    ]
     return markdown_table(header, rows)
 
 

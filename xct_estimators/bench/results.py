@@ -18,8 +18,17 @@ from pathlib import Path
 RESULTS_FILE = "results.jsonl"
 #: The identity of records written before the ``run`` field (kept readable, never resumed).
 KEY_FIELDS = (
-    "dataset", "task", "horizon", "mask_rate", "model", "seed", "protocol", "eval_stride", "train_stride", "arch",
-)  # fmt: skip
+    "dataset",
+    "task",
+    "horizon",
+    "mask_rate",
+    "model",
+    "seed",
+    "protocol",
+    "eval_stride",
+    "train_stride",
+    "arch",
+)
 #: Fields a line must have to be a record.
 REQUIRED_FIELDS = ("task", "dataset", "model")
 

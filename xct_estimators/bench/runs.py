@@ -1,7 +1,7 @@
 """What every ``xct-bench`` run shares: the output folder's lock, signals, the report, run settings.
 
-The runners (``forecast``, ``tasks``) and the command line (``cli``) import this module; it
-imports neither, so imports go one way.
+The runners (``forecast``, ``impute``, ``detect``) and the command line (``cli``) import this
+module; it imports none of them, so imports go one way.
 """
 
 from __future__ import annotations
@@ -100,10 +100,6 @@ def print_report(output: Path) -> int:
     for path in files:
         print(f"Wrote {path}")
     return 0
-
-
-def parse_devices(value: str):
-    return int(value) if value.isdigit() else value
 
 
 def plain_settings(params: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 from .report import file_name
-from .runs import parse_devices
+from .settings import TuneSettings
 
 #: The default storage: an Optuna journal file in the output folder (no server needed).
 JOURNAL_NAME = "optuna.journal"
 
 
-def tune_data(args):
+def tune_data(args: TuneSettings):
     """(dataset name, series, val_series): the paper's splits for ``args.task`` on ``args.dataset``."""
     if args.task == "forecast":
         from .datasets import load_forecast_dataset
@@ -26,17 +26,17 @@ def tune_data(args):
         data = prepare(load_forecast_dataset(args.dataset, args.data_dir, seed=args.seed), features="M")
         return data.dataset, data.train, data.val
     if args.task == "impute":
-        from .tasks import imputation_splits
+        from .impute import imputation_splits
 
         train, val, _ = imputation_splits(args.dataset, args.data_dir, args.seed)
         return args.dataset, train, val
-    from .tasks import detection_arrays
+    from .detect import detection_arrays
 
     train, _, _ = detection_arrays(args.dataset, args.data_dir)
     return args.dataset, train, None  # the last 20 % of the training array validates (never the test labels)
 
 
-def fixed_settings(args) -> dict:
+def fixed_settings(args: TuneSettings) -> dict:
     """Settings the command line fixes for every trial (they leave the search space)."""
     fixed = dict(args.arch or {})
     if args.epochs:
@@ -50,7 +50,7 @@ def fixed_settings(args) -> dict:
     return fixed
 
 
-def run_tune(args) -> int:
+def run_tune(args: TuneSettings) -> int:
     from .. import tune
 
     output = Path(args.output)
@@ -62,15 +62,29 @@ def run_tune(args) -> int:
     print(f"study {name!r} in {storage} ({args.trials} trials in all workers)", flush=True)
     start = time.perf_counter()
     study = tune.search(
-        series, args.task, val_series=val_series, dataset=args.dataset, space=space, fixed=fixed_settings(args),
-        n_trials=args.trials, timeout=args.timeout, output_chunk_length=args.horizon, mask_rate=args.mask_rate,
-        storage=storage, study_name=name, random_state=args.seed, accelerator=args.accelerator,
-        devices=parse_devices(args.devices), show_progress_bar=not args.no_progress,
-    )  # fmt: skip
+        series,
+        args.task,
+        val_series=val_series,
+        dataset=args.dataset,
+        space=space,
+        fixed=fixed_settings(args),
+        n_trials=args.trials,
+        timeout=args.timeout,
+        output_chunk_length=args.horizon,
+        mask_rate=args.mask_rate,
+        storage=storage,
+        study_name=name,
+        random_state=args.seed,
+        accelerator=args.accelerator,
+        devices=args.devices,
+        show_progress_bar=not args.no_progress,
+    )
     result = {
-        **tune.summary(study), "storage": storage, "seconds_this_worker": round(time.perf_counter() - start, 1),
+        **tune.summary(study),
+        "storage": storage,
+        "seconds_this_worker": round(time.perf_counter() - start, 1),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }  # fmt: skip
+    }
     path = output / f"tune_{file_name(name)}.json"
     path.write_text(json.dumps(result, indent=2, default=str) + "\n")
     states = ", ".join(f"{count} {state}" for state, count in result["trials"].items() if count)

@@ -1,17 +1,20 @@
 """The XCTFormer network in plain PyTorch (no Darts, sktime or Lightning)."""
 
-from .attention import CRABAttention, DeCoPAttention, abs_act
-from .config import (
-    ABLATIONS,
-    DECOP_CHANNEL_THRESHOLD,
-    DEFAULT_MAX_ATTENTION_BYTES,
-    XCTFormerConfig,
-    auto_decop_k,
-    patch_count,
-)
+from .absact import abs_act
+from .attention import CRABAttention, DeCoPAttention
+from .config import XCTFormerConfig, patch_count
+from .hyperparameters import DEFAULT_MAX_ATTENTION_BYTES, HYPERPARAMETERS, NETWORK_PARAMS
 from .model import XCTFormerNet
 from .norm import instance_stats
-from .presets import PRESETS, XCTFormerPreset, get_preset, list_presets
+from .presets import (
+    ABLATIONS,
+    DECOP_CHANNEL_THRESHOLD,
+    PRESETS,
+    XCTFormerPreset,
+    auto_decop_k,
+    get_preset,
+    list_presets,
+)
 from .tokenizer import PatchTokenizer
 
 __all__ = [
@@ -20,6 +23,8 @@ __all__ = [
     "DECOP_CHANNEL_THRESHOLD",
     "DEFAULT_MAX_ATTENTION_BYTES",
     "DeCoPAttention",
+    "HYPERPARAMETERS",
+    "NETWORK_PARAMS",
     "PRESETS",
     "PatchTokenizer",
     "XCTFormerConfig",

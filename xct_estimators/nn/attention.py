@@ -8,19 +8,8 @@ import torch
 from torch import nn
 
 from . import fused as _fused
-from .config import ABSACT_DELTA, ABSACT_EPS, FUSED_ACTIVATIONS
-
-
-def abs_act(scores: torch.Tensor) -> torch.Tensor:
-    """AbsAct: signed row-wise normalisation by the absolute sum, replacing softmax.
-
-    ``AbsAct(a)_ij = (a_ij + 1e-4) / (sum_k |a_ik + 1e-4| + 1e-8)`` along the last axis.
-    Every row has L1 norm below one, so the Frobenius norm of an N-row matrix is at most
-    sqrt(N) (the paper's App. A.1), and the result is invariant to positive scaling of the
-    scores up to the two stabilisers (App. A.2).
-    """
-    shifted = scores + ABSACT_EPS
-    return shifted / (shifted.abs().sum(dim=-1, keepdim=True) + ABSACT_DELTA)
+from .absact import FUSED_ACTIVATIONS, abs_act
+from .dropout import WeightDropout  # also the name pickles from before the dropout module have
 
 
 def normalise(scores: torch.Tensor, activation: str) -> torch.Tensor:
@@ -51,20 +40,6 @@ def weights_in_float32(scores: torch.Tensor, mask, activation: str) -> torch.Ten
             s = mask.to(s.dtype) * (s - s.amin(dim=(-2, -1), keepdim=True))
         weights = normalise(s, activation)
     return weights.to(scores.dtype) if low else weights
-
-
-class WeightDropout(nn.Dropout):
-    """Dropout for the large attention-weight tensors.
-
-    On CPU it draws a uniform-threshold keep mask, about twice as fast as torch's Bernoulli
-    dropout kernel at these sizes; elsewhere it is ``nn.Dropout``. Same distribution either way.
-    """
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.training or self.p == 0.0 or x.device.type != "cpu":
-            return super().forward(x)
-        keep = torch.rand_like(x) >= self.p
-        return x * keep * (1.0 / (1.0 - self.p))
 
 
 def _split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:

@@ -1,8 +1,8 @@
-"""Dropout on activations with a hashed mask: drawn in one pass, redrawn instead of stored.
+"""The network's dropouts on CPU: activations with a hashed mask, attention weights with a
+uniform-threshold mask.
 
-torch's dropout on CPU draws a Bernoulli tensor (about 10 ns an element on two threads), keeps
-it for the backward pass and multiplies by it twice: 5-8 ms a call on the paper-scale ETTh1
-imputation network's activations, five calls a training step. Here the C++ kernel
+torch's dropout on CPU draws a Bernoulli tensor, keeps it for the backward pass and multiplies
+by it twice. For activations, the C++ kernel
 (:mod:`.crab_kernel`) keeps entry i of the flat tensor when a counter-based hash of
 (seed, i) clears the threshold (the hash of the attention-weight dropout, :func:`.fused.keep_masks`)
 and scales the kept ones by 1 / (1 - p), all in one pass; the backward pass applies the same
@@ -67,3 +67,15 @@ class Dropout(nn.Dropout):
         if self.inplace:
             return super().forward(x)
         return dropout(x, self.p, self.training)
+
+
+class WeightDropout(nn.Dropout):
+    """Dropout for the plain path's attention-weight tensors: on CPU a uniform-threshold keep
+    mask (cheaper to draw than torch's Bernoulli kernel at these sizes); elsewhere ``nn.Dropout``.
+    Same distribution either way. (The fused path draws its own mask: :func:`.fused.keep_masks`.)"""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0.0 or x.device.type != "cpu":
+            return super().forward(x)
+        keep = torch.rand_like(x) >= self.p
+        return x * keep * (1.0 / (1.0 - self.p))

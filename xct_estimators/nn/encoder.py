@@ -33,9 +33,15 @@ class EncoderLayer(nn.Module):
         c = config
         if c.decop_k is not None:
             self.attention = DeCoPAttention(
-                c.d_model, c.n_heads, c.attention_len, c.decop_k, c.attn_dropout, c.activation, c.decop_variant,
+                c.d_model,
+                c.n_heads,
+                c.attention_len,
+                c.decop_k,
+                c.attn_dropout,
+                c.activation,
+                c.decop_variant,
                 c.fused_attention,
-            )  # fmt: skip
+            )
         else:
             self.attention = CRABAttention(
                 c.d_model, c.n_heads, c.attention_len, c.attn_dropout, c.use_mask, c.activation, c.fused_attention

@@ -7,7 +7,8 @@ the mask, the per-(sample, head) minimum, the per-row AbsAct denominators and th
 the backward pass recomputes the scores with one matrix product and redraws the dropout mask
 from its seed (a counter-based hash: :func:`keep_masks`).
 
-Both passes walk the (sample, head) score matrices in chunks of about ``_CHUNK_SCORES`` scores,
+Both passes walk the (sample, head) score matrices in chunks of about
+:func:`.memory.chunk_scores` scores (:func:`.memory.set_chunk_scores` changes it),
 so no score tensor for the whole batch is ever allocated (on CPU a fresh tensor of that size
 costs more in page faults than the arithmetic done on it). Between the matrix products (BLAS),
 the elementwise chain runs in the C++ kernel (:mod:`.crab_kernel`: one pass over each row, in
@@ -32,19 +33,12 @@ from typing import Optional
 import torch
 
 from . import crab_kernel
-from .config import _FUSED_ACCELERATOR_CHUNK_SCORES, _FUSED_CHUNK_SCORES, ABSACT_DELTA, ABSACT_EPS, FUSED_ACTIVATIONS
-
-#: Scores per chunk on CPU (4 MiB in float32): a chunk and its two or three working buffers stay
-#: in the last-level cache. Chunks are whole (sample, head) matrices, never smaller.
-_CHUNK_SCORES = _FUSED_CHUNK_SCORES
-#: Scores per chunk on an accelerator, where each chunk costs a few dozen kernel launches and
-#: the backward pass's tie search waits for the device once per chunk: larger chunks amortise
-#: them (benchmarks/gpu_check.py measures the choice).
-_ACCELERATOR_CHUNK_SCORES = _FUSED_ACCELERATOR_CHUNK_SCORES
+from .absact import ABSACT_DELTA, ABSACT_EPS, FUSED_ACTIVATIONS
+from .memory import chunk_scores
 
 
 def _chunk_limit(device: torch.device) -> int:
-    return _CHUNK_SCORES if device.type == "cpu" else _ACCELERATOR_CHUNK_SCORES
+    return chunk_scores(device.type)
 
 
 _GOLDEN = 0x9E3779B9
@@ -267,17 +261,29 @@ def _forward_ops(z, mask, minimum, d, spare, rows, group, p, seed, chunk, clippe
         z.mul_(keep_masks(z, p, seed, *chunk, out=spare))
 
 
-def _backward_kernel(kernel, scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, seed,
-                     clipped, heads, need_v) -> torch.Tensor:  # fmt: skip
+def _backward_kernel(
+    kernel, scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, seed, clipped, heads, need_v
+) -> torch.Tensor:
     samples, n = scores.shape[0], scores.shape[-2]
     row_total = scores.new_empty(samples, scores.shape[1], n)
     row_ties = torch.empty(row_total.shape, dtype=torch.int32, device=scores.device)
     kernel.backward(
-        scores, None if mask is None else mask[group].contiguous(),
-        scores.new_empty(0) if mask is None else minimum[rows, group], denominator[rows, group], grad_w,
-        seen if need_v else None, None if grad_mask is None else grad_mask[group], row_total, row_ties, p, seed,
-        rows.start, group.start, heads, clipped,
-    )  # fmt: skip
+        scores,
+        None if mask is None else mask[group].contiguous(),
+        scores.new_empty(0) if mask is None else minimum[rows, group],
+        denominator[rows, group],
+        grad_w,
+        seen if need_v else None,
+        None if grad_mask is None else grad_mask[group],
+        row_total,
+        row_ties,
+        p,
+        seed,
+        rows.start,
+        group.start,
+        heads,
+        clipped,
+    )
     if mask is not None:
         # The minimum's gradient, minus the sum of dSh, goes to the arg-min scores (S = min S),
         # split equally among ties as amin's backward does; the kernel counted them per row.
@@ -290,8 +296,9 @@ def _backward_kernel(kernel, scores, mask, minimum, denominator, grad_w, seen, g
     return grad_w
 
 
-def _backward_ops(scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, seed, clipped,
-                  heads, need_v, keep_buf) -> torch.Tensor:  # fmt: skip
+def _backward_ops(
+    scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, seed, clipped, heads, need_v, keep_buf
+) -> torch.Tensor:
     """The kernel's backward as PyTorch operations: ``scores`` becomes Sh = S - m and ``seen``
     holds Z (then, for V, K o clamp(Z)); returns the gradient at S, in ``grad_w``."""
     d = denominator[rows, group]
@@ -323,8 +330,9 @@ def _backward_ops(scores, mask, minimum, denominator, grad_w, seen, grad_mask, r
         grad_mask[group] += shifted.mul_(grad_z).sum(dim=0)
     grad_scores = grad_z.mul_(mask[group])  # dSh = dZ o M
     total = grad_scores.sum(dim=(-2, -1))
-    ties = torch.zeros_like(total).index_put_(at_min[:2], torch.ones_like(at_min[0], dtype=total.dtype),
-                                              accumulate=True)  # fmt: skip
+    ties = torch.zeros_like(total).index_put_(
+        at_min[:2], torch.ones_like(at_min[0], dtype=total.dtype), accumulate=True
+    )
     return grad_scores.index_put_(at_min, (total / ties)[at_min[:2]].neg_(), accumulate=True)
 
 

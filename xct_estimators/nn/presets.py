@@ -1,4 +1,5 @@
-"""The paper's hyperparameters (App. B, Table "Hyperparameter settings"), per task and dataset."""
+"""The paper's facts: hyperparameters per task and dataset (App. B, Table "Hyperparameter
+settings"), its training recipe's constants, the ablations and the DeCoP rule."""
 
 from __future__ import annotations
 
@@ -6,8 +7,36 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .config import XCTFormerConfig
+from .hyperparameters import ARCHITECTURE_PARAMS
 
 TASKS = ("forecast", "impute", "anomaly")
+#: ``xct-bench`` and the tuner name the anomaly task by its command, ``detect``.
+COMMAND_TASKS = {"forecast": "forecast", "impute": "impute", "detect": "anomaly"}
+
+#: OneCycleLR's warm-up share (App. B).
+PAPER_PCT_START = 0.4
+#: Early-stopping patience of the paper's code.
+PAPER_PATIENCE = 6
+#: Imputation mask rates of the paper (Table 3).
+IMPUTATION_MASK_RATES = (0.125, 0.25, 0.375, 0.5)
+#: The paper's rule (App. C): DeCoP replaces full CRAB above this many channels.
+DECOP_CHANNEL_THRESHOLD = 60
+
+#: The ablations of the paper's Sec. 5 / App. E, as field overrides.
+ABLATIONS: dict[str, dict] = {
+    "no_mask": {"use_mask": False},
+    "softmax": {"activation": "softmax"},
+    "vanilla": {"use_mask": False, "activation": "softmax", "decop_k": None},
+    "time": {"mixing": "time"},
+    "channel": {"mixing": "channel"},
+    "clipped": {"activation": "absact_clipped"},  # AbsAct, then negative weights set to 0 (ReLU)
+}
+
+
+def auto_decop_k(n_channels: int, k: int = 64) -> Optional[int]:
+    """The paper's rule: full CRAB up to 60 channels, DeCoP with ``k`` columns above."""
+    return k if n_channels > DECOP_CHANNEL_THRESHOLD else None
+
 
 #: Input window of each task in the paper: forecasting look-back 96 (TimesNet setup),
 #: imputation 1024 (TimeMixer++ setup), anomaly detection 100.
@@ -62,18 +91,7 @@ class XCTFormerPreset:
 
     def architecture(self) -> dict:
         """The network hyperparameters, as keyword arguments of :class:`XCTFormerConfig`."""
-        return {
-            "patch_len": self.patch_len,
-            "stride": self.stride,
-            "e_layers": self.e_layers,
-            "n_heads": self.n_heads,
-            "d_model": self.d_model,
-            "d_ff": self.d_ff,
-            "dropout": self.dropout,
-            "fc_dropout": self.fc_dropout,
-            "attn_dropout": self.attn_dropout,
-            "decop_k": self.decop_k,
-        }
+        return {name: getattr(self, name) for name in ARCHITECTURE_PARAMS}
 
     def config(self, out_len: Optional[int] = None, **overrides) -> XCTFormerConfig:
         """An :class:`XCTFormerConfig` for this row.
@@ -92,63 +110,27 @@ class XCTFormerPreset:
         return XCTFormerConfig(**fields)
 
 
-def _row(
-    task,
-    dataset,
-    patch_len,
-    stride,
-    e_layers,
-    n_heads,
-    d_model,
-    d_ff,
-    dropout,
-    fc_dropout,
-    attn_dropout,
-    k,
-    batch_size,
-    lr,
-    epochs,
-) -> XCTFormerPreset:
-    return XCTFormerPreset(
-        task,
-        dataset,
-        patch_len,
-        stride,
-        e_layers,
-        n_heads,
-        d_model,
-        d_ff,
-        dropout,
-        fc_dropout,
-        attn_dropout,
-        k,
-        batch_size,
-        lr,
-        epochs,
-    )
-
-
 # fmt: off
 _PRESETS = [
-    #                dataset  patch stride layers heads d_model d_ff drop  fc    attn  k    batch lr      epochs
-    _row("forecast", "ETTh1",   16,  8,    1,     1,    8,      16,  0.2,  0.3,  0.6,  None, 32,  0.001,  10),
-    _row("forecast", "ETTh2",   16,  8,    3,     1,    30,     60,  0.1,  0.2,  0.8,  None, 32,  0.01,   10),
-    _row("forecast", "ETTm1",   16,  8,    2,     4,    32,     64,  0.1,  0.05, 0.8,  None, 32,  0.005,  10),
-    _row("forecast", "ETTm2",   16,  8,    1,     1,    224,    448, 0.1,  0.05, 0.8,  None, 32,  0.005,  10),
-    _row("forecast", "Weather", 16,  8,    3,     2,    248,    496, 0.1,  0.05, 0.8,  None, 32,  0.0005, 10),
-    _row("forecast", "Traffic", 16,  8,    3,     4,    248,    496, 0.1,  0.05, 0.6,  192,  8,   0.001,  10),
-    _row("forecast", "ECL",     16,  8,    3,     1,    248,    496, 0.1,  0.05, 0.5,  64,   32,  0.005,  10),
-    _row("impute",   "ETTh1",   16,  8,    2,     1,    64,     128, 0.1,  0.05, 0.5,  None, 32,  0.01,   10),
-    _row("impute",   "ETTh2",   64,  32,   3,     1,    160,    320, 0.1,  0.05, 0.3,  None, 32,  0.005,  10),
-    _row("impute",   "ETTm1",   16,  8,    3,     4,    96,     192, 0.1,  0.05, 0.1,  None, 32,  0.005,  10),
-    _row("impute",   "ETTm2",   16,  8,    2,     1,    128,    256, 0.1,  0.05, 0.5,  None, 32,  0.001,  10),
-    _row("impute",   "Weather", 16,  8,    3,     1,    192,    384, 0.1,  0.05, 0.8,  None, 32,  0.001,  10),
-    _row("impute",   "ECL",     64,  32,   2,     2,    192,    384, 0.1,  0.05, 0.7,  128,  32,  0.005,  10),
-    _row("anomaly",  "MSL",     16,  8,    2,     4,    256,    512, 0.1,  0.05, 0.7,  None, 128, 0.01,   10),
-    _row("anomaly",  "PSM",     16,  8,    2,     1,    256,    512, 0.1,  0.05, 0.8,  None, 128, 0.001,  10),
-    _row("anomaly",  "SMAP",    16,  8,    3,     1,    256,    128, 0.1,  0.05, 0.3,  None, 128, 0.005,  10),
-    _row("anomaly",  "SMD",     16,  8,    2,     1,    168,    336, 0.1,  0.05, 0.3,  None, 128, 0.001,  10),
-    _row("anomaly",  "SWaT",    16,  8,    1,     2,    216,    432, 0.1,  0.05, 0.4,  None, 128, 0.0005, 10),
+    #                          dataset  patch stride layers heads d_model d_ff drop  fc    attn  k    batch lr      epochs
+    XCTFormerPreset("forecast", "ETTh1",   16,  8,    1,     1,    8,      16,  0.2,  0.3,  0.6,  None, 32,  0.001,  10),
+    XCTFormerPreset("forecast", "ETTh2",   16,  8,    3,     1,    30,     60,  0.1,  0.2,  0.8,  None, 32,  0.01,   10),
+    XCTFormerPreset("forecast", "ETTm1",   16,  8,    2,     4,    32,     64,  0.1,  0.05, 0.8,  None, 32,  0.005,  10),
+    XCTFormerPreset("forecast", "ETTm2",   16,  8,    1,     1,    224,    448, 0.1,  0.05, 0.8,  None, 32,  0.005,  10),
+    XCTFormerPreset("forecast", "Weather", 16,  8,    3,     2,    248,    496, 0.1,  0.05, 0.8,  None, 32,  0.0005, 10),
+    XCTFormerPreset("forecast", "Traffic", 16,  8,    3,     4,    248,    496, 0.1,  0.05, 0.6,  192,  8,   0.001,  10),
+    XCTFormerPreset("forecast", "ECL",     16,  8,    3,     1,    248,    496, 0.1,  0.05, 0.5,  64,   32,  0.005,  10),
+    XCTFormerPreset("impute",   "ETTh1",   16,  8,    2,     1,    64,     128, 0.1,  0.05, 0.5,  None, 32,  0.01,   10),
+    XCTFormerPreset("impute",   "ETTh2",   64,  32,   3,     1,    160,    320, 0.1,  0.05, 0.3,  None, 32,  0.005,  10),
+    XCTFormerPreset("impute",   "ETTm1",   16,  8,    3,     4,    96,     192, 0.1,  0.05, 0.1,  None, 32,  0.005,  10),
+    XCTFormerPreset("impute",   "ETTm2",   16,  8,    2,     1,    128,    256, 0.1,  0.05, 0.5,  None, 32,  0.001,  10),
+    XCTFormerPreset("impute",   "Weather", 16,  8,    3,     1,    192,    384, 0.1,  0.05, 0.8,  None, 32,  0.001,  10),
+    XCTFormerPreset("impute",   "ECL",     64,  32,   2,     2,    192,    384, 0.1,  0.05, 0.7,  128,  32,  0.005,  10),
+    XCTFormerPreset("anomaly",  "MSL",     16,  8,    2,     4,    256,    512, 0.1,  0.05, 0.7,  None, 128, 0.01,   10),
+    XCTFormerPreset("anomaly",  "PSM",     16,  8,    2,     1,    256,    512, 0.1,  0.05, 0.8,  None, 128, 0.001,  10),
+    XCTFormerPreset("anomaly",  "SMAP",    16,  8,    3,     1,    256,    128, 0.1,  0.05, 0.3,  None, 128, 0.005,  10),
+    XCTFormerPreset("anomaly",  "SMD",     16,  8,    2,     1,    168,    336, 0.1,  0.05, 0.3,  None, 128, 0.001,  10),
+    XCTFormerPreset("anomaly",  "SWaT",    16,  8,    1,     2,    216,    432, 0.1,  0.05, 0.4,  None, 128, 0.0005, 10),
 ]
 # fmt: on
 

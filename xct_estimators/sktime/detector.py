@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 from sktime.detection.base import BaseDetector
 
+from .._checks import NotFittedError
+from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
 from ..reconstruction import (
     DEFAULT_LEARNING_RATE,
     DEFAULT_MAX_EPOCHS,
@@ -18,6 +20,7 @@ from ..reconstruction import (
 from ._engine_params import TEST_PARAMS, build_engine
 
 
+@with_network_parameters("sktime")
 class XCTFormerAnomalyDetector(BaseDetector):
     """Unsupervised anomaly detection by XCTFormer reconstruction error.
 
@@ -37,12 +40,7 @@ class XCTFormerAnomalyDetector(BaseDetector):
         Length of the reconstructed windows (the paper: 100). ``X`` in ``fit`` must be at least
         this long; shorter batches later are scored as the continuation of the training data
         (with a warning).
-    patch_len, stride : int, default=16, 8
-        Patch length and step of the tokenizer.
-    d_model, n_heads, d_ff, e_layers : int, default=32, 2, 64, 2
-        Token width, attention heads, feed-forward width, encoder layers.
-    decop_k : int or None, default=None
-        ``None`` for full CRAB attention; ``k`` for DeCoP compression (many channels).
+    <network parameters>
     n_epochs : int, default=50
         Maximum training epochs; early stopping on the validation loss usually ends sooner.
     batch_size : int, default=32
@@ -59,8 +57,6 @@ class XCTFormerAnomalyDetector(BaseDetector):
         Seed for weights and training order.
     accelerator : str, default="auto"
         Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``.
-    dropout, fc_dropout, attn_dropout : float, default=0.1, 0.05, 0.3
-        Dropout rates.
     window_stride : int or None, default=None
         Step between inference windows (overlaps are averaged); default ``window_length // 2``.
     progress_bar : bool, default=False
@@ -120,7 +116,7 @@ class XCTFormerAnomalyDetector(BaseDetector):
         accelerator="auto",
         dropout=0.1,
         fc_dropout=0.05,
-        attn_dropout=0.3,
+        attn_dropout=RECONSTRUCTION_DEFAULTS["attn_dropout"],
         window_stride=None,
         progress_bar=False,
     ):
@@ -154,6 +150,19 @@ class XCTFormerAnomalyDetector(BaseDetector):
         """A detector with the paper's anomaly-detection hyperparameters for ``dataset``."""
         alpha = overrides.pop("alpha", 0.005 if dataset.upper() == "SMD" else 0.01)
         return cls(alpha=alpha, **{**preset_params(dataset, "anomaly"), **overrides})
+
+    @property
+    def network_(self):
+        """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
+        if not hasattr(self, "engine_"):
+            raise NotFittedError(f"This {type(self).__name__} has not been fitted yet: call fit() first.")
+        return self.engine_.network_
+
+    @property
+    def channel_names_(self) -> list[str]:
+        """The columns of ``X`` seen in ``fit``, as strings: the network's channels."""
+        self.network_  # noqa: B018 (raises before fit)
+        return [str(c) for c in self.columns_]
 
     def _fit(self, X, y=None):
         self.columns_ = list(X.columns)

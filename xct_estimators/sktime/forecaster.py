@@ -9,19 +9,26 @@ import numpy as np
 import pandas as pd
 from sktime.forecasting.base import BaseForecaster
 
+from .._checks import NotFittedError
 from .._quiet import quiet_lightning
+from ..nn.hyperparameters import DECOP_AUTO_DOC, network_kwargs, with_network_parameters
 
 _TEST_PARAMS = dict(
-    input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1,
-    batch_size=16, random_state=0, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False},
-)  # fmt: skip
+    input_chunk_length=6,
+    patch_len=4,
+    stride=2,
+    d_model=8,
+    n_heads=1,
+    d_ff=16,
+    e_layers=1,
+    n_epochs=1,
+    batch_size=16,
+    random_state=0,
+    pl_trainer_kwargs={"enable_progress_bar": False, "logger": False},
+)
 
-_NETWORK_PARAMS = (
-    "patch_len", "stride", "d_model", "n_heads", "d_ff", "e_layers", "dropout", "fc_dropout",
-    "attn_dropout", "head_dropout", "decop_k", "use_mask", "activation", "mixing",
-)  # fmt: skip
 
-
+@with_network_parameters("sktime", extra={"decop_k": DECOP_AUTO_DOC})
 class XCTFormerForecaster(BaseForecaster):
     """XCTFormer forecaster for sktime: cross-channel, cross-time attention over patch tokens.
 
@@ -39,16 +46,7 @@ class XCTFormerForecaster(BaseForecaster):
     output_chunk_length : int or None, default=None
         Steps predicted at once. ``None``: the largest step of the ``fh`` seen in ``fit`` (1 if
         ``fit`` sees no ``fh``). Longer horizons are forecast autoregressively.
-    patch_len, stride : int, default=16, 8
-        Patch length and step of the tokenizer.
-    d_model, n_heads, d_ff, e_layers : int, default=32, 2, 64, 2
-        Token width, attention heads, feed-forward width, encoder layers.
-    dropout, fc_dropout, attn_dropout, head_dropout : float, default=0.1, 0.05, 0.5, 0.0
-        Dropout rates.
-    decop_k : int, "auto" or None, default=None
-        ``None`` for full CRAB attention; ``k`` for DeCoP; ``"auto"`` for the paper's rule.
-    use_mask, activation, mixing : default=True, "absact", "full"
-        The paper's ablation switches.
+    <network parameters>
     n_epochs, batch_size : int, default=10, 32
         Training epochs and batch size.
     learning_rate : float, default=1e-3
@@ -175,7 +173,7 @@ class XCTFormerForecaster(BaseForecaster):
         return XCTFormerModel(
             input_chunk_length=self.input_chunk_length,
             output_chunk_length=output_chunk_length,
-            **{name: getattr(self, name) for name in _NETWORK_PARAMS},
+            **network_kwargs(self),
             n_epochs=self.n_epochs,
             batch_size=self.batch_size,
             optimizer_kwargs={"lr": self.learning_rate},
@@ -183,6 +181,19 @@ class XCTFormerForecaster(BaseForecaster):
             random_state=self.random_state,
             pl_trainer_kwargs=trainer_kwargs,
         )
+
+    @property
+    def network_(self):
+        """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
+        if not hasattr(self, "darts_model_"):
+            raise NotFittedError("This XCTFormerForecaster has not been fitted yet: call fit() first.")
+        return self.darts_model_.network_
+
+    @property
+    def channel_names_(self) -> list[str]:
+        """The network's channels: the columns of ``y``, then those of ``X`` (as strings)."""
+        self.network_  # noqa: B018 (raises before fit)
+        return [str(c) for c in self.y_context_.columns] + [str(c) for c in (self.x_columns_ or [])]
 
     @staticmethod
     def _series(frame: pd.DataFrame):
@@ -374,19 +385,31 @@ class XCTFormerForecaster(BaseForecaster):
         quantiles = list(self.quantiles)
         if all(a in quantiles for a in alpha):
             per_instance = [
-                (key, {(c, a): params[:, j, quantiles.index(a)] for j, c in enumerate(self.y_context_.columns)
-                       for a in alpha})
+                (
+                    key,
+                    {
+                        (c, a): params[:, j, quantiles.index(a)]
+                        for j, c in enumerate(self.y_context_.columns)
+                        for a in alpha
+                    },
+                )
                 for key, params in self._quantile_params(fh, X)
-            ]  # fmt: skip
+            ]
         else:  # sample the fitted quantile function
             forecasts, rows = self._darts_predict(fh, X, num_samples=1000)
             per_instance = []
             for key, forecast in forecasts:
                 samples = forecast.all_values()[rows]  # (steps, components, samples)
                 per_instance.append(
-                    (key, {(c, a): np.quantile(samples[:, j, :], a, axis=-1)
-                           for j, c in enumerate(self.y_context_.columns) for a in alpha})
-                )  # fmt: skip
+                    (
+                        key,
+                        {
+                            (c, a): np.quantile(samples[:, j, :], a, axis=-1)
+                            for j, c in enumerate(self.y_context_.columns)
+                            for a in alpha
+                        },
+                    )
+                )
         frames, indexes = [], self._absolute_indexes(fh)
         for key, values in per_instance:
             columns = pd.MultiIndex.from_tuples(list(values))

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 from sktime.transformations.base import BaseTransformer
 
+from .._checks import NotFittedError
+from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
 from ..reconstruction import (
     DEFAULT_FILL,
     DEFAULT_LEARNING_RATE,
@@ -17,6 +19,7 @@ from ..reconstruction import (
 from ._engine_params import TEST_PARAMS, build_engine
 
 
+@with_network_parameters("sktime")
 class XCTFormerImputer(BaseTransformer):
     """Impute missing values with XCTFormer, a cross-channel, cross-time transformer.
 
@@ -34,12 +37,7 @@ class XCTFormerImputer(BaseTransformer):
         continuation of the training data (with a warning).
     mask_rate : float, default=0.25
         Share of observed points hidden in each training window (the paper: 0.125 to 0.5).
-    patch_len, stride : int, default=16, 8
-        Patch length and step of the tokenizer.
-    d_model, n_heads, d_ff, e_layers : int, default=32, 2, 64, 2
-        Token width, attention heads, feed-forward width, encoder layers.
-    decop_k : int or None, default=None
-        ``None`` for full CRAB attention; ``k`` for DeCoP compression (many channels).
+    <network parameters>
     n_epochs : int, default=50
         Maximum training epochs; early stopping on the validation loss usually ends sooner.
     batch_size : int, default=32
@@ -56,8 +54,6 @@ class XCTFormerImputer(BaseTransformer):
         Seed for weights, training order and masks.
     accelerator : str, default="auto"
         Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``.
-    dropout, fc_dropout, attn_dropout : float, default=0.1, 0.05, 0.3
-        Dropout rates (tokens, attention output and feed-forward, attention weights).
     window_stride : int or None, default=None
         Step between inference windows (overlaps are averaged); default ``window_length // 2``.
     progress_bar : bool, default=False
@@ -122,7 +118,7 @@ class XCTFormerImputer(BaseTransformer):
         accelerator="auto",
         dropout=0.1,
         fc_dropout=0.05,
-        attn_dropout=0.3,
+        attn_dropout=RECONSTRUCTION_DEFAULTS["attn_dropout"],
         window_stride=None,
         progress_bar=False,
         fill=DEFAULT_FILL,
@@ -159,9 +155,22 @@ class XCTFormerImputer(BaseTransformer):
         """
         return cls(**{**preset_params(dataset, "impute"), **overrides})
 
+    @property
+    def network_(self):
+        """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
+        if not hasattr(self, "engine_"):
+            raise NotFittedError(f"This {type(self).__name__} has not been fitted yet: call fit() first.")
+        return self.engine_.network_
+
+    @property
+    def channel_names_(self) -> list[str]:
+        """The columns of ``X`` seen in ``fit``, as strings: the network's channels."""
+        self.network_  # noqa: B018 (raises before fit)
+        return [str(c) for c in self.columns_]
+
     def _fit(self, X, y=None):
         self.columns_ = list(X.columns)
-        self.engine_ = build_engine(self, mask_rate=self.mask_rate, fill=self.fill).fit(X.to_numpy(np.float64))
+        self.engine_ = build_engine(self).fit(X.to_numpy(np.float64))
         return self
 
     def _transform(self, X, y=None):

@@ -1,8 +1,11 @@
 """Tiny saves written by the code before the one-home refactor (commit cc9a89d)."""
-import pickle, warnings
-import numpy as np, pandas as pd
+import pickle
+
+import numpy as np
+import pandas as pd
 from darts import TimeSeries
-from xct_estimators import XCTFormerModel, XCTFormerImputer, XCTFormerForecaster
+
+from xct_estimators import XCTFormerForecaster, XCTFormerImputer, XCTFormerModel
 
 out = "tests/data/before_refactor/"
 t = np.arange(200, dtype=np.float32)

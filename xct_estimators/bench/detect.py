@@ -1,0 +1,397 @@
+"""``xct-bench detect``: the anomaly-detection benchmark, its data, detectors, protocols and runs.
+
+Data: the training and test arrays of MSL or SMAP, standardised on the training array.
+
+Detectors (:data:`DETECTION_MODELS`): each has ``fit(train)``, ``window_energies(values, length, progress)`` (one energy per stride-1
+window and time step: the ``tslib`` protocol), ``point_scores(values)`` (one score per step and
+the number of windows behind them: the ``point`` protocol) and ``settings``. Reconstructors
+(XCTFormer, the window mean) score a window by its reconstruction MSE over channels; Darts'
+scorers give one score per step, and a window's energies are the scores of its steps.
+
+Protocols. ``tslib`` (the paper's numbers, Time-Series-Library's loop): every stride-1 window of the
+training and of the test array is scored, one energy per window and time step (the
+reconstruction MSE over channels); the energies are concatenated in window order, so a point
+appears in up to ``window_length`` windows, and the test windows' labels are concatenated the
+same way. Threshold: ``np.percentile(concat(train, test energies), 100 - anomaly_ratio)``;
+prediction: energy > threshold; point adjustment on the concatenated sequences.
+
+``point``: each point gets one score (what a user of the scorer or detector gets: overlapping
+windows' reconstructions averaged), the same threshold rule over the train and test scores,
+metrics on the original labels.
+
+Both report precision/recall/F1 with and without point adjustment, AUC-PR and AUC-ROC.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Optional
+
+import numpy as np
+from sklearn.metrics import average_precision_score, roc_auc_score
+from sklearn.preprocessing import StandardScaler
+from tqdm.auto import tqdm
+
+from ..nn.presets import ABLATIONS, PAPER_PATIENCE, TASK_SEQ_LEN
+from .datasets import load_anomaly_dataset
+from .models import ABLATION_MODELS, reconstruction_engine
+from .results import run_key
+from .runs import plain_settings
+from .settings import DetectSettings
+
+#: The paper's anomaly ratio per dataset, in percent (the threshold percentile is 100 - ratio).
+ANOMALY_RATIOS = {"SMD": 0.5, "MSL": 1.0, "SMAP": 1.0, "PSM": 1.0, "SWaT": 1.0}
+DETECTION_PROTOCOLS = ("tslib", "point")
+
+
+def point_adjust(predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Point adjustment: if any step of a true anomaly segment is predicted, every step of that
+    segment counts as predicted. Inflates recall and F1; report it beside the unadjusted numbers.
+
+    (Time-Series-Library's loop never adjusts index 0 backwards; here a segment starting at 0 is
+    adjusted like any other, a difference of at most one point.)
+    """
+    predictions = np.asarray(predictions, dtype=bool).copy()
+    labels = np.asarray(labels, dtype=bool)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], labels.astype(np.int8), [0]])))
+    starts, stops = edges[::2], edges[1::2]
+    hits = np.concatenate([[0], np.cumsum(predictions, dtype=np.int64)])
+    found = hits[stops] - hits[starts] > 0
+    marks = np.zeros(len(labels) + 1, dtype=np.int64)
+    np.add.at(marks, starts[found], 1)
+    np.add.at(marks, stops[found], -1)
+    predictions |= np.cumsum(marks[:-1]) > 0
+    return predictions
+
+
+def threshold(train_energy: np.ndarray, test_energy: np.ndarray, anomaly_ratio: float) -> float:
+    """The paper's threshold: the ``100 - anomaly_ratio`` percentile of train and test energies."""
+    return float(np.percentile(np.concatenate([np.ravel(train_energy), np.ravel(test_energy)]), 100 - anomaly_ratio))
+
+
+def _binary_scores(labels: np.ndarray, predictions: np.ndarray) -> tuple[float, float, float]:
+    true_positives = int(np.count_nonzero(labels & predictions))
+    precision = true_positives / max(int(np.count_nonzero(predictions)), 1)
+    recall = true_positives / max(int(np.count_nonzero(labels)), 1)
+    f1 = 2 * precision * recall / (precision + recall) if true_positives else 0.0
+    return precision, recall, f1
+
+
+def detection_metrics(energy: np.ndarray, labels: np.ndarray, threshold_value: float) -> dict[str, float]:
+    """Precision/recall/F1 (binary, positive = anomaly) with and without point adjustment,
+    AUC-PR and AUC-ROC of the energies, for predictions ``energy > threshold_value``."""
+    energy = np.ravel(energy)
+    labels = np.ravel(labels).astype(bool)
+    predictions = energy > threshold_value
+    out = {"threshold": float(threshold_value)}
+    for suffix, pred in (("", predictions), ("_adjusted", point_adjust(predictions, labels))):
+        precision, recall, f1 = _binary_scores(labels, pred)
+        out.update({f"precision{suffix}": precision, f"recall{suffix}": recall, f"f1{suffix}": f1})
+    out["auc_pr"] = float(average_precision_score(labels, energy))
+    out["auc_roc"] = float(roc_auc_score(labels, energy))
+    return out
+
+
+def window_view(values: np.ndarray, length: int) -> np.ndarray:
+    """Every stride-1 window of a (time, channels) array, (windows, length, channels), no copy."""
+    return np.lib.stride_tricks.sliding_window_view(values, length, axis=0).transpose(0, 2, 1)
+
+
+def window_labels(labels: np.ndarray, length: int) -> np.ndarray:
+    """The labels of every stride-1 window, concatenated in window order."""
+    return np.lib.stride_tricks.sliding_window_view(np.asarray(labels, dtype=bool), length).reshape(-1)
+
+
+def chunked_window_energies(
+    values: np.ndarray,
+    length: int,
+    energies_of: Callable[[np.ndarray], np.ndarray],
+    chunk: int = 4096,
+    progress: Optional[Callable[[int], object]] = None,
+) -> np.ndarray:
+    """(windows, length) energies of every stride-1 window, ``chunk`` windows at a time
+    (``energies_of`` maps (n, length, channels) windows to (n, length) energies)."""
+    windows = window_view(values, length)
+    out = np.empty((len(windows), length), dtype=np.float32)
+    for start in range(0, len(windows), chunk):
+        batch = np.ascontiguousarray(windows[start : start + chunk])
+        out[start : start + len(batch)] = energies_of(batch)
+        if progress is not None:
+            progress(len(batch))
+    return out
+
+
+def evaluate_tslib(detector, train, test, labels, anomaly_ratio: float, length: int, progress=None) -> dict:
+    """The paper's protocol (module docstring) for a fitted bench detector."""
+    train_energy = detector.window_energies(train, length, progress)
+    test_energy = detector.window_energies(test, length, progress)
+    metrics = detection_metrics(
+        test_energy, window_labels(labels, length), threshold(train_energy, test_energy, anomaly_ratio)
+    )
+    return {**metrics, "n_windows": len(test_energy), "n_train_windows": len(train_energy)}
+
+
+def evaluate_point(detector, train, test, labels, anomaly_ratio: float) -> dict:
+    """One score per point (module docstring) for a fitted bench detector."""
+    train_scores, _ = detector.point_scores(train)
+    test_scores, n_windows = detector.point_scores(test)
+    metrics = detection_metrics(test_scores, labels, threshold(train_scores, test_scores, anomaly_ratio))
+    return {**metrics, "n_windows": n_windows}
+
+
+DETECTION_MODELS = {
+    "xctformer": "XCTFormer reconstruction (the paper's preset, or --arch overrides)",
+    "window_mean": "no training: each window reconstructed by its per-channel mean (a floor)",
+    "darts_kmeans": "darts.ad.KMeansScorer(k=8, window=10) on the training series",
+    "darts_iforest": "darts.ad.PyODScorer(pyod IForest, window=10) (needs pyod: pip install pyod)",
+    **{
+        name: "ablation: xctformer with one switch changed (see xct-bench forecast --help)"
+        for name in (
+            "xctformer_nomask",
+            "xctformer_softmax",
+            "xctformer_vanilla",
+            "xctformer_time",
+            "xctformer_channel",
+            "xctformer_clipped",
+        )
+    },
+}
+DEFAULT_DETECTION_MODELS = ("xctformer", "window_mean")
+#: Window of the Darts scorers: ten steps of context for a per-step score.
+DARTS_SCORER_WINDOW = 10
+
+
+def _reconstruction_energy(windows: np.ndarray, reconstruction: np.ndarray) -> np.ndarray:
+    return np.square(reconstruction - windows).mean(axis=-1)
+
+
+def _averaged(values: np.ndarray, length: int, stride: int, reconstruct) -> tuple[np.ndarray, int]:
+    """Reconstruct windows every ``stride`` steps (the last one ending at the end), average overlaps."""
+    starts = np.arange(0, len(values) - length + 1, stride)
+    if starts[-1] != len(values) - length:
+        starts = np.append(starts, len(values) - length)
+    total = np.zeros(values.shape, dtype=np.float64)
+    count = np.zeros((len(values), 1))
+    for start in starts:
+        total[start : start + length] += reconstruct(values[None, start : start + length])[0]
+        count[start : start + length] += 1
+    return total / count, len(starts)
+
+
+class XCTFormerBenchDetector:
+    """A :class:`~xct_estimators.reconstruction.ReconstructionEngine` in anomaly mode."""
+
+    def __init__(self, engine, validation_share: float = 0.2):
+        self.engine = engine
+        self.validation_share = validation_share
+        params = {"window_length": engine.window_length, **engine.architecture}
+        params.update(n_epochs=engine.n_epochs, batch_size=engine.batch_size, learning_rate=engine.learning_rate)
+        self.settings = {**params, "patience": engine.patience, "train_stride": engine.train_stride}
+
+    def fit(self, train: np.ndarray) -> XCTFormerBenchDetector:
+        # The paper's code: validation = the last 20 % of the training array, also trained on.
+        self.engine.fit(train, val_values=train[int(len(train) * (1 - self.validation_share)) :])
+        self.settings.update(epochs_trained=self.engine.epochs_trained, best_epoch=self.engine.best_epoch)
+        return self
+
+    def window_energies(self, values, length, progress=None):
+        if length != self.engine.window_length:
+            raise ValueError(f"The engine reconstructs windows of {self.engine.window_length}, not {length}.")
+        visible = np.ones((1, length, values.shape[1]), dtype=bool)
+
+        def energies_of(windows):
+            reconstruction = self.engine.reconstruct_windows(windows, np.broadcast_to(visible, windows.shape))
+            return _reconstruction_energy(windows, reconstruction)
+
+        return chunked_window_energies(values, length, energies_of, progress=progress)
+
+    def point_scores(self, values):
+        scores = np.nanmean(self.engine.score(values), axis=1)
+        return scores, len(self.engine.window_starts(len(values)))
+
+
+class WindowMeanDetector:
+    """Each window reconstructed by its per-channel mean: no training, deterministic."""
+
+    def __init__(self, window_length: int):
+        self.window_length = window_length
+        self.settings = {"window_length": window_length, "window_stride": max(window_length // 2, 1)}
+
+    @staticmethod
+    def reconstruct_windows(windows: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(windows.mean(axis=1, keepdims=True), windows.shape)
+
+    def fit(self, train: np.ndarray) -> WindowMeanDetector:
+        return self
+
+    def window_energies(self, values, length, progress=None):
+        return chunked_window_energies(
+            values, length, lambda w: _reconstruction_energy(w, self.reconstruct_windows(w)), progress=progress
+        )
+
+    def point_scores(self, values):
+        stride = self.settings["window_stride"]
+        reconstruction, n_windows = _averaged(values, self.window_length, stride, self.reconstruct_windows)
+        return np.square(reconstruction - values).mean(axis=1), n_windows
+
+
+class DartsScorerDetector:
+    """A fittable Darts anomaly scorer; its per-step scores serve both protocols.
+
+    Darts scores a step from the ``window`` steps ending at it, so the first ``window - 1``
+    steps have no score of their own: they take the first score.
+    """
+
+    def __init__(self, name: str, seed: int):
+        self.name = name
+        self.seed = seed
+        self.settings = {"window": DARTS_SCORER_WINDOW}
+        if name == "darts_kmeans":
+            self.settings.update(scorer="KMeansScorer", k=8)
+        else:
+            self.settings.update(scorer="PyODScorer", model="IForest")
+        self.scorer = None
+
+    def _build(self):
+        from darts.ad import KMeansScorer, PyODScorer
+
+        if self.name == "darts_kmeans":
+            return KMeansScorer(k=8, window=DARTS_SCORER_WINDOW, random_state=self.seed)
+        try:
+            from pyod.models.iforest import IForest
+        except ImportError as error:
+            raise ImportError(
+                "The darts_iforest baseline needs PyOD: pip install pyod (or pip install 'xct-estimators[baselines]')."
+            ) from error
+        return PyODScorer(IForest(random_state=self.seed), window=DARTS_SCORER_WINDOW)
+
+    @staticmethod
+    def _series(values):
+        from darts import TimeSeries
+
+        return TimeSeries.from_values(np.asarray(values, dtype=np.float32))
+
+    def fit(self, train: np.ndarray) -> DartsScorerDetector:
+        self.scorer = self._build().fit(self._series(train))
+        return self
+
+    def _step_scores(self, values) -> np.ndarray:
+        scores = self.scorer.score(self._series(values)).values(copy=False)[:, 0].astype(np.float32)
+        return np.concatenate([np.full(len(values) - len(scores), scores[0], dtype=np.float32), scores])
+
+    def window_energies(self, values, length, progress=None):
+        windows = np.lib.stride_tricks.sliding_window_view(self._step_scores(values), length)
+        if progress is not None:
+            progress(len(windows))
+        return windows
+
+    def point_scores(self, values):
+        return self._step_scores(values), None
+
+
+def build_detector(model: str, engine_factory, window_length: int, seed: int):
+    """The bench detector named ``model``; ``engine_factory()`` builds XCTFormer's engine."""
+    if model == "xctformer" or model in ABLATION_MODELS:
+        switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
+        return XCTFormerBenchDetector(engine_factory(**switches))
+    if model == "window_mean":
+        return WindowMeanDetector(window_length)
+    if model in ("darts_kmeans", "darts_iforest"):
+        return DartsScorerDetector(model, seed)
+    raise ValueError(f"Unknown detection model {model!r}; choose from {', '.join(DETECTION_MODELS)}.")
+
+
+def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train and test arrays standardised with a scaler fitted on the training array, test labels."""
+    data = load_anomaly_dataset(name, data_dir)
+    scaler = StandardScaler().fit(data.train)
+    train = scaler.transform(data.train).astype(np.float32)
+    test = scaler.transform(data.test).astype(np.float32)
+    return train, test, np.asarray(data.labels, dtype=bool)
+
+
+def _detection_engine(dataset: str, settings: DetectSettings, **switches):
+    return reconstruction_engine(
+        dataset,
+        "anomaly",
+        settings,
+        window_length=TASK_SEQ_LEN["anomaly"],
+        train_stride=settings.train_stride,
+        patience=PAPER_PATIENCE,
+        fill="zero",
+        **(settings.arch or {}),
+        **switches,
+    )
+
+
+def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: dict, todo: list):
+    """One detector trained once, evaluated under each protocol in ``todo``, wherever it executes."""
+    length = TASK_SEQ_LEN["anomaly"]
+    detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
+    train, test, labels = arrays
+    ratio = ANOMALY_RATIOS[dataset]
+    start = time.perf_counter()
+    detector.fit(train)
+    fit_seconds = time.perf_counter() - start
+    outcome = []
+    for protocol in todo:
+        start = time.perf_counter()
+        if protocol == "tslib":
+            total = len(train) + len(test) - 2 * length + 2  # stride-1 windows of train and test
+            with tqdm(total=total, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
+                metrics = evaluate_tslib(detector, train, test, labels, ratio, length, wins.update)
+        else:
+            metrics = evaluate_point(detector, train, test, labels, ratio)
+        record = {
+            **runs[protocol],
+            "run": runs[protocol],
+            **metrics,
+            "settings": plain_settings(detector.settings),
+            "fit_seconds": fit_seconds,
+            "eval_seconds": time.perf_counter() - start,
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        outcome.append((record, None))
+    return outcome
+
+
+def _detect_summary(record: dict) -> str:
+    return (
+        f"{record['dataset']} {record['model']} ({record['protocol']}): F1 {record['f1']:.4f}, "
+        f"AUC-PR {record['auc_pr']:.4f}, AUC-ROC {record['auc_roc']:.4f}, "
+        f"point-adjusted F1 {record['f1_adjusted']:.4f}"
+    )
+
+
+def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) -> list:
+    """``xct-bench detect``'s runs for ``settings.seed``: each (dataset, model) trained once for the
+    protocols not in ``finished``."""
+    from .backends import Job
+
+    args = settings.replace(no_progress=settings.no_progress or not progress)
+    length = TASK_SEQ_LEN["anomaly"]
+    arrays = {d: detection_arrays(d, args.data_dir) for d in args.dataset}  # all checked first
+    jobs = []
+    for dataset, model in ((d, m) for d in args.dataset for m in args.models or DEFAULT_DETECTION_MODELS):
+        detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
+        base = {
+            "task": "detect",
+            "dataset": dataset,
+            "model": model,
+            "seed": args.seed,
+            "train_stride": args.train_stride if model.startswith("xctformer") else None,
+            "arch": args.arch if model.startswith("xctformer") else None,
+            "anomaly_ratio": ANOMALY_RATIOS[dataset],
+            "window_length": length,
+            "settings": plain_settings(detector.settings),
+        }
+        runs = {p: {**base, "protocol": p} for p in args.protocol}
+        todo = [p for p, run in runs.items() if run_key({"run": run}) not in finished]
+        if not todo:
+            print(f"skip (already in results): {dataset} {model} seed {args.seed}")
+            continue
+        work = partial(_detect_work, args, dataset, model, arrays[dataset], runs, todo)
+        jobs.append(Job(f"{dataset} {model} seed {args.seed}", work, _detect_summary, runs[todo[0]]))
+    return jobs

@@ -1,0 +1,118 @@
+"""Typed settings of each ``xct-bench`` command: the command line builds one, the runners read it.
+
+Field names are the command-line options' (``--seq-len`` is ``seq_len``); each field's default is
+the option's default, so the parser takes its defaults from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+DEFAULT_OUTPUT = "xct-bench-results"
+
+
+def parse_devices(value):
+    """Lightning's ``devices``: a count given as digits becomes an int (``"2"`` -> 2)."""
+    return int(value) if isinstance(value, str) and value.isdigit() else value
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommonSettings:
+    """What every command that trains shares."""
+
+    data_dir: Optional[str] = None
+    output: Path = Path(DEFAULT_OUTPUT)
+    resume: bool = False
+    seed: int = 2021
+    seeds: Optional[list[int]] = None
+    epochs: Optional[int] = None
+    accelerator: str = "auto"
+    devices: Any = "auto"
+    no_progress: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "output", Path(self.output))
+        object.__setattr__(self, "devices", parse_devices(self.devices))
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+    def per_seed(self) -> list:
+        """One settings object per seed of ``seeds`` (or ``seed`` alone)."""
+        return [self.replace(seed=seed) for seed in self.seeds or [self.seed]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BackendSettings:
+    """Where the runs execute (``--backend``)."""
+
+    backend: str = "local"
+    ray_address: Optional[str] = None
+    cpus_per_run: float = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingSettings:
+    """Training options of the reconstruction tasks (None: the preset's)."""
+
+    train_stride: int = 1
+    batch_size: Optional[int] = None
+    learning_rate: Optional[float] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForecastSettings(CommonSettings, BackendSettings):
+    dataset: list[str] = field(default_factory=lambda: ["synthetic"])
+    horizons: Optional[list[int]] = None
+    models: Optional[list[str]] = None  # None: the forecasting default models
+    features: Optional[str] = None
+    seq_len: int = 96
+    full: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImputeSettings(CommonSettings, BackendSettings, TrainingSettings):
+    dataset: list[str] = field(default_factory=lambda: ["ETTh1"])
+    models: Optional[list[str]] = None
+    protocol: str = "tslib"
+    eval_stride: int = 1
+    mask_rates: Optional[list[float]] = None  # None: the paper's four
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetectSettings(CommonSettings, BackendSettings, TrainingSettings):
+    dataset: list[str] = field(default_factory=lambda: ["MSL"])
+    models: Optional[list[str]] = None
+    protocol: list[str] = field(default_factory=lambda: ["tslib"])
+    arch: Optional[dict[str, Any]] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainSettings(CommonSettings):
+    dataset: list[str] = field(default_factory=lambda: ["ETTm1"])
+    horizons: Optional[list[int]] = None
+    features: Optional[str] = None
+    seq_len: int = 96
+
+
+@dataclass(frozen=True, kw_only=True)
+class TuneSettings(CommonSettings, TrainingSettings):
+    task: str = "forecast"
+    dataset: str = "ETTh1"
+    trials: int = 20
+    timeout: Optional[float] = None
+    horizon: int = 96
+    mask_rate: float = 0.25
+    storage: Optional[str] = None
+    study_name: Optional[str] = None
+    space: Optional[str] = None
+    arch: Optional[dict[str, Any]] = None
+
+
+def default(settings_cls, name: str):
+    """The default of field ``name`` of ``settings_cls`` (what the option's parser shows)."""
+    spec = settings_cls.__dataclass_fields__[name]
+    return spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default

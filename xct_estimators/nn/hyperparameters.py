@@ -1,0 +1,196 @@
+"""The network's hyperparameters, defined once: name, default and documentation.
+
+:class:`~xct_estimators.nn.XCTFormerConfig`'s fields, every estimator's signature and parameter
+documentation, and the name lists of the adapters, ``xct-bench --arch`` and the tuner come from
+:data:`HYPERPARAMETERS`; ``tests/test_hyperparameters.py`` checks that they agree.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import Any
+
+#: Default bound for a training batch's full-CRAB attention memory (see :mod:`.memory`).
+DEFAULT_MAX_ATTENTION_BYTES = 16 * 1024**3
+
+
+@dataclass(frozen=True)
+class Hyperparameter:
+    name: str
+    default: Any
+    type: str  # as numpydoc writes it
+    doc: str
+
+
+HYPERPARAMETERS: tuple[Hyperparameter, ...] = (
+    Hyperparameter("patch_len", 16, "int", "Length of each patch (token) cut from every channel."),
+    Hyperparameter(
+        "stride", 8, "int", "Step between the starts of consecutive patches (the paper: ``patch_len / 2``)."
+    ),
+    Hyperparameter("d_model", 32, "int", "Width of every token; must be divisible by ``n_heads``."),
+    Hyperparameter("n_heads", 2, "int", "Number of attention heads."),
+    Hyperparameter("d_ff", 64, "int", "Width of the hidden layer of each encoder layer's feed-forward block."),
+    Hyperparameter("e_layers", 2, "int", "Number of encoder layers."),
+    Hyperparameter("dropout", 0.1, "float", "Dropout on the patch tokens (after the positional embedding)."),
+    Hyperparameter(
+        "fc_dropout",
+        0.05,
+        "float",
+        "Dropout on the attention output (before its residual) and in the feed-forward block.",
+    ),
+    Hyperparameter(
+        "attn_dropout", 0.5, "float", "Dropout on the attention weights (after AbsAct, before they multiply V)."
+    ),
+    Hyperparameter("head_dropout", 0.0, "float", "Dropout on the flattened tokens before the linear output head."),
+    Hyperparameter(
+        "decop_k",
+        None,
+        "int or None",
+        "``None`` for full CRAB attention over all N = channels x patches tokens; an integer ``k`` compresses "
+        "the N x N attention to N x k with DeCoP (no learnable mask then).",
+    ),
+    Hyperparameter(
+        "use_mask", True, "bool", "Ablation switch: ``False`` removes CRAB's learnable mask and its min-shift."
+    ),
+    Hyperparameter(
+        "activation",
+        "absact",
+        '{"absact", "softmax", "absact_clipped"}',
+        '``"absact"`` (the paper), ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)) or ``"absact_clipped"`` '
+        "(ablation: AbsAct's negative weights set to zero).",
+    ),
+    Hyperparameter(
+        "mixing",
+        "full",
+        '{"full", "time", "channel"}',
+        '``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own channel) or '
+        '``"channel"`` (only to tokens of its own patch index); the last two are the paper\'s ablations.',
+    ),
+    Hyperparameter(
+        "decop_variant",
+        "paper",
+        '{"paper", "authors"}',
+        'With DeCoP only: ``"paper"`` (the paper\'s equations) or ``"authors"`` (the authors\' code\'s value '
+        "reshaping and compressor initialisation; see ``docs/decop.md``).",
+    ),
+    Hyperparameter(
+        "fused_attention",
+        True,
+        "bool",
+        "Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x N "
+        "tensor for the backward pass (a C++ kernel on CPU; gradients equal plain autograd's). ``False``: the "
+        "plain path.",
+    ),
+    Hyperparameter(
+        "max_attention_bytes",
+        DEFAULT_MAX_ATTENTION_BYTES,
+        "int or None",
+        "Bound on the estimated memory of full CRAB attention, checked for one sample when the model is built "
+        "and for a training batch at ``fit``; above it an error names the largest batch that fits and suggests "
+        "``decop_k``. ``None`` disables the check.",
+    ),
+)
+
+BY_NAME: dict[str, Hyperparameter] = {h.name: h for h in HYPERPARAMETERS}
+#: Every hyperparameter's name, in the table's order.
+NETWORK_PARAMS: tuple[str, ...] = tuple(BY_NAME)
+#: The architecture: what a search space or ``xct-bench --arch`` may set (numbers only).
+ARCHITECTURE_PARAMS: tuple[str, ...] = (
+    "patch_len",
+    "stride",
+    "d_model",
+    "n_heads",
+    "d_ff",
+    "e_layers",
+    "dropout",
+    "fc_dropout",
+    "attn_dropout",
+    "decop_k",
+)
+#: The reconstruction estimators (engine, imputer, detector, scorer) differ in one default: their
+#: defaults were measured together with this attention dropout (``benchmarks/imputer_defaults.py``).
+RECONSTRUCTION_DEFAULTS: dict[str, Any] = {"attn_dropout": 0.3}
+
+
+def defaults(reconstruction: bool = False) -> dict[str, Any]:
+    """Every hyperparameter's default (the reconstruction estimators' with ``reconstruction``)."""
+    values = {h.name: h.default for h in HYPERPARAMETERS}
+    return {**values, **RECONSTRUCTION_DEFAULTS} if reconstruction else values
+
+
+def hyperparameters_of(estimator_cls) -> tuple[str, ...]:
+    """The hyperparameters ``estimator_cls.__init__`` takes, in its signature's order."""
+    return tuple(name for name in inspect.signature(estimator_cls.__init__).parameters if name in BY_NAME)
+
+
+def network_kwargs(estimator) -> dict[str, Any]:
+    """The hyperparameters an estimator holds as attributes (those its signature takes), by name:
+    how every adapter hands its architecture to :class:`~xct_estimators.nn.XCTFormerConfig`."""
+    return {name: getattr(estimator, name) for name in NETWORK_PARAMS if hasattr(estimator, name)}
+
+
+#: Extra values the forecasting estimators take for ``decop_k``.
+DECOP_AUTO_DOC = (
+    'int, "auto" or None',
+    '``"auto"``: the paper\'s rule (DeCoP with ``k=64`` above 60 channels, '
+    "counting target and past-covariate components).",
+)
+
+
+def architecture_type(name: str) -> type:
+    """``int`` or ``float``: how ``xct-bench --arch`` parses an architecture value."""
+    return float if BY_NAME[name].type == "float" else int
+
+
+# -- documentation: each estimator's docstring names the line where the entries go --------------
+
+#: The docstring line that the hyperparameters' entries replace.
+MARKER = "<network parameters>"
+_WIDTH = 100
+
+
+def _default_text(value) -> str:
+    if value == DEFAULT_MAX_ATTENTION_BYTES and not isinstance(value, bool):
+        return "16 GiB"
+    return repr(value)
+
+
+def _entries(signature: inspect.Signature, style: str, indent: str, extra: dict[str, tuple[str, str]]) -> list[str]:
+    lines = []
+    for name, parameter in signature.parameters.items():
+        if name not in BY_NAME:
+            continue
+        spec, default = BY_NAME[name], _default_text(parameter.default)
+        kind, more = extra.get(name, (spec.type, ""))
+        text = f"{spec.doc} {more}".strip()
+        if style == "sktime":
+            lines.append(f"{indent}{name} : {kind}, default={default}")
+        else:
+            lines.append(f"{indent}{name}")
+            text = f"{text} Default: ``{default}``."
+        lines += textwrap.wrap(text, _WIDTH, initial_indent=indent + "    ", subsequent_indent=indent + "    ")
+    return lines
+
+
+def with_network_parameters(style: str, on_init: bool = False, extra: dict[str, tuple[str, str]] | None = None):
+    """Class decorator: fill the docstring's ``<network parameters>`` line (the class's, or its
+    ``__init__``'s with ``on_init``, as Darts documents) with the hyperparameters its ``__init__``
+    takes. ``style``: ``"sktime"`` (``name : type, default=...``) or ``"darts"`` (``Default: ...``
+    last). ``extra``: name -> (type, sentence added) where an estimator takes more values."""
+
+    def decorate(cls):
+        holder = cls.__init__ if on_init else cls
+        doc = holder.__doc__ or ""
+        signature = inspect.signature(cls.__init__)
+        out = []
+        for line in doc.splitlines():
+            if line.strip() == MARKER:
+                out += _entries(signature, style, line[: len(line) - len(line.lstrip())], extra or {})
+            else:
+                out.append(line)
+        holder.__doc__ = "\n".join(out)
+        return cls
+
+    return decorate
