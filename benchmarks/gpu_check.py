@@ -21,7 +21,7 @@ Writes ``report.md`` and ``report.json`` to ``--output``. Sections:
 6. with ``--paper-run``: ``xct-bench impute --dataset ETTh1 --mask-rates 0.25 --accelerator gpu``
    (the paper's protocol) in the time left.
 
-    python benchmarks/gpu_check.py --output gpu_check --data-dir DATA     # one H100: 110 s before section 5; est. 6 min
+    python benchmarks/gpu_check.py --output gpu_check --data-dir DATA     # one GPU; minutes (the records say how many)
     python benchmarks/gpu_check.py --smoke --output /tmp/gpu_smoke        # CPU, tiny sizes, ~1 minute
 
 Needs torch, pytorch-lightning, numpy, pandas, scikit-learn, matplotlib (the device image has
@@ -29,8 +29,8 @@ them) and, for section 4, Darts. The smallest set of wheels that makes ``import 
 Darts path work on a machine that has the packages above (checked by blocking every other
 Darts requirement at import time and running fit + historical_forecasts + darts.metrics):
 
-    darts-0.48.1-py3-none-any.whl      (0.9 MB)
-    holidays-0.109-py3-none-any.whl    (1.7 MB; needs python-dateutil, which pandas brings)
+    darts-0.48.1-py3-none-any.whl
+    holidays-0.109-py3-none-any.whl    (needs python-dateutil, which pandas brings)
     pip install --no-deps darts-0.48.1-py3-none-any.whl holidays-0.109-py3-none-any.whl
 
 Darts' other requirements (nfoursid, pyod, shap) are imported only by models this script does
@@ -113,7 +113,8 @@ def environment() -> dict:
         "cuda": torch.version.cuda,
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "cpu_threads": torch.get_num_threads(),
-        "fused CRAB on CPU": "C++ kernel" if crab_kernel.load() is not None
+        "fused CRAB on CPU": "C++ kernel"
+        if crab_kernel.load() is not None
         else f"PyTorch operations ({crab_kernel.unavailable_reason()})",
         "fused CRAB on the device": "PyTorch operations",
         "fused chunk scores (CPU, device)": (memory.chunk_scores("cpu"), memory.chunk_scores("cuda")),
@@ -144,8 +145,16 @@ def parity(cases, device: str) -> list[dict]:
             rows.append(_parity_row(name, config, batch, device))
         except Exception:  # reported as a failed row; the other presets still run
             nan = float("nan")
-            rows.append({"preset": name, "device": device, "max_abs_output_diff": nan, "max_abs_grad_diff": nan,
-                         "ok": False, "error": traceback.format_exc()[-2000:]})  # fmt: skip
+            rows.append(
+                {
+                    "preset": name,
+                    "device": device,
+                    "max_abs_output_diff": nan,
+                    "max_abs_grad_diff": nan,
+                    "ok": False,
+                    "error": traceback.format_exc()[-2000:],
+                }
+            )
     return rows
 
 
@@ -166,8 +175,13 @@ def _parity_row(name: str, config, batch: int, device: str) -> dict:
     (out_a, grads_a), (out_b, grads_b) = results
     grad_diff = max(float((grads_a[n] - grads_b[n]).abs().max()) for n in grads_a)
     out_diff = float((out_a - out_b).abs().max())
-    return {"preset": name, "device": device, "max_abs_output_diff": out_diff,
-            "max_abs_grad_diff": grad_diff, "ok": out_diff < 1e-4 and grad_diff < 1e-4}  # fmt: skip
+    return {
+        "preset": name,
+        "device": device,
+        "max_abs_output_diff": out_diff,
+        "max_abs_grad_diff": grad_diff,
+        "ok": out_diff < 1e-4 and grad_diff < 1e-4,
+    }
 
 
 def _sync(device: str) -> None:
@@ -344,17 +358,30 @@ def _darts_runs(device: str, data, smoke: bool) -> dict:
     for where in dict.fromkeys((device, "cpu")):
         extra = dict(SMOKE_ARCH) if smoke else {}
         model = XCTFormerModel.from_preset(
-            "ETTh1", 96, n_epochs=2, random_state=2021, **extra,
-            pl_trainer_kwargs={"accelerator": "gpu" if where == "cuda" else "cpu", "devices": 1,
-                               "enable_progress_bar": False, "enable_model_summary": False, "logger": False},
-        )  # fmt: skip
+            "ETTh1",
+            96,
+            n_epochs=2,
+            random_state=2021,
+            **extra,
+            pl_trainer_kwargs={
+                "accelerator": "gpu" if where == "cuda" else "cpu",
+                "devices": 1,
+                "enable_progress_bar": False,
+                "enable_model_summary": False,
+                "logger": False,
+            },
+        )
         start = time.perf_counter()
         model.fit(data.train, val_series=data.val, verbose=False)
         fit_s = time.perf_counter() - start
         start = time.perf_counter()
         forecasts = forecast_test_split(model, data, 96)
-        result[where] = {**score(model, data, forecasts), "fit_seconds": fit_s,
-                         "forecast_seconds": time.perf_counter() - start, "windows": len(forecasts)}  # fmt: skip
+        result[where] = {
+            **score(model, data, forecasts),
+            "fit_seconds": fit_s,
+            "forecast_seconds": time.perf_counter() - start,
+            "windows": len(forecasts),
+        }
     return result
 
 
@@ -405,13 +432,21 @@ def converged_training(device: str, data_dir, smoke: bool) -> list[dict]:
         for run, (trainer_kwargs, seed) in CONVERGED_RUNS.items():
             try:
                 accelerator = "gpu" if device == "cuda" else "cpu"
-                engine = ReconstructionEngine(**params, random_state=seed, accelerator=accelerator, devices=1,
-                                              pl_trainer_kwargs=dict(trainer_kwargs))  # fmt: skip
+                engine = ReconstructionEngine(
+                    **params,
+                    random_state=seed,
+                    accelerator=accelerator,
+                    devices=1,
+                    pl_trainer_kwargs=dict(trainer_kwargs),
+                )
                 start = time.perf_counter()
                 engine.fit(train, val_values=val)
-                row["runs"][run] = {"best_val_loss": engine.best_val_loss, "best_epoch": engine.best_epoch,
-                                    "val_losses": [round(v, 5) for v in engine.val_losses],
-                                    "seconds": time.perf_counter() - start}  # fmt: skip
+                row["runs"][run] = {
+                    "best_val_loss": engine.best_val_loss,
+                    "best_epoch": engine.best_epoch,
+                    "val_losses": [round(v, 5) for v in engine.val_losses],
+                    "seconds": time.perf_counter() - start,
+                }
             except Exception:  # a finding to report; the other runs still go
                 row["runs"][run] = {"error": traceback.format_exc()[-2000:]}
             print(f"{name} {run}: {row['runs'][run]}", flush=True)
@@ -419,65 +454,122 @@ def converged_training(device: str, data_dir, smoke: bool) -> list[dict]:
 
 
 def paper_run(output: Path, data_dir, timeout_s: float) -> dict:
-    command = [sys.executable, "-m", "xct_estimators.bench", "impute", "--dataset", "ETTh1", "--mask-rates", "0.25",
-               "--models", "xctformer,linear", "--accelerator", "gpu", "--output", str(output / "impute"),
-               "--no-progress"] + (["--data-dir", str(data_dir)] if data_dir else [])  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "xct_estimators.bench",
+        "impute",
+        "--dataset",
+        "ETTh1",
+        "--mask-rates",
+        "0.25",
+        "--models",
+        "xctformer,linear",
+        "--accelerator",
+        "gpu",
+        "--output",
+        str(output / "impute"),
+        "--no-progress",
+    ] + (["--data-dir", str(data_dir)] if data_dir else [])
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        return {"command": " ".join(command), "timed_out_after_s": timeout_s,
-                "note": "finished runs are in impute/results.jsonl; rerun with --resume"}  # fmt: skip
-    return {"command": " ".join(command), "returncode": done.returncode, "seconds": time.perf_counter() - start,
-            "tail": done.stdout[-3000:] + done.stderr[-2000:]}  # fmt: skip
+        return {
+            "command": " ".join(command),
+            "timed_out_after_s": timeout_s,
+            "note": "finished runs are in impute/results.jsonl; rerun with --resume",
+        }
+    return {
+        "command": " ".join(command),
+        "returncode": done.returncode,
+        "seconds": time.perf_counter() - start,
+        "tail": done.stdout[-3000:] + done.stderr[-2000:],
+    }
 
 
 def markdown(report: dict) -> str:
     mode = "smoke (tiny sizes)" if report["smoke"] else "full"
     lines = ["# GPU check", "", f"mode: {mode}, device: {report['device']}", "", "## Environment", ""]
     lines += [f"- {k}: {v}" for k, v in report["environment"].items()]
-    lines += ["", "## CPU vs device parity (fp32, TF32 off, eval mode)", "",
-              "| preset | max |output diff| | max |grad diff| | within 1e-4 |", "|---|---|---|---|"]  # fmt: skip
-    lines += [f"| {r['preset']} | {r['max_abs_output_diff']:.2e} | {r['max_abs_grad_diff']:.2e} | {r['ok']} |"
-              for r in report.get("parity", [])]  # fmt: skip
+    lines += [
+        "",
+        "## CPU vs device parity (fp32, TF32 off, eval mode)",
+        "",
+        "| preset | max |output diff| | max |grad diff| | within 1e-4 |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['preset']} | {r['max_abs_output_diff']:.2e} | {r['max_abs_grad_diff']:.2e} | {r['ok']} |"
+        for r in report.get("parity", [])
+    ]
     modes = [m for m in (*MODES, *CHUNK_MODES) if any(m in row["ms"] for row in report.get("steps", []))]
-    lines += ["", "## Training step (forward, backward, Adam) at the preset's batch size", "",
-              "fp32 is the default (fused CRAB); fp32 plain: `fused_attention=False`; bf16 runs the plain path "
-              "(autocast); chunk: the fused path with that many scores per chunk. Milliseconds, median; "
-              "peak device memory in MiB in brackets.", "",
-              "| preset | batch | tokens | GFLOP/step | " + " | ".join(modes) + " | fp32 TFLOP/s | "
-              + " | ".join(f"{m} speed-up" for m in modes[1:]) + " |",
-              "|---" * (5 + 2 * len(modes)) + "|"]  # fmt: skip
+    lines += [
+        "",
+        "## Training step (forward, backward, Adam) at the preset's batch size",
+        "",
+        "fp32 is the default (fused CRAB); fp32 plain: `fused_attention=False`; bf16 runs the plain path "
+        "(autocast); chunk: the fused path with that many scores per chunk. Milliseconds, median; "
+        "peak device memory in MiB in brackets.",
+        "",
+        "| preset | batch | tokens | GFLOP/step | "
+        + " | ".join(modes)
+        + " | fp32 TFLOP/s | "
+        + " | ".join(f"{m} speed-up" for m in modes[1:])
+        + " |",
+        "|---" * (5 + 2 * len(modes)) + "|",
+    ]
     for row in report.get("steps", []):
         ms, mem = [row["ms"].get(m) for m in modes], [row["peak_mb"].get(m) for m in modes]
-        cells = " | ".join("-" if v is None else (f"{v:.1f}" + ("" if b is None else f" [{b:.0f}]"))
-                           for v, b in zip(ms, mem, strict=True))  # fmt: skip
+        cells = " | ".join(
+            "-" if v is None else (f"{v:.1f}" + ("" if b is None else f" [{b:.0f}]"))
+            for v, b in zip(ms, mem, strict=True)
+        )
         speed = " | ".join(f"{ms[0] / v:.2f}x" if v else "-" for v in ms[1:])
-        lines.append(f"| {row['preset']} | {row['batch']} | {row['tokens']} | {row['flops'] / 1e9:.1f} | {cells} | "
-                     f"{row['tflops_fp32']:.2f} | {speed} |")  # fmt: skip
+        lines.append(
+            f"| {row['preset']} | {row['batch']} | {row['tokens']} | {row['flops'] / 1e9:.1f} | {cells} | "
+            f"{row['tflops_fp32']:.2f} | {speed} |"
+        )
     if any(row.get("infer_ms") for row in report.get("steps", [])):
-        lines += ["", "## Inference (no-grad forward, eval mode) at the preset's batch size, ms", "",
-                  "| preset | " + " | ".join(INFERENCE_MODES) + " |", "|---" * (1 + len(INFERENCE_MODES)) + "|"]
+        lines += [
+            "",
+            "## Inference (no-grad forward, eval mode) at the preset's batch size, ms",
+            "",
+            "| preset | " + " | ".join(INFERENCE_MODES) + " |",
+            "|---" * (1 + len(INFERENCE_MODES)) + "|",
+        ]
         for row in report["steps"]:
-            cells = " | ".join("-" if row["infer_ms"].get(m) is None else f"{row['infer_ms'][m]:.2f}"
-                               for m in INFERENCE_MODES)  # fmt: skip
+            cells = " | ".join(
+                "-" if row["infer_ms"].get(m) is None else f"{row['infer_ms'][m]:.2f}" for m in INFERENCE_MODES
+            )
             lines.append(f"| {row['preset']} | {cells} |")
     failures = [(r["preset"], "parity", r["error"]) for r in report.get("parity", []) if r.get("error")]
     failures += [(r["preset"], m, e) for r in report.get("steps", []) for m, e in r.get("errors", {}).items()]
     for preset, what, error in failures:
         lines += ["", f"## Failed: {preset}, {what}", "", "```", error, "```"]
     if report.get("short_training"):
-        lines += ["", "## Same short training, fp32 vs bf16 (held-out loss; one-cycle schedule)", "",
-                  "| preset | steps | fp32 | bf16 | fp32, other dropout | bf16 gap | fp32 spread |",
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            "## Same short training, fp32 vs bf16 (held-out loss; one-cycle schedule)",
+            "",
+            "| preset | steps | fp32 | bf16 | fp32, other dropout | bf16 gap | fp32 spread |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for row in report["short_training"]:
             gap, spread = row["bf16"] / row["fp32"] - 1, row["fp32, other dropout"] / row["fp32"] - 1
-            lines.append(f"| {row['preset']} | {row['steps']} | {row['fp32']:.5f} | {row['bf16']:.5f} | "
-                         f"{row['fp32, other dropout']:.5f} | {gap:+.1%} | {spread:+.1%} |")  # fmt: skip
+            lines.append(
+                f"| {row['preset']} | {row['steps']} | {row['fp32']:.5f} | {row['bf16']:.5f} | "
+                f"{row['fp32, other dropout']:.5f} | {gap:+.1%} | {spread:+.1%} |"
+            )
     if report.get("converged"):
         header = "| preset | epochs | train stride | " + " | ".join(CONVERGED_RUNS) + " | bf16 gap | fp32 seed spread |"
-        lines += ["", "## The same training to the end, fp32 vs bf16-mixed (engine, real data; best validation loss)",
-                  "", header, "|---" * (5 + len(CONVERGED_RUNS)) + "|"]  # fmt: skip
+        lines += [
+            "",
+            "## The same training to the end, fp32 vs bf16-mixed (engine, real data; best validation loss)",
+            "",
+            header,
+            "|---" * (5 + len(CONVERGED_RUNS)) + "|",
+        ]
         for row in report["converged"]:
             loss = {run: row["runs"].get(run, {}).get("best_val_loss") for run in CONVERGED_RUNS}
             cells = " | ".join("-" if v is None else f"{v:.5f}" for v in loss.values())
@@ -490,8 +582,14 @@ def markdown(report: dict) -> str:
     for name, table in report.get("profiles", {}).items():
         lines += ["", f"## Where the bf16 step's time goes: {name}", "", "```", table, "```"]
     if "darts" in report:
-        lines += ["", "## Darts path (from_preset ETTh1 96, 2 epochs, historical_forecasts on the test split)", "",
-                  "```", json.dumps(report["darts"], indent=2), "```"]  # fmt: skip
+        lines += [
+            "",
+            "## Darts path (from_preset ETTh1 96, 2 epochs, historical_forecasts on the test split)",
+            "",
+            "```",
+            json.dumps(report["darts"], indent=2),
+            "```",
+        ]
     if report.get("paper_run"):
         lines += ["", "## Paper-scale run", "", "```", json.dumps(report["paper_run"], indent=2), "```"]
     lines += [f"- note: {note}" for note in report.get("notes", [])]
@@ -530,12 +628,16 @@ def main(argv=None) -> int:
     parser.add_argument("--compile-all", action="store_true", help="compile every network, not only the paper-scale")
     parser.add_argument("--paper-run", action="store_true", help="also run xct-bench impute on ETTh1 (GPU)")
     parser.add_argument("--budget-s", type=float, default=450, help="stop optional work after this (default 450)")
-    parser.add_argument("--short-training-only", action="store_true",
-                        help="only the short fp32/bf16 training of the paper-scale networks, printed (on CPU: "
-                             "CPU autocast, the same code)")  # fmt: skip
+    parser.add_argument(
+        "--short-training-only",
+        action="store_true",
+        help="only the short fp32/bf16 training of the paper-scale networks, printed (on CPU: "
+        "CPU autocast, the same code)",
+    )
     parser.add_argument("--batch", type=int, default=None, help="with --short-training-only: batch size")
-    parser.add_argument("--preset", choices=PAPER_SCALE, default=None,
-                        help="with --short-training-only: one network (default: both)")  # fmt: skip
+    parser.add_argument(
+        "--preset", choices=PAPER_SCALE, default=None, help="with --short-training-only: one network (default: both)"
+    )
     parser.add_argument("--steps", type=int, default=60, help="with --short-training-only: training steps")
     args = parser.parse_args(argv)
     if args.short_training_only:
@@ -555,8 +657,15 @@ def main(argv=None) -> int:
     save(report, output, start)
     for name, config, batch, lr in cases.values():
         flops = count_flops(config, batch, device)
-        row = {"preset": name, "batch": batch, "tokens": config.n_tokens, "flops": flops, "ms": {}, "peak_mb": {},
-               "infer_ms": {}}  # fmt: skip
+        row = {
+            "preset": name,
+            "batch": batch,
+            "tokens": config.n_tokens,
+            "flops": flops,
+            "ms": {},
+            "peak_mb": {},
+            "infer_ms": {},
+        }
         report["steps"].append(row)
         modes = MODES + (tuple(CHUNK_MODES) if name in PAPER_SCALE else ())
         for mode in modes:
@@ -577,9 +686,16 @@ def main(argv=None) -> int:
         if name in PAPER_SCALE:
             steps = 3 if args.smoke else 60
             losses = {run: short_training_loss(config, batch, lr, device, run, steps) for run in SHORT_RUNS}
-            report["short_training"].append({"preset": name, "steps": steps, "batch": batch, "peak_lr": lr,
-                                             "protocol": "Adam, one-cycle (pct_start 0.4), held-out mean of 4 batches",
-                                             **losses})  # fmt: skip
+            report["short_training"].append(
+                {
+                    "preset": name,
+                    "steps": steps,
+                    "batch": batch,
+                    "peak_lr": lr,
+                    "protocol": "Adam, one-cycle (pct_start 0.4), held-out mean of 4 batches",
+                    **losses,
+                }
+            )
             best = min(v for k, v in row["ms"].items() if k.startswith("bf16"))
             if row["ms"]["fp32"] / best < 2.0:
                 report["profiles"][name] = profile_table(config, batch, lr, device)

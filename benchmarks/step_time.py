@@ -194,8 +194,13 @@ def main() -> None:
     if crab_kernel.load() is None:
         kernel = f"PyTorch operations ({crab_kernel.unavailable_reason()})"
     adam = f"{args.adam} ({'fused' if args.adam == 'library' and _fused_adam() else 'for-loop'} Adam)"
-    settings = {"torch": torch.__version__, "threads": args.threads, "repeats": args.repeats, "fused_path": kernel,
-                "adam": adam}  # fmt: skip
+    settings = {
+        "torch": torch.__version__,
+        "threads": args.threads,
+        "repeats": args.repeats,
+        "fused_path": kernel,
+        "adam": adam,
+    }
     print(
         f"torch {torch.__version__}, {args.threads} threads, median of {args.repeats} (fused and plain interleaved), "
         f"fused path: {kernel}, optimizer: {adam}"
@@ -223,8 +228,16 @@ def main() -> None:
             _, _, _, fused_infer = build(name, fused=True, batch=library_batch, adam=args.adam)
             library_infer = interleaved_ms({"plain": plain_infer, "fused": fused_infer}, args.repeats)
         memory = {v: peak_mib(name, v == "fused", args.threads, adam=args.adam) for v in ("plain", "fused")}
-        row = {"network": name, "batch": batch, "tokens": config.n_tokens, "train_ms": train, "infer_ms": infer,
-               "predict_batch": library_batch, "predict_ms": library_infer, "peak_mib": memory}  # fmt: skip
+        row = {
+            "network": name,
+            "batch": batch,
+            "tokens": config.n_tokens,
+            "train_ms": train,
+            "infer_ms": infer,
+            "predict_batch": library_batch,
+            "predict_ms": library_infer,
+            "peak_mib": memory,
+        }
         rows.append(row)
         print(
             f"{name:<13} {batch:>5} {config.n_tokens:>6} {train['plain']:>11.1f} {train['fused']:>11.1f} "

@@ -40,14 +40,21 @@ class GradientWatch(pl.Callback):
 
     def on_train_epoch_end(self, trainer, module):
         norms, self.norms = np.array(self.norms), []
-        row = {"epoch": trainer.current_epoch, "lr": trainer.optimizers[0].param_groups[0]["lr"],
-               "grad_median": float(np.median(norms)), "grad_max": float(norms.max()),
-               "grad_max_step": int(norms.argmax()), "steps": len(norms),
-               "val_loss": float(trainer.callback_metrics.get("val_loss", float("nan")))}  # fmt: skip
+        row = {
+            "epoch": trainer.current_epoch,
+            "lr": trainer.optimizers[0].param_groups[0]["lr"],
+            "grad_median": float(np.median(norms)),
+            "grad_max": float(norms.max()),
+            "grad_max_step": int(norms.argmax()),
+            "steps": len(norms),
+            "val_loss": float(trainer.callback_metrics.get("val_loss", float("nan"))),
+        }
         self.rows.append(row)
-        print(f"epoch {row['epoch']}: lr {row['lr']:.2e}, gradient norm median {row['grad_median']:.3g}, "
-              f"max {row['grad_max']:.3g} (step {row['grad_max_step']} of {row['steps']}), "
-              f"validation loss {row['val_loss']:.5g}, {time.perf_counter() - self.start:.0f} s")  # fmt: skip
+        print(
+            f"epoch {row['epoch']}: lr {row['lr']:.2e}, gradient norm median {row['grad_median']:.3g}, "
+            f"max {row['grad_max']:.3g} (step {row['grad_max_step']} of {row['steps']}), "
+            f"validation loss {row['val_loss']:.5g}, {time.perf_counter() - self.start:.0f} s"
+        )
         if trainer.current_epoch + 1 >= self.stop_after:
             trainer.should_stop = True
 
@@ -71,7 +78,12 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--seed", type=int, default=2021)
     args = parser.parse_args(argv)
     bench_args = ImputeSettings(
-        epochs=args.epochs, accelerator="cpu", devices=1, no_progress=True, train_stride=args.train_stride, seed=args.seed
+        epochs=args.epochs,
+        accelerator="cpu",
+        devices=1,
+        no_progress=True,
+        train_stride=args.train_stride,
+        seed=args.seed,
     )
     train, val, _ = imputation_splits(args.dataset, args.data_dir, args.seed)
     engine = build_imputer("xctformer_linear", args.dataset, args.mask_rate, bench_args).engine

@@ -76,20 +76,10 @@ def dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataA
     p, c = config.patch_num, config.n_channels
     masks = [layer.attention.mask.detach().cpu().numpy() for layer in net.encoder.layers]
     values = np.stack(masks).reshape(len(masks), config.n_heads, p, c, p, c)
-    return xr.DataArray(
-        values,
-        dims=MASK_DIMS,
-        coords={
-            "layer": np.arange(len(masks)),
-            "head": np.arange(config.n_heads),
-            "query_patch": np.arange(p),
-            "query_channel": names,
-            "key_patch": np.arange(p),
-            "key_channel": names,
-        },
-        name="mask",
-        attrs={"description": "learned CRAB mask M; |M| is the dependency strength"},
-    )
+    coords = {"layer": np.arange(len(masks)), "head": np.arange(config.n_heads)}
+    coords.update(query_patch=np.arange(p), query_channel=names, key_patch=np.arange(p), key_channel=names)
+    description = {"description": "learned CRAB mask M; |M| is the dependency strength"}
+    return xr.DataArray(values, dims=MASK_DIMS, coords=coords, name="mask", attrs=description)
 
 
 def channel_dependencies(dependency: xr.DataArray) -> pd.DataFrame:

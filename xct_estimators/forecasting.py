@@ -221,10 +221,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
         config = self._network_config(n_channels, nr_params, decop_k, self.max_attention_bytes)
         config.check_attention_memory(self.batch_size, autocast=uses_autocast(self.trainer_params))
         return _XCTFormerModule(
-            network=config.__dict__.copy(),
-            n_targets=n_targets,
-            nr_params=nr_params,
-            **self.pl_module_params,
+            network=config.__dict__.copy(), n_targets=n_targets, nr_params=nr_params, **self.pl_module_params
         )
 
     @property
@@ -280,16 +277,8 @@ class XCTFormerModel(PastCovariatesTorchModel):
                         f"{self.output_chunk_length} + {self.output_chunk_shift} = {needed}. "
                         "Use a longer series or shorter input/output chunks."
                     )
-        return super().fit(
-            series,
-            past_covariates,
-            future_covariates,
-            val_series,
-            val_past_covariates,
-            val_future_covariates,
-            *args,
-            **kwargs,
-        )
+        validation = (val_series, val_past_covariates, val_future_covariates)
+        return super().fit(series, past_covariates, future_covariates, *validation, *args, **kwargs)
 
     @classmethod
     def load(cls, path: str, pl_trainer_kwargs: Optional[dict] = None, trusted: bool = False, **kwargs):
@@ -354,50 +343,23 @@ class XCTFormerModel(PastCovariatesTorchModel):
         random_state=None,
         predict_kwargs=None,
     ):
+        arguments = {name: value for name, value in locals().items() if name not in ("self", "__class__")}
         # retrain=False: cut the windows and run the module directly (see historical_forecasts.py)
         if not historical_forecasts.applies(
             self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
         ):
-            return super()._optimized_historical_forecasts(
-                series,
-                past_covariates=past_covariates,
-                future_covariates=future_covariates,
-                num_samples=num_samples,
-                start=start,
-                start_format=start_format,
-                forecast_horizon=forecast_horizon,
-                stride=stride,
-                overlap_end=overlap_end,
-                last_points_only=last_points_only,
-                verbose=verbose,
-                show_warnings=show_warnings,
-                predict_likelihood_parameters=predict_likelihood_parameters,
-                random_state=random_state,
-                predict_kwargs=predict_kwargs,
-            )
+            return super()._optimized_historical_forecasts(**arguments)
         self._check_predict_input(series, past_covariates)
+        covariates = None if past_covariates is None else list(past_covariates)
+        windows = (start, start_format, forecast_horizon, stride, overlap_end, last_points_only)
         return historical_forecasts.direct_historical_forecasts(
-            self,
-            list(series),
-            None if past_covariates is None else list(past_covariates),
-            start,
-            start_format,
-            forecast_horizon,
-            stride,
-            overlap_end,
-            last_points_only,
-            show_warnings,
-            predict_kwargs,
+            self, list(series), covariates, *windows, show_warnings, predict_kwargs
         )
 
     # -- the paper's recipe --------------------------------------------------------------
     @classmethod
     def from_preset(
-        cls,
-        dataset: str,
-        output_chunk_length: int,
-        keep_best_val_weights: bool = True,
-        **overrides,
+        cls, dataset: str, output_chunk_length: int, keep_best_val_weights: bool = True, **overrides
     ) -> XCTFormerModel:
         """An XCTFormerModel with the paper's hyperparameters and training recipe for ``dataset``.
 
@@ -423,13 +385,8 @@ class XCTFormerModel(PastCovariatesTorchModel):
             is merged, its ``callbacks`` extended).
         """
         preset = get_preset(dataset, "forecast")
-        params: dict[str, Any] = dict(
-            input_chunk_length=preset.seq_len,
-            **preset.architecture(),
-            batch_size=preset.batch_size,
-            n_epochs=preset.epochs,
-            learning_rate=preset.learning_rate,
-        )
+        params: dict[str, Any] = dict(input_chunk_length=preset.seq_len, **preset.architecture())
+        params.update(batch_size=preset.batch_size, n_epochs=preset.epochs, learning_rate=preset.learning_rate)
         params.update(overrides)
         return cls.from_params(
             output_chunk_length=output_chunk_length, keep_best_val_weights=keep_best_val_weights, **params
@@ -463,15 +420,12 @@ class XCTFormerModel(PastCovariatesTorchModel):
             Any other :class:`XCTFormerModel` argument (``pl_trainer_kwargs`` is merged, its
             ``callbacks`` extended).
         """
-        params: dict[str, Any] = dict(
-            input_chunk_length=input_chunk_length,
-            output_chunk_length=output_chunk_length,
-            optimizer_cls=torch.optim.Adam,
-            optimizer_kwargs={"lr": learning_rate},
-            lr_scheduler_cls=torch.optim.lr_scheduler.OneCycleLR,
-            lr_scheduler_kwargs={"max_lr": learning_rate, "pct_start": PAPER_PCT_START, "interval": "step"},
-            loss_fn=torch.nn.MSELoss(),
+        schedule = {"max_lr": learning_rate, "pct_start": PAPER_PCT_START, "interval": "step"}
+        params: dict[str, Any] = dict(input_chunk_length=input_chunk_length, output_chunk_length=output_chunk_length)
+        params.update(
+            optimizer_cls=torch.optim.Adam, optimizer_kwargs={"lr": learning_rate}, loss_fn=torch.nn.MSELoss()
         )
+        params.update(lr_scheduler_cls=torch.optim.lr_scheduler.OneCycleLR, lr_scheduler_kwargs=schedule)
         trainer_kwargs = dict(kwargs.pop("pl_trainer_kwargs", None) or {})
         callbacks = list(trainer_kwargs.get("callbacks", []))
         if keep_best_val_weights:

@@ -74,10 +74,7 @@ class _XCTFormerModule(PLForecastingModule):
             and not {"total_steps", "steps_per_epoch"} & scheduler_kwargs.keys()
             and self._trainer is not None
         ):
-            self.lr_scheduler_kwargs = {
-                **scheduler_kwargs,
-                "total_steps": int(self.trainer.estimated_stepping_batches),
-            }
+            self.lr_scheduler_kwargs = {**scheduler_kwargs, "total_steps": int(self.trainer.estimated_stepping_batches)}
         try:
             return super().configure_optimizers()
         finally:

@@ -52,17 +52,9 @@ def direct_historical_forecasts(
     predict_kwargs: Optional[dict[str, Any]],
 ) -> list:
     """One list of forecasts (or one last-points series) per target series, like Darts."""
-    bounds, _ = _create_dataset_bounds(
-        model=model,
-        series=series,
-        past_covariates=past_covariates,
-        start=start,
-        start_format=start_format,
-        forecast_horizon=forecast_horizon,
-        stride=stride,
-        overlap_end=overlap_end,
-        show_warnings=show_warnings,
-    )
+    windows = dict(start=start, start_format=start_format, forecast_horizon=forecast_horizon, stride=stride)
+    data = dict(model=model, series=series, past_covariates=past_covariates)
+    bounds, _ = _create_dataset_bounds(**data, **windows, overlap_end=overlap_end, show_warnings=show_warnings)
     module = model.model
     parameter = next(module.parameters())
     batch_size = (predict_kwargs or {}).get("batch_size") or model.batch_size
@@ -114,13 +106,8 @@ def _to_series(target, predictions, starts, horizon, stride, last_points_only):
     index = generate_index(
         start=target.start_time(), length=int(starts[-1]) + horizon, freq=target.freq, name=target.time_index.name
     )
-    common = dict(
-        components=schema["columns"],
-        static_covariates=schema["static_covariates"],
-        hierarchy=schema["hierarchy"],
-        metadata=schema["metadata"],
-        copy=False,
-    )
+    common = dict(components=schema["columns"], static_covariates=schema["static_covariates"], copy=False)
+    common.update(hierarchy=schema["hierarchy"], metadata=schema["metadata"])
     if last_points_only:
         times = generate_index(
             start=index[int(starts[0]) + horizon - 1],

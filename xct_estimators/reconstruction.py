@@ -19,12 +19,12 @@ import pytorch_lightning as pl
 import torch
 from pytorch_lightning.callbacks import EarlyStopping
 
-from ._checks import NotFittedError, check_value_range, is_positive_int, plain_number
+from ._checks import NotFittedError, check_value_range, is_positive_int, plain_number, positive_int
 from ._devices import device_count, is_distributed, uses_autocast
 from ._quiet import quiet_lightning
 from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset, memory
-from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, hyperparameters_of, network_kwargs, with_network_parameters
+from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, network_kwargs, with_network_parameters
 from .nn.presets import PAPER_PCT_START
 from .reconstruction_module import _ReconstructionModule  # pickled engines name it here too
 
@@ -39,13 +39,8 @@ DEFAULT_FILL = "linear"
 def preset_params(dataset: str, task: str) -> dict[str, Any]:
     """Constructor arguments for the paper's imputation (``task="impute"``) or anomaly row."""
     preset = get_preset(dataset, task)
-    return dict(
-        preset.architecture(),
-        window_length=preset.seq_len,
-        n_epochs=preset.epochs,
-        batch_size=preset.batch_size,
-        learning_rate=preset.learning_rate,
-    )
+    training = dict(n_epochs=preset.epochs, batch_size=preset.batch_size, learning_rate=preset.learning_rate)
+    return dict(preset.architecture(), window_length=preset.seq_len, **training)
 
 
 def _available(device: torch.device) -> bool:
@@ -59,7 +54,49 @@ def _available(device: torch.device) -> bool:
 FILLS = ("zero", "linear")
 
 
-@with_network_parameters("darts")
+_H = Hyperparameter
+# fmt: off
+#: The training and inference settings of the engine, documented once for it and its estimators.
+TRAINING_PARAMETERS = {h.name: h for h in (
+    _H("n_epochs", DEFAULT_MAX_EPOCHS, "int", "Maximum number of training epochs; early stopping on the validation "
+       "loss ends training sooner (see ``patience``)."),
+    _H("batch_size", 32, "int", "Training batch size."),
+    _H("learning_rate", DEFAULT_LEARNING_RATE, "float", "Peak learning rate of Adam's per-batch one-cycle schedule "
+       "(``pct_start=0.4``, spread over ``n_epochs``); Adam runs torch's fused implementation where the device has "
+       "one."),
+    _H("patience", DEFAULT_PATIENCE, "int or None", "Epochs without a lower validation loss before training stops "
+       "(the paper's code: 6); the best validation epoch's weights are restored at the end. ``None`` trains all "
+       "``n_epochs`` (the best epoch's weights are still restored when there is validation data)."),
+    _H("patience_after_warmup", True, "bool", "Count ``patience`` only once the one-cycle learning rate has peaked "
+       "(after 40 % of ``n_epochs``): the validation loss often rises while the rate warms up. ``False``: count from "
+       "the first epoch, as the paper's code does (``xct-bench`` uses this)."),
+    _H("validation_fraction", DEFAULT_VALIDATION_FRACTION, "float", "Share of the training data, taken from its end, "
+       "held out as validation windows (never trained on) when ``fit`` gets no validation data; enlarged to one "
+       "window when shorter. ``0``: no validation, no early stopping, the last epoch's weights."),
+    _H("mask_rate", None, "float or None", "Imputation mode: the share of observed points hidden at random in each "
+       "training window; the loss is the MSE on those points, and validation windows get fixed, seeded masks of the "
+       "same rate. ``None``: anomaly mode, plain reconstruction MSE."),
+    _H("fill", DEFAULT_FILL, '{"linear", "zero"}', 'What the network sees at hidden points: ``"linear"`` (per-window '
+       'linear interpolation from the observed points) or ``"zero"`` (the paper: zero after instance normalisation, '
+       "with the mask passed to the network). The loss is on the hidden points either way."),
+    _H("window_stride", None, "int or None", "Step between inference windows; overlapping reconstructions are "
+       "averaged. ``None``: ``window_length // 2``."),
+    _H("train_stride", 1, "int", "Step between training (and validation) windows."),
+    _H("random_state", None, "int or None", "Seed for weights, training order and masks."),
+    _H("accelerator", "auto", "str", 'Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``.'),
+    _H("devices", "auto", "int, str or list", "Lightning devices."),
+    _H("progress_bar", False, "bool", "Show Lightning's progress bar while training."),
+    _H("inference_device", None, "str or None", 'Where reconstruction and scoring run (e.g. ``"cpu"``, '
+       '``"cuda:1"``). ``None``: the device training ran on, as Lightning chose it; a saved engine loaded where that '
+       "device is missing falls back to the CPU with a warning."),
+    _H("pl_trainer_kwargs", None, "dict or None", 'More keyword arguments for the Lightning ``Trainer`` (e.g. '
+       '``{"precision": "bf16-mixed"}`` or ``{"strategy": "ddp_spawn"}``); they win over ``accelerator`` and '
+       "``devices``, and their ``callbacks`` are added to the engine's own (best weights, early stopping)."),
+)}
+# fmt: on
+
+
+@with_network_parameters("darts", more=TRAINING_PARAMETERS)
 class ReconstructionEngine:
     """Train XCTFormer to reconstruct windows of a series; reconstruct any length.
 
@@ -70,55 +107,7 @@ class ReconstructionEngine:
         detection). Training series must be at least this long; shorter series given after
         ``fit`` are reconstructed after the end of the training series (see :meth:`reconstruct`).
     <network parameters>
-    n_epochs
-        Maximum number of training epochs; early stopping on the validation loss ends training
-        sooner (see ``patience``).
-    batch_size, learning_rate
-        Training: Adam (torch's fused implementation where the device has one) with a
-        per-batch OneCycleLR (``max_lr=learning_rate``, ``pct_start=0.4``, spread over
-        ``n_epochs``).
-    patience
-        Epochs without a lower validation loss before training stops (the paper's code: 6). The
-        weights of the best validation epoch are restored at the end. ``None`` trains all
-        ``n_epochs`` (the best epoch's weights are still restored when there is validation data).
-    patience_after_warmup
-        Count ``patience`` only once the one-cycle learning rate has peaked (after 40 % of
-        ``n_epochs``): the validation loss often rises while the rate warms up, and stopping
-        then ends training before the rate has come down. ``False``: count from the first
-        epoch, as the paper's code does (``xct-bench`` uses this).
-    validation_fraction
-        Share of the series, taken from its end, held out as validation windows (never trained
-        on) when ``fit`` gets no ``val_values``. It is enlarged to one window when shorter.
-        ``0``: no validation, no early stopping, the last epoch's weights.
-    mask_rate
-        Imputation mode: the share of observed points hidden at random in each training window;
-        the loss is the MSE on those points. Validation windows get fixed, seeded masks of the
-        same rate. ``None``: anomaly mode, plain reconstruction MSE.
-    fill
-        What the network sees at hidden points: ``"linear"`` (default; per-window linear
-        interpolation from the observed points) or ``"zero"`` (the paper: zero after instance
-        normalisation, with the mask passed to the network). The loss is on the hidden points
-        either way.
-    window_stride
-        Step between inference windows; overlapping reconstructions are averaged.
-        Default: ``window_length // 2``.
-    train_stride
-        Step between training (and validation) windows. Default: 1.
-    random_state
-        Seed for weights, training order and masks.
-    accelerator, devices
-        Passed to the Lightning trainer (``"auto"``, ``"cpu"``, ``"gpu"``).
-    inference_device
-        Where ``reconstruct``/``score`` run (e.g. ``"cpu"``, ``"cuda:1"``). Default: the device
-        training ran on, as Lightning's strategy chose it (with ``accelerator="auto"``: CUDA, MPS
-        or CPU); a saved engine loaded where that device is missing falls back to the CPU with a
-        warning.
-    pl_trainer_kwargs
-        More keyword arguments for the Lightning ``Trainer`` (e.g. ``{"precision": "bf16-mixed"}``
-        or ``{"strategy": "ddp_spawn"}``); they win over ``accelerator`` and ``devices``, and
-        their ``callbacks`` are added to the engine's own (best weights, early stopping).
-    progress_bar
-        Show Lightning's progress bar while training. Default: ``False`` (quiet).
+    <training parameters>
     """
 
     def __init__(
@@ -155,40 +144,9 @@ class ReconstructionEngine:
         inference_device: Optional[str] = None,
         pl_trainer_kwargs: Optional[dict[str, Any]] = None,
     ):
-        (
-            window_length,
-            patch_len,
-            stride,
-            d_model,
-            n_heads,
-            d_ff,
-            e_layers,
-            n_epochs,
-            batch_size,
-            patience,
-            train_stride,
-            window_stride,
-            decop_k,
-            random_state,
-        ) = map(
-            plain_number,
-            (
-                window_length,
-                patch_len,
-                stride,
-                d_model,
-                n_heads,
-                d_ff,
-                e_layers,
-                n_epochs,
-                batch_size,
-                patience,
-                train_stride,
-                window_stride,
-                decop_k,
-                random_state,
-            ),
-        )
+        params = {name: plain_number(value) for name, value in locals().items() if name != "self"}
+        for name in ("n_epochs", "batch_size", "train_stride"):
+            positive_int(params[name], name)
         if mask_rate is not None and not 0.0 < mask_rate < 1.0:
             raise ValueError(f"mask_rate must be in (0, 1), got {mask_rate!r}.")
         if fill not in FILLS:
@@ -197,46 +155,25 @@ class ReconstructionEngine:
             raise ValueError(f"validation_fraction must be in [0, 1), got {validation_fraction!r}.")
         if patience is not None and not is_positive_int(patience):
             raise ValueError(f"patience must be a positive integer or None, got {patience!r}.")
-        if not is_positive_int(n_epochs):
-            raise ValueError(f"n_epochs must be a positive integer, got {n_epochs!r}.")
-        if not is_positive_int(train_stride):
-            raise ValueError(f"train_stride must be a positive integer, got {train_stride!r}.")
-        if not is_positive_int(batch_size):
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
         if window_stride is not None and not is_positive_int(window_stride):
             raise ValueError(
                 f"window_stride must be None (window_length // 2) or a positive integer, got {window_stride!r}."
             )
-        self.window_length = window_length
-        arguments = locals()
-        for name in _ARCHITECTURE:  # one attribute each, as the Darts model keeps them
-            setattr(self, name, arguments[name])
-        self.n_epochs = n_epochs
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.patience = patience
-        self.validation_fraction = validation_fraction
-        self.patience_after_warmup = patience_after_warmup
-        self.mask_rate = mask_rate
-        self.fill = fill
-        self.window_stride = max(window_length // 2, 1) if window_stride is None else window_stride
-        if self.window_stride > window_length:
+        if window_stride is not None and window_stride > window_length:
             raise ValueError(
                 f"window_stride={window_stride} exceeds window_length={window_length}: points between "
                 "windows would never be reconstructed. Use window_stride <= window_length."
             )
-        self.train_stride = train_stride
-        self.random_state = random_state
-        self.accelerator = accelerator
-        self.devices = devices
-        self.progress_bar = progress_bar
-        self.pl_trainer_kwargs = dict(pl_trainer_kwargs or {})
         try:
-            self.inference_device = None if inference_device is None else str(torch.device(inference_device))
+            params["inference_device"] = None if inference_device is None else str(torch.device(inference_device))
         except RuntimeError:
             raise ValueError(
                 f"inference_device={inference_device!r} is not a torch device: use e.g. 'cpu', 'cuda', 'cuda:1', 'mps'."
             ) from None
+        if params["window_stride"] is None:
+            params["window_stride"] = max(params["window_length"] // 2, 1)
+        params["pl_trainer_kwargs"] = dict(pl_trainer_kwargs or {})
+        self.__dict__.update(params)  # every parameter (network ones included) an attribute of its name
         self.trained_on: Optional[str] = None  # the device Lightning trained on (rank 0's)
         self.module: Optional[_ReconstructionModule] = None
         self.n_channels: Optional[int] = None
@@ -340,16 +277,9 @@ class ReconstructionEngine:
         config.check_attention_memory(self.batch_size, autocast=uses_autocast(self.pl_trainer_kwargs))
         self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
 
-        trainer_kwargs = dict(
-            max_epochs=self.n_epochs,
-            accelerator=self.accelerator,
-            devices=self.devices,
-            logger=False,
-            enable_checkpointing=False,
-            enable_model_summary=False,
-            enable_progress_bar=self.progress_bar,
-            num_sanity_val_steps=0,
-        )
+        quiet = dict(logger=False, enable_checkpointing=False, enable_model_summary=False, num_sanity_val_steps=0)
+        trainer_kwargs = dict(max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices, **quiet)
+        trainer_kwargs["enable_progress_bar"] = self.progress_bar
         trainer_kwargs.update(self.pl_trainer_kwargs)
         if "strategy" not in trainer_kwargs and device_count(trainer_kwargs["devices"]) > 1:
             trainer_kwargs["strategy"] = "ddp_spawn"  # Lightning's default, "ddp", reruns the calling script
@@ -359,16 +289,12 @@ class ReconstructionEngine:
             if self.random_state is not None:
                 generator.manual_seed(self.random_state)
         x, observed = self._training_windows(values)
-        # Only full batches: the encoder's BatchNorm normalises over batch x tokens, and a last
-        # batch of one window (ETTh2: 7,617 windows in 32s) spiked the gradient norm 1,000-fold
-        # and corrupted the running statistics (validation MSE 0.06 -> 4,600).
-        loader = torch.utils.data.DataLoader(
-            torch.utils.data.TensorDataset(x, observed),
-            batch_size=self.batch_size,
-            shuffle=True,
-            generator=generator,
-            drop_last=len(x) > self.batch_size,
+        # Only full batches: the encoder's BatchNorm normalises over batch x tokens, and a last batch
+        # of one window spikes the gradient and corrupts the running statistics (CHANGELOG, ETTh2).
+        batches = dict(
+            batch_size=self.batch_size, shuffle=True, generator=generator, drop_last=len(x) > self.batch_size
         )
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, observed), **batches)
         callbacks, val_loader = [], None
         if val_values is not None:
             x_val, observed_val = self._training_windows(val_values)
@@ -506,6 +432,3 @@ class ReconstructionEngine:
 def _windows(values: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
     view = np.lib.stride_tricks.sliding_window_view(values, length, axis=0)  # (T-L+1, C, L)
     return np.ascontiguousarray(view[starts].transpose(0, 2, 1))
-
-
-_ARCHITECTURE = hyperparameters_of(ReconstructionEngine)

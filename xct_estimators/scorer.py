@@ -16,12 +16,13 @@ from .reconstruction import (
     DEFAULT_MAX_EPOCHS,
     DEFAULT_PATIENCE,
     DEFAULT_VALIDATION_FRACTION,
+    TRAINING_PARAMETERS,
     ReconstructionEngine,
     preset_params,
 )
 
 
-@with_network_parameters("darts")
+@with_network_parameters("darts", more=TRAINING_PARAMETERS)
 class XCTFormerScorer(FittableAnomalyScorer):
     """Darts anomaly scorer: XCTFormer's per-step reconstruction error.
 
@@ -35,16 +36,9 @@ class XCTFormerScorer(FittableAnomalyScorer):
     window_length
         Length of the windows the network reconstructs; see :class:`ReconstructionEngine`.
     <network parameters>
-    n_epochs, batch_size, learning_rate, patience, validation_fraction, random_state, accelerator
-        Training settings; see :class:`ReconstructionEngine`. ``n_epochs`` is a maximum: early
-        stopping on held-out windows (the last ``validation_fraction`` of the series) decides,
-        and the best epoch's weights are kept.
-    window_stride
-        Step between inference windows (overlaps are averaged). Default: ``window_length // 2``.
+    <training parameters>
     component_wise
         Whether to score each component separately. Default: ``False``.
-    progress_bar
-        Show Lightning's progress bar while training. Default: ``False``.
 
     Examples
     --------

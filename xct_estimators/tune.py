@@ -248,14 +248,8 @@ def _fit_trial(task: str, data: _Data, params: dict, callback: PruningCallback, 
         return
     from .reconstruction import ReconstructionEngine
 
-    engine = ReconstructionEngine(
-        **params,
-        random_state=seed,
-        accelerator=accelerator,
-        pl_trainer_kwargs=trainer_kwargs,
-        validation_fraction=VALIDATION_FRACTION,
-        **extra,
-    )
+    where = dict(accelerator=accelerator, pl_trainer_kwargs=trainer_kwargs, validation_fraction=VALIDATION_FRACTION)
+    engine = ReconstructionEngine(**params, random_state=seed, **where, **extra)
     engine.fit(data.train, val_values=data.val)
 
 
@@ -367,14 +361,8 @@ def search(
     pruner = pruner or optuna.pruners.MedianPruner(n_warmup_steps=2)
     name = study_name or default_study_name(task, dataset, output_chunk_length, mask_rate)
     with _optuna_quiet(optuna, verbose):
-        study = optuna.create_study(
-            storage=open_storage(storage),
-            study_name=name,
-            direction="minimize",
-            sampler=sampler,
-            pruner=pruner,
-            load_if_exists=True,
-        )
+        where = dict(storage=open_storage(storage), study_name=name, load_if_exists=True)
+        study = optuna.create_study(**where, direction="minimize", sampler=sampler, pruner=pruner)
     context = {"task": task, "dataset": dataset, "fixed": params, "extra": extra, "space": space}
     if task == "forecast":
         context["output_chunk_length"] = output_chunk_length

@@ -137,7 +137,6 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
         parser.add_argument(
             "--train-stride",
             type=_positive_int,
-            default=default(TrainingSettings, "train_stride"),
             help="step between training windows; >1 trains on fewer windows (default: 1, the paper)",
         )
         parser.add_argument("--batch-size", type=_positive_int, help="training batch size (default: the preset's)")
@@ -159,14 +158,13 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
         type=_positive_int,
         help=f"training epochs (forecast: {QUICK_EPOCHS}, with --full each preset's; impute/detect: the preset's)",
     )
-    parser.add_argument("--accelerator", choices=("auto", "cpu", "gpu"), default=default(CommonSettings, "accelerator"))
+    parser.add_argument("--accelerator", choices=("auto", "cpu", "gpu"))
     parser.add_argument("--devices", default="auto", help="Lightning devices, e.g. 1 (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="hide the epoch progress bars")
     if issubclass(settings_cls, BackendSettings):
         parser.add_argument(
             "--backend",
             choices=BACKENDS,
-            default=default(BackendSettings, "backend"),
             help="local: runs one after another here (default); ray: every run a Ray task, in parallel "
             "(pip install 'xct-estimators[ray]')",
         )
@@ -177,10 +175,13 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
         parser.add_argument(
             "--cpus-per-run",
             type=_positive_float,
-            default=default(BackendSettings, "cpus_per_run"),
             help="with --backend ray: CPUs each run reserves (default: 1; with --accelerator gpu also one GPU)",
         )
-    parser.set_defaults(settings_cls=settings_cls)
+    # an option without a default of its own takes its setting's default
+    defaults = {name: default(settings_cls, name) for name in settings_cls.__dataclass_fields__}
+    parser.set_defaults(
+        settings_cls=settings_cls, **{k: v for k, v in defaults.items() if parser.get_default(k) is None}
+    )
 
 
 def _add_forecast(sub) -> None:
@@ -193,7 +194,6 @@ def _add_forecast(sub) -> None:
     parser.add_argument(
         "--dataset",
         type=_csv(str),
-        default=default(ForecastSettings, "dataset"),
         help=f"comma-separated: {', '.join(FORECAST_DATASETS)} or a CSV path (default: synthetic)",
     )
     parser.add_argument(
@@ -232,9 +232,7 @@ def _add_impute(sub) -> None:
         epilog="models:\n" + "\n".join(f"  {name:17} {text}" for name, text in IMPUTATION_MODELS.items()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--dataset", type=_csv(str), default=default(ImputeSettings, "dataset"), help="comma-separated dataset names"
-    )
+    parser.add_argument("--dataset", type=_csv(str), help="comma-separated dataset names")
     parser.add_argument(
         "--models",
         type=_csv_of(tuple(IMPUTATION_MODELS)),
@@ -244,14 +242,12 @@ def _add_impute(sub) -> None:
     parser.add_argument(
         "--protocol",
         choices=PROTOCOLS,
-        default=default(ImputeSettings, "protocol"),
         help="tslib: every test window with a fresh mask, the paper's table (default); "
         "series: one mask over the test split, each point imputed once",
     )
     parser.add_argument(
         "--eval-stride",
         type=_positive_int,
-        default=default(ImputeSettings, "eval_stride"),
         help="tslib protocol: evaluate every S-th test window (default: 1, every window as the paper)",
     )
     parser.add_argument(
@@ -274,10 +270,7 @@ def _add_detect(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--dataset",
-        type=_csv_of(ANOMALY_DATASETS),
-        default=default(DetectSettings, "dataset"),
-        help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}",
+        "--dataset", type=_csv_of(ANOMALY_DATASETS), help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}"
     )
     parser.add_argument(
         "--models",
@@ -288,7 +281,6 @@ def _add_detect(sub) -> None:
     parser.add_argument(
         "--protocol",
         type=_csv_of(DETECTION_PROTOCOLS),
-        default=default(DetectSettings, "protocol"),
         help="comma-separated; tslib: every stride-1 window's energies, the paper's table (default); "
         "point: one score per point from averaged windows, what the scorer and detector give",
     )
@@ -307,12 +299,7 @@ def _add_explain(sub) -> None:
         description="The learned CRAB mask as a token x token grid and a channel x channel heatmap "
         "(dependency_<dataset>_<horizon>.png), with the channel-pair and patch-lag summaries as CSV.",
     )
-    parser.add_argument(
-        "--dataset",
-        type=_csv(str),
-        default=default(ExplainSettings, "dataset"),
-        help="comma-separated forecasting datasets (default: ETTm1)",
-    )
+    parser.add_argument("--dataset", type=_csv(str), help="comma-separated forecasting datasets (default: ETTm1)")
     parser.add_argument("--horizons", type=_csv_positive_ints, help="comma-separated (default: 96)")
     parser.add_argument("--features", choices=("M", "MS"), help="as for forecast")
     parser.add_argument(
@@ -332,16 +319,11 @@ def _add_tune(sub) -> None:
         "value is the lowest validation MSE of its epochs, bad trials are pruned. Several processes (or machines) "
         "given the same --storage and study name share one study. Needs: pip install 'xct-estimators[tune]'.",
     )
-    parser.add_argument("--task", choices=("forecast", "impute", "detect"), default=default(TuneSettings, "task"))
+    parser.add_argument("--task", choices=("forecast", "impute", "detect"))
     parser.add_argument(
         "--dataset", default=default(TuneSettings, "dataset"), help="one dataset (default: %(default)s)"
     )
-    parser.add_argument(
-        "--trials",
-        type=_positive_int,
-        default=default(TuneSettings, "trials"),
-        help="trials in the study, all workers together",
-    )
+    parser.add_argument("--trials", type=_positive_int, help="trials in the study, all workers together")
     parser.add_argument("--timeout", type=_positive_float, help="stop this worker after S seconds")
     parser.add_argument(
         "--horizon",

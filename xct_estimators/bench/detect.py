@@ -2,9 +2,10 @@
 
 Data: the training and test arrays of MSL or SMAP, standardised on the training array.
 
-Detectors (:data:`DETECTION_MODELS`): each has ``fit(train)``, ``window_energies(values, length, progress)`` (one energy per stride-1
-window and time step: the ``tslib`` protocol), ``point_scores(values)`` (one score per step and
-the number of windows behind them: the ``point`` protocol) and ``settings``. Reconstructors
+Detectors (:data:`DETECTION_MODELS`): each has ``fit(train)``, ``window_energies(values, length,
+progress)`` (one energy per stride-1 window and time step: the ``tslib`` protocol),
+``point_scores(values)`` (one score per step and the number of windows behind them: the ``point``
+protocol) and ``settings``. Reconstructors
 (XCTFormer, the window mean) score a window by its reconstruction MSE over channels; Darts'
 scorers give one score per step, and a window's energies are the scores of its steps.
 
@@ -36,7 +37,7 @@ from tqdm.auto import tqdm
 
 from ..nn.presets import ABLATIONS, PAPER_PATIENCE, TASK_SEQ_LEN
 from .datasets import load_anomaly_dataset
-from .models import ABLATION_MODELS, reconstruction_engine
+from .models import ABLATION_DESCRIPTIONS, ABLATION_MODELS, finished, reconstruction_engine
 from .results import run_key
 from .runs import plain_settings
 from .settings import DetectSettings
@@ -146,17 +147,7 @@ DETECTION_MODELS = {
     "window_mean": "no training: each window reconstructed by its per-channel mean (a floor)",
     "darts_kmeans": "darts.ad.KMeansScorer(k=8, window=10) on the training series",
     "darts_iforest": "darts.ad.PyODScorer(pyod IForest, window=10) (needs pyod: pip install pyod)",
-    **{
-        name: "ablation: xctformer with one switch changed (see xct-bench forecast --help)"
-        for name in (
-            "xctformer_nomask",
-            "xctformer_softmax",
-            "xctformer_vanilla",
-            "xctformer_time",
-            "xctformer_channel",
-            "xctformer_clipped",
-        )
-    },
+    **{name: f"ablation: xctformer with {text}" for name, text in ABLATION_DESCRIPTIONS.items()},
 }
 DEFAULT_DETECTION_MODELS = ("xctformer", "window_mean")
 #: Window of the Darts scorers: ten steps of context for a per-step score.
@@ -313,16 +304,9 @@ def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def _detection_engine(dataset: str, settings: DetectSettings, **switches):
+    training = dict(window_length=TASK_SEQ_LEN["anomaly"], train_stride=settings.train_stride, patience=PAPER_PATIENCE)
     return reconstruction_engine(
-        dataset,
-        "anomaly",
-        settings,
-        window_length=TASK_SEQ_LEN["anomaly"],
-        train_stride=settings.train_stride,
-        patience=PAPER_PATIENCE,
-        fill="zero",
-        **(settings.arch or {}),
-        **switches,
+        dataset, "anomaly", settings, **training, fill="zero", **(settings.arch or {}), **switches
     )
 
 
@@ -344,15 +328,8 @@ def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: d
                 metrics = evaluate_tslib(detector, train, test, labels, ratio, length, wins.update)
         else:
             metrics = evaluate_point(detector, train, test, labels, ratio)
-        record = {
-            **runs[protocol],
-            "run": runs[protocol],
-            **metrics,
-            "settings": plain_settings(detector.settings),
-            "fit_seconds": fit_seconds,
-            "eval_seconds": time.perf_counter() - start,
-            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        }
+        record = {**runs[protocol], "run": runs[protocol], **metrics, "settings": plain_settings(detector.settings)}
+        record.update(finished(fit_seconds, start))
         outcome.append((record, None))
     return outcome
 
@@ -376,17 +353,11 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
     jobs = []
     for dataset, model in ((d, m) for d in args.dataset for m in args.models or DEFAULT_DETECTION_MODELS):
         detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
-        base = {
-            "task": "detect",
-            "dataset": dataset,
-            "model": model,
-            "seed": args.seed,
-            "train_stride": args.train_stride if model.startswith("xctformer") else None,
-            "arch": args.arch if model.startswith("xctformer") else None,
-            "anomaly_ratio": ANOMALY_RATIOS[dataset],
-            "window_length": length,
-            "settings": plain_settings(detector.settings),
-        }
+        ours = model.startswith("xctformer")
+        base = {"task": "detect", "dataset": dataset, "model": model, "seed": args.seed}
+        base.update(train_stride=args.train_stride if ours else None, arch=args.arch if ours else None)
+        base.update(anomaly_ratio=ANOMALY_RATIOS[dataset], window_length=length)
+        base["settings"] = plain_settings(detector.settings)
         runs = {p: {**base, "protocol": p} for p in args.protocol}
         todo = [p for p, run in runs.items() if run_key({"run": run}) not in finished]
         if not todo:

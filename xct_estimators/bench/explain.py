@@ -30,18 +30,9 @@ def run_explain(args: ExplainSettings) -> int:
                 model = XCTFormerModel.load(str(saved))
                 print(f"loaded {saved}")
             else:
-                model = build_model(
-                    "xctformer",
-                    dataset,
-                    horizon,
-                    seq_len=args.seq_len,
-                    epochs=args.epochs or QUICK_EPOCHS,
-                    seed=args.seed,
-                    accelerator=args.accelerator,
-                    devices=args.devices,
-                    progress=not args.no_progress,
-                    work_dir=output / "darts_logs",
-                )
+                run = dict(seq_len=args.seq_len, epochs=args.epochs or QUICK_EPOCHS, seed=args.seed)
+                where = dict(accelerator=args.accelerator, devices=args.devices, work_dir=output / "darts_logs")
+                model = build_model("xctformer", dataset, horizon, **run, **where, progress=not args.no_progress)
                 seconds = fit_model(model, prepared)
                 saved.parent.mkdir(parents=True, exist_ok=True)
                 model.save(str(saved))

@@ -42,6 +42,7 @@ FEATURES = ("M", "MS")
 
 PAPER_BATCH_SIZE = 32
 
+# fmt: off
 #: model name -> (Darts class name, keyword arguments). Learning rates are Adam's.
 BASELINE_SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
     # shared_weights=True is the paper's DLinear/NLinear (one linear map per channel, shared by all
@@ -49,80 +50,36 @@ BASELINE_SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
     "dlinear": ("DLinearModel", {"kernel_size": 25, "shared_weights": True, "lr": 1e-3}),
     "nlinear": ("NLinearModel", {"normalize": True, "shared_weights": True, "lr": 1e-3}),
     "dlinear_mixing": ("DLinearModel", {"kernel_size": 25, "shared_weights": False, "lr": 1e-3}),
-    "tide": (
-        "TiDEModel",
-        {
-            "num_encoder_layers": 2,
-            "num_decoder_layers": 2,
-            "decoder_output_dim": 8,
-            "hidden_size": 256,
-            "temporal_decoder_hidden": 64,
-            "dropout": 0.3,
-            "use_reversible_instance_norm": True,
-            "lr": 1e-3,
-        },
-    ),
-    "tsmixer": (
-        "TSMixerModel",
-        {
-            "hidden_size": 64,
-            "ff_size": 64,
-            "num_blocks": 2,
-            "dropout": 0.1,
-            "use_reversible_instance_norm": True,
-            "lr": 1e-3,
-        },
-    ),
+    "tide": ("TiDEModel", {"num_encoder_layers": 2, "num_decoder_layers": 2, "decoder_output_dim": 8,
+                           "hidden_size": 256, "temporal_decoder_hidden": 64, "dropout": 0.3,
+                           "use_reversible_instance_norm": True, "lr": 1e-3}),
+    "tsmixer": ("TSMixerModel", {"hidden_size": 64, "ff_size": 64, "num_blocks": 2, "dropout": 0.1,
+                                 "use_reversible_instance_norm": True, "lr": 1e-3}),
 }
 
 #: neuralforecast models hosted by Darts' NeuralForecastModel: name -> (neuralforecast class, model_kwargs, lr).
 NEURALFORECAST_SETTINGS: dict[str, tuple[str, dict[str, Any], float]] = {
-    "patchtst": (
-        "PatchTST",
-        {
-            "patch_len": 16,
-            "stride": 8,
-            "hidden_size": 128,
-            "n_heads": 16,
-            "encoder_layers": 3,
-            "linear_hidden_size": 256,
-            "dropout": 0.2,
-            "revin": True,
-        },
-        1e-4,
-    ),
-    "itransformer": (
-        "iTransformer",
-        {"hidden_size": 512, "n_heads": 8, "e_layers": 2, "d_ff": 512, "dropout": 0.1},
-        1e-4,
-    ),
-    "timemixer": (
-        "TimeMixer",
-        {
-            "d_model": 16,
-            "d_ff": 32,
-            "e_layers": 2,
-            "down_sampling_layers": 3,
-            "down_sampling_window": 2,
-            "dropout": 0.1,
-        },
-        1e-2,
-    ),
+    "patchtst": ("PatchTST", {"patch_len": 16, "stride": 8, "hidden_size": 128, "n_heads": 16, "encoder_layers": 3,
+                              "linear_hidden_size": 256, "dropout": 0.2, "revin": True}, 1e-4),
+    "itransformer": ("iTransformer", {"hidden_size": 512, "n_heads": 8, "e_layers": 2, "d_ff": 512, "dropout": 0.1},
+                     1e-4),
+    "timemixer": ("TimeMixer", {"d_model": 16, "d_ff": 32, "e_layers": 2, "down_sampling_layers": 3,
+                                "down_sampling_window": 2, "dropout": 0.1}, 1e-2),
     "nf_tsmixer": ("TSMixer", {"n_block": 2, "ff_dim": 64, "dropout": 0.1, "revin": True}, 1e-3),
     "nf_tide": ("TiDE", {"hidden_size": 256, "decoder_output_dim": 8, "dropout": 0.3}, 1e-3),
 }
+# fmt: on
 MODELS = ("xctformer", *ABLATION_MODELS, *BASELINE_SETTINGS, *NEURALFORECAST_SETTINGS)
 DEFAULT_MODELS = ("xctformer", "dlinear", "nlinear", "tide", "tsmixer")
 
 
 def trainer_kwargs(accelerator: str = "auto", devices="auto", progress: bool = True, callbacks=()) -> dict:
+    quiet = {"enable_model_summary": False, "logger": False, "enable_checkpointing": False}
     return {
         "accelerator": accelerator,
         "devices": devices,
         "enable_progress_bar": progress,
-        "enable_model_summary": False,
-        "logger": False,
-        "enable_checkpointing": False,
+        **quiet,
         "callbacks": list(callbacks),
     }
 
@@ -148,24 +105,12 @@ def build_model(
     if name == "xctformer" or name in ABLATION_MODELS:
         preset = get_preset(preset_name(dataset), "forecast")
         switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
-        return XCTFormerModel.from_preset(
-            preset.dataset,
-            output_chunk_length=horizon,
-            input_chunk_length=seq_len,
-            n_epochs=epochs or preset.epochs,
-            pl_trainer_kwargs=trainer_kwargs(accelerator, devices, progress),
-            **switches,
-            **common,
-        )
-    shared = {
-        "input_chunk_length": seq_len,
-        "output_chunk_length": horizon,
-        "batch_size": PAPER_BATCH_SIZE,
-        "n_epochs": epochs or 10,
-        "loss_fn": torch.nn.MSELoss(),
-        "pl_trainer_kwargs": trainer_kwargs(accelerator, devices, progress, [KeepBestValidationWeights()]),
-        **common,
-    }
+        trainer = trainer_kwargs(accelerator, devices, progress)
+        run = dict(output_chunk_length=horizon, input_chunk_length=seq_len, n_epochs=epochs or preset.epochs)
+        return XCTFormerModel.from_preset(preset.dataset, **run, pl_trainer_kwargs=trainer, **switches, **common)
+    shared = dict(input_chunk_length=seq_len, output_chunk_length=horizon, batch_size=PAPER_BATCH_SIZE, **common)
+    shared.update(n_epochs=epochs or 10, loss_fn=torch.nn.MSELoss())
+    shared["pl_trainer_kwargs"] = trainer_kwargs(accelerator, devices, progress, [KeepBestValidationWeights()])
     if name in BASELINE_SETTINGS:
         import darts.models as darts_models
 
@@ -208,14 +153,8 @@ class PreparedSeries:
         first, the target last, as in the Time-Series-Library files); only the target is scored."""
         if self.test_covariates is None:
             return self
-        stack = [
-            cov.stack(target)
-            for cov, target in (
-                (self.train_covariates, self.train),
-                (self.val_covariates, self.val),
-                (self.test_covariates, self.test),
-            )
-        ]
+        covariates = (self.train_covariates, self.val_covariates, self.test_covariates)
+        stack = [c.stack(target) for c, target in zip(covariates, (self.train, self.val, self.test), strict=True)]
         return PreparedSeries(self.dataset, "M", self.seq_len, *stack, None, None, None)
 
 
@@ -250,17 +189,9 @@ def fit_model(model, data: PreparedSeries) -> float:
 def forecast_test_split(model, data: PreparedSeries, horizon: int) -> list[TimeSeries]:
     """One forecast of ``horizon`` steps for every stride-1 window of the test split."""
     kwargs = {} if data.test_covariates is None else {"past_covariates": data.test_covariates}
+    windows = dict(start=data.seq_len, start_format="position", forecast_horizon=horizon, stride=1, overlap_end=False)
     return model.historical_forecasts(
-        data.test,
-        start=data.seq_len,
-        start_format="position",
-        forecast_horizon=horizon,
-        stride=1,
-        retrain=False,
-        overlap_end=False,
-        last_points_only=False,
-        verbose=False,
-        **kwargs,
+        data.test, **windows, retrain=False, last_points_only=False, verbose=False, **kwargs
     )
 
 
@@ -322,11 +253,12 @@ def _example(data: PreparedSeries, forecast: TimeSeries) -> dict:
     channel = -1
     history = data.test[: data.seq_len].values(copy=False)[:, channel]
     truth = data.test[data.seq_len : data.seq_len + len(forecast)].values(copy=False)[:, channel]
+    predicted = forecast.values(copy=False)[:, channel].tolist()
     return {
         "channel": str(data.test.components[channel]),
         "history": history.tolist(),
         "truth": truth.tolist(),
-        "forecast": forecast.values(copy=False)[:, channel].tolist(),
+        "forecast": predicted,
     }
 
 
@@ -373,30 +305,14 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         (d, h, m) for d in settings.dataset for h in horizons for m in settings.models or DEFAULT_MODELS
     ):
         data = datasets[dataset]
-        build = dict(
-            name=model_name,
-            dataset=dataset,
-            horizon=horizon,
-            seq_len=settings.seq_len,
-            epochs=settings.epochs or (None if settings.full else QUICK_EPOCHS),
-            seed=settings.seed,
-            accelerator=settings.accelerator,
-            devices=settings.devices,
-            progress=progress,
-            work_dir=output / "darts_logs",
-        )
+        epochs = settings.epochs or (None if settings.full else QUICK_EPOCHS)
+        build = dict(name=model_name, dataset=dataset, horizon=horizon, seq_len=settings.seq_len, epochs=epochs)
+        build.update(seed=settings.seed, accelerator=settings.accelerator, devices=settings.devices, progress=progress)
+        build["work_dir"] = output / "darts_logs"
         model = build_model(**build)  # not trained here: it names the run's settings
-        run = {
-            "task": "forecast",
-            "dataset": dataset,
-            "horizon": horizon,
-            "model": model_name,
-            "seed": settings.seed,
-            "features": data.features,
-            "seq_len": settings.seq_len,
-            "epochs": model.n_epochs,
-            "settings": model_settings(model),
-        }
+        run = {"task": "forecast", "dataset": dataset, "horizon": horizon, "model": model_name, "seed": settings.seed}
+        run.update(features=data.features, seq_len=settings.seq_len, epochs=model.n_epochs)
+        run["settings"] = model_settings(model)
         record = {**run, "run": run}
         if run_key(record) in finished:
             print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {settings.seed}")

@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 from ..nn.fill import linear_fill
 from ..nn.presets import ABLATIONS, IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from .datasets import load_forecast_dataset
-from .models import ABLATION_MODELS, preset_name, reconstruction_engine
+from .models import ABLATION_DESCRIPTIONS, ABLATION_MODELS, finished, preset_name, reconstruction_engine
 from .results import run_key
 from .runs import plain_settings
 from .settings import ImputeSettings
@@ -85,12 +85,7 @@ def evaluate_windows(
         n_hidden += int(hidden.sum())
         if progress is not None:
             progress(len(x))
-    return {
-        "mse": squared / n_hidden,
-        "mae": absolute / n_hidden,
-        "n_windows": int(len(starts)),
-        "n_hidden": n_hidden,
-    }
+    return {"mse": squared / n_hidden, "mae": absolute / n_hidden, "n_windows": int(len(starts)), "n_hidden": n_hidden}
 
 
 def evaluate_series(impute: SeriesImputer, values: np.ndarray, mask_rate: float, seed: int) -> dict:
@@ -98,12 +93,8 @@ def evaluate_series(impute: SeriesImputer, values: np.ndarray, mask_rate: float,
     values = np.asarray(values, dtype=np.float32)
     hidden = random_mask(values.shape, mask_rate, seed) & ~np.isnan(values)
     errors = (impute(np.where(hidden, np.nan, values)) - values)[hidden].astype(np.float64)
-    return {
-        "mse": float(np.mean(errors**2)),
-        "mae": float(np.mean(np.abs(errors))),
-        "n_windows": None,
-        "n_hidden": int(hidden.sum()),
-    }
+    mse, mae = float(np.mean(errors**2)), float(np.mean(np.abs(errors)))
+    return {"mse": mse, "mae": mae, "n_windows": None, "n_hidden": int(hidden.sum())}
 
 
 def series_by_windows(impute: WindowImputer, values: np.ndarray, window_length: int, stride: int) -> np.ndarray:
@@ -132,17 +123,7 @@ IMPUTATION_MODELS = {
     "linear": "per window and channel, linear interpolation of the observed points (no training)",
     "sktime_imputer": "sktime's Imputer(method='nearest') per window (no training)",
     "saits": "PyPOTS SAITS, a learned imputation transformer (extra: pip install 'xct-estimators[baselines]')",
-    **{
-        name: f"ablation: the xctformer row with {variant}"
-        for name, variant in (
-            ("xctformer_nomask", "no mask"),
-            ("xctformer_softmax", "softmax"),
-            ("xctformer_vanilla", "vanilla attention"),
-            ("xctformer_time", "time-only attention"),
-            ("xctformer_channel", "channel-only attention"),
-            ("xctformer_clipped", "AbsAct + ReLU"),
-        )
-    },
+    **{name: f"ablation: the xctformer row with {text}" for name, text in ABLATION_DESCRIPTIONS.items()},
 }
 DEFAULT_IMPUTATION_MODELS = ("xctformer", "linear", "sktime_imputer")
 #: sktime Imputer method: the best of its cheap methods on ETTh1 (docs/benchmarks.md).
@@ -193,15 +174,9 @@ class XCTFormerBenchImputer:
 
     def __init__(self, engine):
         self.engine = engine
-        self.settings = {
-            "window_length": engine.window_length,
-            "epochs": engine.n_epochs,
-            "fill": engine.fill,
-            "learning_rate": engine.learning_rate,
-            "batch_size": engine.batch_size,
-            "patience": engine.patience,
-            **{k: v for k, v in engine.architecture.items() if k != "max_attention_bytes"},
-        }
+        training = {"window_length": engine.window_length, "epochs": engine.n_epochs, "fill": engine.fill}
+        training.update(learning_rate=engine.learning_rate, batch_size=engine.batch_size, patience=engine.patience)
+        self.settings = {**training, **{k: v for k, v in engine.architecture.items() if k != "max_attention_bytes"}}
 
     def fit(self, train: np.ndarray, val: Optional[np.ndarray]) -> None:
         self.engine.fit(train, val_values=val)
@@ -231,18 +206,9 @@ class SAITSImputer:
             ) from error
         self.window_length, self.mask_rate, self.seed = window_length, mask_rate, seed
         self.train_stride, self.device = train_stride, device
-        self.settings = dict(
-            n_layers=2,
-            d_model=64,
-            n_heads=4,
-            d_k=16,
-            d_v=16,
-            d_ffn=128,
-            dropout=0.1,
-            epochs=epochs,
-            patience=min(3, max(epochs - 1, 1)) if epochs > 1 else None,
-            batch_size=32,
-        )
+        network = dict(n_layers=2, d_model=64, n_heads=4, d_k=16, d_v=16, d_ffn=128, dropout=0.1)
+        patience = min(3, max(epochs - 1, 1)) if epochs > 1 else None
+        self.settings = dict(network, epochs=epochs, patience=patience, batch_size=32)
         self.model = None
 
     def _windows(self, values: np.ndarray) -> np.ndarray:
@@ -254,14 +220,8 @@ class SAITSImputer:
         from pypots.utils.random import set_random_seed
 
         set_random_seed(self.seed)
-        self.model = SAITS(
-            n_steps=self.window_length,
-            n_features=train.shape[1],
-            device=self.device,
-            verbose=False,
-            saving_path=None,
-            **self.settings,
-        )
+        shape = {"n_steps": self.window_length, "n_features": train.shape[1]}
+        self.model = SAITS(**shape, device=self.device, verbose=False, saving_path=None, **self.settings)
         val_set = None
         if val is not None:
             x_val = self._windows(val)
@@ -293,16 +253,8 @@ def build_imputer(model: str, dataset: str, mask_rate: float, settings: ImputeSe
     if model in ("xctformer", "xctformer_linear") or model in ABLATION_MODELS:
         fill = "linear" if model == "xctformer_linear" else "zero"
         switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
-        engine = reconstruction_engine(
-            preset.dataset,
-            "impute",
-            settings,
-            mask_rate=mask_rate,
-            fill=fill,
-            patience=PAPER_PATIENCE,
-            train_stride=settings.train_stride,
-            **switches,
-        )
+        training = dict(mask_rate=mask_rate, fill=fill, patience=PAPER_PATIENCE, train_stride=settings.train_stride)
+        engine = reconstruction_engine(preset.dataset, "impute", settings, **training, **switches)
         return XCTFormerBenchImputer(engine)
     if model == "linear":
         return LinearImputer()
@@ -337,15 +289,8 @@ def _impute_work(settings: ImputeSettings, dataset: str, rate: float, model: str
             )
     else:
         metrics = evaluate_series(imputer.impute_series, test, rate, args.seed)
-    record = {
-        **record,
-        **metrics,
-        "epochs": imputer.settings.get("epochs"),
-        "settings": plain_settings(imputer.settings),
-        "fit_seconds": fit_seconds,
-        "eval_seconds": time.perf_counter() - start,
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
+    trained = {"epochs": imputer.settings.get("epochs"), "settings": plain_settings(imputer.settings)}
+    record = {**record, **metrics, **trained, **finished(fit_seconds, start)}
     return [(record, None)]
 
 
@@ -367,18 +312,10 @@ def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) 
     jobs = []
     for dataset, rate, model in ((d, r, m) for d in args.dataset for r in rates for m in models):
         imputer = build_imputer(model, dataset, rate, args)  # not trained here: it names the run's settings
-        run = {
-            "task": "impute",
-            "dataset": dataset,
-            "mask_rate": rate,
-            "model": model,
-            "seed": args.seed,
-            "protocol": args.protocol,
-            "eval_stride": args.eval_stride if args.protocol == "tslib" else None,
-            "train_stride": args.train_stride if model in _STRIDED else None,
-            "window_length": window_length,
-            "settings": plain_settings(imputer.settings),
-        }
+        run = {"task": "impute", "dataset": dataset, "mask_rate": rate, "model": model, "seed": args.seed}
+        run["protocol"], run["eval_stride"] = args.protocol, args.eval_stride if args.protocol == "tslib" else None
+        run["train_stride"] = args.train_stride if model in _STRIDED else None
+        run.update(window_length=window_length, settings=plain_settings(imputer.settings))
         record = {**run, "run": run}
         if run_key(record) in finished:
             print(f"skip (already in results): {dataset} mask rate {rate} {model} seed {args.seed}")

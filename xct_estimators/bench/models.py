@@ -3,18 +3,19 @@ dataset trains with, and the reconstruction engine of ``impute`` and ``detect``.
 
 from __future__ import annotations
 
-from ..nn.presets import ABLATIONS  # noqa: F401  (the switches each ablation model applies)
+import time
+
+from ..nn.presets import ABLATIONS
 
 #: The paper's ablations (its ablation table, plus the clipped-negative-weights variant) as models:
 #: the dataset's preset with one switch changed (``xct_estimators.nn.presets.ABLATIONS``).
-ABLATION_MODELS = {
-    "xctformer_nomask": "no_mask",
-    "xctformer_softmax": "softmax",
-    "xctformer_vanilla": "vanilla",
-    "xctformer_time": "time",
-    "xctformer_channel": "channel",
-    "xctformer_clipped": "clipped",
+ABLATION_MODELS = {f"xctformer_{name.replace('_', '')}": name for name in ABLATIONS}
+#: How each ablation model reads in ``--help``: the switches it changes.
+ABLATION_DESCRIPTIONS = {
+    model: ", ".join(f"{key}={value!r}" for key, value in ABLATIONS[name].items())
+    for model, name in ABLATION_MODELS.items()
 }
+
 #: The preset each benchmark dataset trains XCTFormer with (App. D: synthetic uses ETTm1's).
 PRESET_FOR_DATASET = {
     "synthetic": "ETTm1",
@@ -30,6 +31,12 @@ def preset_name(dataset: str) -> str:
     return PRESET_FOR_DATASET.get(dataset, dataset if dataset.startswith("ETT") else "ETTh1")
 
 
+def finished(fit_seconds: float, eval_started: float) -> dict:
+    """A record's timing fields: training seconds, evaluation seconds up to now, the finishing time."""
+    eval_seconds = time.perf_counter() - eval_started
+    return {"fit_seconds": fit_seconds, "eval_seconds": eval_seconds, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
 def reconstruction_engine(preset_dataset: str, task: str, settings, **extra):
     """The engine of an ``impute`` / ``detect`` run: the preset's row for ``task``, the command's
     epochs, batch size and learning rate where given, ``extra`` on top."""
@@ -42,11 +49,6 @@ def reconstruction_engine(preset_dataset: str, task: str, settings, **extra):
         if getattr(settings, name, None):
             params[name] = getattr(settings, name)
     params.update(extra)
-    return ReconstructionEngine(
-        **params,
-        patience_after_warmup=False,  # the paper's early stopping counts from the first epoch
-        random_state=settings.seed,
-        accelerator=settings.accelerator,
-        devices=settings.devices,
-        progress_bar=not settings.no_progress,
-    )
+    where = dict(accelerator=settings.accelerator, devices=settings.devices, progress_bar=not settings.no_progress)
+    # patience_after_warmup=False: the paper's early stopping counts from the first epoch
+    return ReconstructionEngine(**params, patience_after_warmup=False, random_state=settings.seed, **where)

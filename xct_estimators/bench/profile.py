@@ -53,16 +53,11 @@ def print_profile(datasets: Optional[list[str]] = None) -> int:
         row = profile_dataset(dataset)
         ref = paper.PROFILE.get(paper.dataset_key(dataset))
         ref_params, ref_flops = ref if ref else (None, None)
+        published = (
+            ["-"] * 3 if ref is None else [f"{ref_params:.1e}", f"{ref_flops:.1e}", f"{row['macs'] / ref_flops:.2f}"]
+        )
         rows.append(
-            [
-                dataset,
-                row["preset"],
-                f"{row['params']:.2e}",
-                "-" if ref is None else f"{ref_params:.1e}",
-                f"{row['macs']:.2e}",
-                "-" if ref is None else f"{ref_flops:.1e}",
-                "-" if ref is None else f"{row['macs'] / ref_flops:.2f}",
-            ]
+            [dataset, row["preset"], f"{row['params']:.2e}", published[0], f"{row['macs']:.2e}", *published[1:]]
         )
     header = ["dataset", "preset", "params", "paper params", "FLOPs (MACs)", "paper FLOPs", "ratio"]
     print(markdown_table(header, rows))

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
+from .models import ABLATION_MODELS
 from .results import ResultStore
 
 EXAMPLES_DIR = "examples"
@@ -27,15 +28,9 @@ def _gap(value) -> str:
 
 def _error_cells(record: dict, reference) -> list[str]:
     """MSE, MAE, the paper's MSE and MAE, and the relative gaps."""
-    published = reference or (None, None)
-    return [
-        _fmt(record["mse"]),
-        _fmt(record["mae"]),
-        _fmt(published[0]),
-        _fmt(published[1]),
-        _gap(paper.relative_gap(record["mse"], published[0])),
-        _gap(paper.relative_gap(record["mae"], published[1])),
-    ]
+    (mse, mae), (paper_mse, paper_mae) = (record["mse"], record["mae"]), reference or (None, None)
+    gaps = (paper.relative_gap(mse, paper_mse), paper.relative_gap(mae, paper_mae))
+    return [*map(_fmt, (mse, mae, paper_mse, paper_mae)), *map(_gap, gaps)]
 
 
 ERROR_HEADER = ["MSE", "MAE", "paper MSE", "paper MAE", "gap MSE", "gap MAE"]
@@ -61,17 +56,8 @@ def forecast_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.forecast_reference(r["dataset"], r["horizon"], r["model"])
-        rows.append(
-            [
-                r["dataset"],
-                r["horizon"],
-                r["model"],
-                _forecast_setting(r),
-                r["seed"],
-                *_error_cells(r, ref),
-                *_time_cells(r),
-            ]
-        )
+        run = [r["dataset"], r["horizon"], r["model"], _forecast_setting(r), r["seed"]]
+        rows.append([*run, *_error_cells(r, ref), *_time_cells(r)])
     header = ["dataset", "horizon", "model", "settings", "seed", *ERROR_HEADER, *TIME_HEADER]
     out = markdown_table(header, rows)
     averages = average_rows(records)
@@ -118,36 +104,10 @@ def average_rows(records: list[dict]) -> str:
         seconds = sum(by_horizon[h]["fit_seconds"] + by_horizon[h]["eval_seconds"] for h in paper.HORIZONS)
         cells = [by_horizon[h] for h in paper.HORIZONS]
         setting += MIXED if _mixed(cells, ("horizon", "output_chunk_length")) else ""
-        rows.append(
-            [
-                dataset,
-                model,
-                setting,
-                seed,
-                _fmt(mse),
-                _fmt(mae),
-                _fmt(ref and ref[0]),
-                _fmt(ref and ref[1]),
-                _gap(paper.relative_gap(mse, ref and ref[0])),
-                _gap(paper.relative_gap(mae, ref and ref[1])),
-                _fmt(seconds, ".0f"),
-            ]
-        )
+        rows.append([dataset, model, setting, seed, *_error_cells({"mse": mse, "mae": mae}, ref), _fmt(seconds, ".0f")])
     if not rows:
         return ""
-    header = [
-        "dataset",
-        "model",
-        "settings",
-        "seed",
-        "avg MSE",
-        "avg MAE",
-        "paper MSE",
-        "paper MAE",
-        "gap MSE",
-        "gap MAE",
-        "total s",
-    ]
+    header = "dataset|model|settings|seed|avg MSE|avg MAE|paper MSE|paper MAE|gap MSE|gap MAE|total s".split("|")
     return markdown_table(header, rows)
 
 
@@ -162,17 +122,8 @@ def imputation_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
-        rows.append(
-            [
-                r["dataset"],
-                r["mask_rate"],
-                r["model"],
-                *_imputation_setting(r),
-                r["seed"],
-                *_error_cells(r, ref),
-                *_time_cells(r),
-            ]
-        )
+        run = [r["dataset"], r["mask_rate"], r["model"], *_imputation_setting(r), r["seed"]]
+        rows.append([*run, *_error_cells(r, ref), *_time_cells(r)])
     header = ["dataset", "mask rate", "model", *IMPUTATION_SETTING_HEADER, "seed", *ERROR_HEADER, *TIME_HEADER]
     out = "Paper columns: XCTFormer's published numbers (every row is compared with them).\n\n"
     out += markdown_table(header, rows)
@@ -186,13 +137,8 @@ IMPUTATION_SETTING_HEADER = ["protocol", "train stride", "eval stride", "epochs"
 
 
 def _imputation_setting(record: dict) -> list:
-    return [
-        record.get("protocol", "series"),
-        record.get("train_stride") or "-",
-        record.get("eval_stride") or "-",
-        record.get("epochs") or "-",
-        record.get("n_windows") or "-",
-    ]
+    cells = [record.get(key) or "-" for key in ("train_stride", "eval_stride", "epochs", "n_windows")]
+    return [record.get("protocol", "series"), *cells]
 
 
 def imputation_averages(records: list[dict]) -> str:
@@ -209,36 +155,15 @@ def imputation_averages(records: list[dict]) -> str:
         ours = published and tuple(sum(published[m][i] for m in IMPUTATION_MASK_RATES) / 4 for i in (0, 1))
         best = paper.best_imputation_baseline(dataset)
         mixed = MIXED if _mixed([by_rate[m] for m in IMPUTATION_MASK_RATES], ("mask_rate",)) else ""
+        baseline = f"{best[0]} ({paper.imputation_group(dataset)})" if best else "-"
+        numbers = [*map(_fmt, (mse, mae, ours and ours[0], ours and ours[1])), baseline]
         rows.append(
-            [
-                dataset,
-                model + mixed,
-                *setting,
-                seed,
-                _fmt(mse),
-                _fmt(mae),
-                _fmt(ours and ours[0]),
-                _fmt(ours and ours[1]),
-                f"{best[0]} ({paper.imputation_group(dataset)})" if best else "-",
-                _fmt(best and best[1][0]),
-                _fmt(best and best[1][1]),
-            ]
+            [dataset, model + mixed, *setting, seed, *numbers, _fmt(best and best[1][0]), _fmt(best and best[1][1])]
         )
     if not rows:
         return ""
-    header = [
-        "dataset",
-        "model",
-        *IMPUTATION_SETTING_HEADER[:4],
-        "seed",
-        "avg MSE",
-        "avg MAE",
-        "paper XCTFormer MSE",
-        "paper XCTFormer MAE",
-        "paper best baseline",
-        "its MSE",
-        "its MAE",
-    ]
+    numbers = "avg MSE|avg MAE|paper XCTFormer MSE|paper XCTFormer MAE|paper best baseline|its MSE|its MAE".split("|")
+    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:4], "seed", *numbers]
     return markdown_table(header, rows)
 
 
@@ -265,36 +190,14 @@ def anomaly_table(records: list[dict]) -> str:
     for r in records:
         ref = paper.ANOMALY.get(r["dataset"])
         published = ref and ref[2] / 100
-        rows.append(
-            [
-                r["dataset"],
-                r.get("protocol", "point"),
-                r["model"],
-                _detection_setting(r),
-                _fmt(r.get("anomaly_ratio"), "g"),
-                r.get("n_windows") or "-",
-                _fmt(r["f1"]),
-                _fmt(r["auc_pr"]),
-                _fmt(r.get("auc_roc")),
-                _fmt(r["f1_adjusted"]),
-                _fmt(published),
-                *_time_cells(r),
-            ]
-        )
-    header = [
-        "dataset",
-        "protocol",
-        "model",
-        "settings",
-        "ratio %",
-        "test windows",
-        "F1",
-        "AUC-PR",
-        "AUC-ROC",
-        "F1 point-adjusted",
-        "paper F1 (adjusted)",
-        *TIME_HEADER,
-    ]
+        run = [r["dataset"], r.get("protocol", "point"), r["model"], _detection_setting(r)]
+        run += [_fmt(r.get("anomaly_ratio"), "g"), r.get("n_windows") or "-"]
+        scores = map(_fmt, (r["f1"], r["auc_pr"], r.get("auc_roc"), r["f1_adjusted"], published))
+        rows.append([*run, *scores, *_time_cells(r)])
+    header = (
+        "dataset|protocol|model|settings|ratio %|test windows|F1|AUC-PR|AUC-ROC|F1 point-adjusted|paper F1 (adjusted)"
+    )
+    header = [*header.split("|"), *TIME_HEADER]
     note = (
         "F1 at the paper's threshold, AUC-PR and AUC-ROC are the honest measures; point adjustment "
         "(the paper's F1) credits a whole anomaly segment when one step is flagged, and lets "
@@ -303,15 +206,7 @@ def anomaly_table(records: list[dict]) -> str:
     return note + markdown_table(header, rows)
 
 
-ABLATION_VARIANTS = (
-    "xctformer",
-    "xctformer_nomask",
-    "xctformer_softmax",
-    "xctformer_vanilla",
-    "xctformer_time",
-    "xctformer_channel",
-    "xctformer_clipped",
-)
+ABLATION_VARIANTS = ("xctformer", *ABLATION_MODELS)
 
 
 def _ablation_averages(records: list[dict], task: str) -> dict[str, dict[str, tuple]]:
@@ -416,17 +311,8 @@ def seed_table(records: list[dict]) -> str:
         return ""
     number_first = lambda cell: (0, cell, "") if isinstance(cell, (int, float)) else (1, 0, str(cell))  # noqa: E731
     rows.sort(key=lambda row: (str(row[0]), str(row[1]), number_first(row[2]), str(row[3])))
-    header = [
-        "task",
-        "dataset",
-        "horizon / mask / protocol",
-        "model",
-        "seeds",
-        "metric 1 (mean ± std)",
-        "CV %",
-        "metric 2 (mean ± std)",
-        "CV %",
-    ]
+    header = "task|dataset|horizon / mask / protocol|model|seeds|metric 1 (mean ± std)|CV %|metric 2 (mean ± std)|CV %"
+    header = header.split("|")
     return markdown_table(header, rows)
 
 

@@ -61,24 +61,11 @@ def run_tune(args: TuneSettings) -> int:
     name = args.study_name or tune.default_study_name(args.task, dataset, args.horizon, args.mask_rate)
     print(f"study {name!r} in {storage} ({args.trials} trials in all workers)", flush=True)
     start = time.perf_counter()
-    study = tune.search(
-        series,
-        args.task,
-        val_series=val_series,
-        dataset=args.dataset,
-        space=space,
-        fixed=fixed_settings(args),
-        n_trials=args.trials,
-        timeout=args.timeout,
-        output_chunk_length=args.horizon,
-        mask_rate=args.mask_rate,
-        storage=storage,
-        study_name=name,
-        random_state=args.seed,
-        accelerator=args.accelerator,
-        devices=args.devices,
-        show_progress_bar=not args.no_progress,
-    )
+    what = dict(val_series=val_series, dataset=args.dataset, space=space, fixed=fixed_settings(args))
+    what.update(output_chunk_length=args.horizon, mask_rate=args.mask_rate, random_state=args.seed)
+    how = dict(n_trials=args.trials, timeout=args.timeout, storage=storage, study_name=name)
+    how.update(accelerator=args.accelerator, devices=args.devices, show_progress_bar=not args.no_progress)
+    study = tune.search(series, args.task, **what, **how)
     result = {
         **tune.summary(study),
         "storage": storage,

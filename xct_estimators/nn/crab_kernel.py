@@ -1,7 +1,7 @@
 """The C++ kernel for CRAB's elementwise chain on CPU (``csrc/crab.cpp``).
 
 It is compiled on first use with PyTorch's extension builder (a C++ compiler and ``ninja``
-needed; about 30 s, once per machine and torch version: the build is cached under
+needed, once per machine and torch version: the build is cached under
 ``TORCH_EXTENSIONS_DIR``, by default ``~/.cache/torch_extensions``). Where it cannot be built,
 :mod:`xct_estimators.nn.fused` runs the same chain as PyTorch operations, with the same results
 and dropout masks, only slower. ``XCT_CRAB_KERNEL=0`` turns the kernel off.

@@ -32,16 +32,8 @@ class EncoderLayer(nn.Module):
         super().__init__()
         c = config
         if c.decop_k is not None:
-            self.attention = DeCoPAttention(
-                c.d_model,
-                c.n_heads,
-                c.attention_len,
-                c.decop_k,
-                c.attn_dropout,
-                c.activation,
-                c.decop_variant,
-                c.fused_attention,
-            )
+            shape = (c.d_model, c.n_heads, c.attention_len, c.decop_k)
+            self.attention = DeCoPAttention(*shape, c.attn_dropout, c.activation, c.decop_variant, c.fused_attention)
         else:
             self.attention = CRABAttention(
                 c.d_model, c.n_heads, c.attention_len, c.attn_dropout, c.use_mask, c.activation, c.fused_attention
@@ -49,10 +41,7 @@ class EncoderLayer(nn.Module):
         self.attention_dropout = Dropout(c.fc_dropout)
         self.norm_ffn_input = TokenBatchNorm(c.d_model)
         self.ffn = nn.Sequential(
-            nn.Linear(c.d_model, c.d_ff),
-            nn.GELU(),
-            Dropout(c.fc_dropout),
-            nn.Linear(c.d_ff, c.d_model),
+            nn.Linear(c.d_model, c.d_ff), nn.GELU(), Dropout(c.fc_dropout), nn.Linear(c.d_ff, c.d_model)
         )
         self.norm_out = TokenBatchNorm(c.d_model)
 

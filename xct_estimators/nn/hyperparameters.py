@@ -24,74 +24,39 @@ class Hyperparameter:
     doc: str
 
 
+_H = Hyperparameter
+# fmt: off
 HYPERPARAMETERS: tuple[Hyperparameter, ...] = (
-    Hyperparameter("patch_len", 16, "int", "Length of each patch (token) cut from every channel."),
-    Hyperparameter(
-        "stride", 8, "int", "Step between the starts of consecutive patches (the paper: ``patch_len / 2``)."
-    ),
-    Hyperparameter("d_model", 32, "int", "Width of every token; must be divisible by ``n_heads``."),
-    Hyperparameter("n_heads", 2, "int", "Number of attention heads."),
-    Hyperparameter("d_ff", 64, "int", "Width of the hidden layer of each encoder layer's feed-forward block."),
-    Hyperparameter("e_layers", 2, "int", "Number of encoder layers."),
-    Hyperparameter("dropout", 0.1, "float", "Dropout on the patch tokens (after the positional embedding)."),
-    Hyperparameter(
-        "fc_dropout",
-        0.05,
-        "float",
-        "Dropout on the attention output (before its residual) and in the feed-forward block.",
-    ),
-    Hyperparameter(
-        "attn_dropout", 0.5, "float", "Dropout on the attention weights (after AbsAct, before they multiply V)."
-    ),
-    Hyperparameter("head_dropout", 0.0, "float", "Dropout on the flattened tokens before the linear output head."),
-    Hyperparameter(
-        "decop_k",
-        None,
-        "int or None",
-        "``None`` for full CRAB attention over all N = channels x patches tokens; an integer ``k`` compresses "
-        "the N x N attention to N x k with DeCoP (no learnable mask then).",
-    ),
-    Hyperparameter(
-        "use_mask", True, "bool", "Ablation switch: ``False`` removes CRAB's learnable mask and its min-shift."
-    ),
-    Hyperparameter(
-        "activation",
-        "absact",
-        '{"absact", "softmax", "absact_clipped"}',
-        '``"absact"`` (the paper), ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)) or ``"absact_clipped"`` '
-        "(ablation: AbsAct's negative weights set to zero).",
-    ),
-    Hyperparameter(
-        "mixing",
-        "full",
-        '{"full", "time", "channel"}',
-        '``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own channel) or '
-        '``"channel"`` (only to tokens of its own patch index); the last two are the paper\'s ablations.',
-    ),
-    Hyperparameter(
-        "decop_variant",
-        "paper",
-        '{"paper", "authors"}',
-        'With DeCoP only: ``"paper"`` (the paper\'s equations) or ``"authors"`` (the authors\' code\'s value '
-        "reshaping and compressor initialisation; see ``docs/decop.md``).",
-    ),
-    Hyperparameter(
-        "fused_attention",
-        True,
-        "bool",
-        "Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x N "
-        "tensor for the backward pass (a C++ kernel on CPU; gradients equal plain autograd's). ``False``: the "
-        "plain path.",
-    ),
-    Hyperparameter(
-        "max_attention_bytes",
-        DEFAULT_MAX_ATTENTION_BYTES,
-        "int or None",
-        "Bound on the estimated memory of full CRAB attention, checked for one sample when the model is built "
-        "and for a training batch at ``fit``; above it an error names the largest batch that fits and suggests "
-        "``decop_k``. ``None`` disables the check.",
-    ),
+    _H("patch_len", 16, "int", "Length of each patch (token) cut from every channel."),
+    _H("stride", 8, "int", "Step between the starts of consecutive patches (the paper: ``patch_len / 2``)."),
+    _H("d_model", 32, "int", "Width of every token; must be divisible by ``n_heads``."),
+    _H("n_heads", 2, "int", "Number of attention heads."),
+    _H("d_ff", 64, "int", "Width of the hidden layer of each encoder layer's feed-forward block."),
+    _H("e_layers", 2, "int", "Number of encoder layers."),
+    _H("dropout", 0.1, "float", "Dropout on the patch tokens (after the positional embedding)."),
+    _H("fc_dropout", 0.05, "float", "Dropout on the attention output (before its residual) and in the feed-forward "
+       "block."),
+    _H("attn_dropout", 0.5, "float", "Dropout on the attention weights (after AbsAct, before they multiply V)."),
+    _H("head_dropout", 0.0, "float", "Dropout on the flattened tokens before the linear output head."),
+    _H("decop_k", None, "int or None", "``None`` for full CRAB attention over all N = channels x patches tokens; an "
+       "integer ``k`` compresses the N x N attention to N x k with DeCoP (no learnable mask then)."),
+    _H("use_mask", True, "bool", "Ablation switch: ``False`` removes CRAB's learnable mask and its min-shift."),
+    _H("activation", "absact", '{"absact", "softmax", "absact_clipped"}', '``"absact"`` (the paper), ``"softmax"`` '
+       '(ablation; scores scaled by 1/sqrt(d)) or ``"absact_clipped"`` (ablation: AbsAct\'s negative weights set to '
+       "zero)."),
+    _H("mixing", "full", '{"full", "time", "channel"}', '``"full"`` (every token attends to every token), ``"time"`` '
+       '(only to tokens of its own channel) or ``"channel"`` (only to tokens of its own patch index); the last two '
+       "are the paper's ablations."),
+    _H("decop_variant", "paper", '{"paper", "authors"}', 'With DeCoP only: ``"paper"`` (the paper\'s equations) or '
+       '``"authors"`` (the authors\' code\'s value reshaping and compressor initialisation; see ``docs/decop.md``).'),
+    _H("fused_attention", True, "bool", "Run CRAB's chain from Q, K, V to the weighted values as one autograd "
+       "function that keeps no N x N tensor for the backward pass (a C++ kernel on CPU; gradients equal plain "
+       "autograd's). ``False``: the plain path."),
+    _H("max_attention_bytes", DEFAULT_MAX_ATTENTION_BYTES, "int or None", "Bound on the estimated memory of full "
+       "CRAB attention, checked for one sample when the model is built and for a training batch at ``fit``; above "
+       "it an error names the largest batch that fits and suggests ``decop_k``. ``None`` disables the check."),
 )
+# fmt: on
 
 BY_NAME: dict[str, Hyperparameter] = {h.name: h for h in HYPERPARAMETERS}
 #: Every hyperparameter's name, in the table's order.
@@ -148,6 +113,8 @@ def architecture_type(name: str) -> type:
 
 #: The docstring line that the hyperparameters' entries replace.
 MARKER = "<network parameters>"
+#: The docstring line that an adapter's own table (``more``) fills, e.g. training settings.
+MORE_MARKER = "<training parameters>"
 _WIDTH = 100
 
 
@@ -157,12 +124,12 @@ def _default_text(value) -> str:
     return repr(value)
 
 
-def _entries(signature: inspect.Signature, style: str, indent: str, extra: dict[str, tuple[str, str]]) -> list[str]:
+def _entries(table: dict[str, Hyperparameter], cls, style: str, indent: str, skip: set[str], extra: dict) -> list[str]:
     lines = []
-    for name, parameter in signature.parameters.items():
-        if name not in BY_NAME:
+    for name, parameter in inspect.signature(cls.__init__).parameters.items():
+        if name not in table or name in skip:
             continue
-        spec, default = BY_NAME[name], _default_text(parameter.default)
+        spec, default = table[name], _default_text(parameter.default)
         kind, more = extra.get(name, (spec.type, ""))
         text = f"{spec.doc} {more}".strip()
         if style == "sktime":
@@ -174,20 +141,26 @@ def _entries(signature: inspect.Signature, style: str, indent: str, extra: dict[
     return lines
 
 
-def with_network_parameters(style: str, on_init: bool = False, extra: dict[str, tuple[str, str]] | None = None):
+def with_network_parameters(
+    style: str, on_init: bool = False, extra: dict[str, tuple[str, str]] | None = None, more=None
+):
     """Class decorator: fill the docstring's ``<network parameters>`` line (the class's, or its
     ``__init__``'s with ``on_init``, as Darts documents) with the hyperparameters its ``__init__``
-    takes. ``style``: ``"sktime"`` (``name : type, default=...``) or ``"darts"`` (``Default: ...``
-    last). ``extra``: name -> (type, sentence added) where an estimator takes more values."""
+    takes, and ``<training parameters>`` with those of the table ``more`` (name -> Hyperparameter);
+    a parameter the docstring documents itself is left to it. ``style``: ``"sktime"`` (``name :
+    type, default=...``) or ``"darts"`` (``Default: ...`` last). ``extra``: name -> (type,
+    sentence added) where an estimator takes more values."""
 
     def decorate(cls):
         holder = cls.__init__ if on_init else cls
-        doc = holder.__doc__ or ""
-        signature = inspect.signature(cls.__init__)
+        lines = (holder.__doc__ or "").splitlines()
+        documented = {line.strip().split(" : ")[0] for line in lines}
+        tables = {MARKER: BY_NAME, MORE_MARKER: more or {}}
         out = []
-        for line in doc.splitlines():
-            if line.strip() == MARKER:
-                out += _entries(signature, style, line[: len(line) - len(line.lstrip())], extra or {})
+        for line in lines:
+            if line.strip() in tables:
+                indent = line[: len(line) - len(line.lstrip())]
+                out += _entries(tables[line.strip()], cls, style, indent, documented, extra or {})
             else:
                 out.append(line)
         holder.__doc__ = "\n".join(out)

@@ -9,22 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Optional
 
-from .hyperparameters import DEFAULT_MAX_ATTENTION_BYTES
-
 if TYPE_CHECKING:
     from .config import XCTFormerConfig
 
-__all__ = [
-    "DEFAULT_MAX_ATTENTION_BYTES",
-    "FLOAT_BYTES",
-    "attention_memory_bytes",
-    "check_batch",
-    "check_sample",
-    "chunk_scores",
-    "inference_batch_size",
-    "set_chunk_scores",
-    "using_chunk_scores",
-]
 
 FLOAT_BYTES = 4
 # N x N float32 tensors kept per layer and sample during training on the plain path: scores,

@@ -54,10 +54,7 @@ class XCTFormerNet(nn.Module):
         self.head = FlattenHead(config.patch_num, config.d_model, config.out_len, config.head_dropout)
 
     def forward(
-        self,
-        x: torch.Tensor,
-        mask: Optional[torch.Tensor] = None,
-        n_outputs: Optional[int] = None,
+        self, x: torch.Tensor, mask: Optional[torch.Tensor] = None, n_outputs: Optional[int] = None
     ) -> torch.Tensor:
         self._check_input(x, mask)
         n_outputs = self.config.n_channels if n_outputs is None else n_outputs

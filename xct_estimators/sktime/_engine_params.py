@@ -4,30 +4,36 @@ from __future__ import annotations
 
 import inspect
 
+from .._checks import NotFittedError
 from ..reconstruction import ReconstructionEngine
 
 #: The engine's constructor arguments: an estimator parameter of the same name is passed through.
 ENGINE_PARAMS = tuple(inspect.signature(ReconstructionEngine.__init__).parameters)[1:]
 
 # Tiny settings for sktime's estimator checks: they use short series.
-TEST_PARAMS = dict(
-    window_length=8,
-    patch_len=4,
-    stride=2,
-    d_model=8,
-    n_heads=1,
-    d_ff=16,
-    e_layers=1,
-    n_epochs=1,
-    batch_size=16,
-    random_state=0,
-    progress_bar=False,
-    accelerator="cpu",
-    validation_fraction=0.0,
-)
+TEST_PARAMS = dict(window_length=8, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
+TEST_PARAMS.update(batch_size=16, random_state=0, progress_bar=False, accelerator="cpu", validation_fraction=0.0)
 
 
 def build_engine(estimator) -> ReconstructionEngine:
     """A fresh engine from an estimator's constructor parameters."""
     params = estimator.get_params(deep=False)
     return ReconstructionEngine(**{name: value for name, value in params.items() if name in ENGINE_PARAMS})
+
+
+class FittedNetwork:
+    """``network_`` and ``channel_names_`` of an sktime estimator whose fitted engine is ``engine_``
+    and whose fitted columns are ``columns_``."""
+
+    @property
+    def network_(self):
+        """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
+        if not hasattr(self, "engine_"):
+            raise NotFittedError(f"This {type(self).__name__} has not been fitted yet: call fit() first.")
+        return self.engine_.network_
+
+    @property
+    def channel_names_(self) -> list[str]:
+        """The columns of ``X`` seen in ``fit``, as strings: the network's channels."""
+        self.network_  # noqa: B018 (raises before fit)
+        return [str(c) for c in self.columns_]

@@ -8,20 +8,20 @@ import numpy as np
 import pandas as pd
 from sktime.detection.base import BaseDetector
 
-from .._checks import NotFittedError
 from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
 from ..reconstruction import (
     DEFAULT_LEARNING_RATE,
     DEFAULT_MAX_EPOCHS,
     DEFAULT_PATIENCE,
     DEFAULT_VALIDATION_FRACTION,
+    TRAINING_PARAMETERS,
     preset_params,
 )
-from ._engine_params import TEST_PARAMS, build_engine
+from ._engine_params import TEST_PARAMS, FittedNetwork, build_engine
 
 
-@with_network_parameters("sktime")
-class XCTFormerAnomalyDetector(BaseDetector):
+@with_network_parameters("sktime", more=TRAINING_PARAMETERS)
+class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
     """Unsupervised anomaly detection by XCTFormer reconstruction error.
 
     ``fit`` trains the network to reconstruct windows of (mostly normal) data. The score of a
@@ -41,26 +41,7 @@ class XCTFormerAnomalyDetector(BaseDetector):
         this long; shorter batches later are scored as the continuation of the training data
         (with a warning).
     <network parameters>
-    n_epochs : int, default=50
-        Maximum training epochs; early stopping on the validation loss usually ends sooner.
-    batch_size : int, default=32
-        Training batch size.
-    learning_rate : float, default=5e-3
-        Peak learning rate of the one-cycle schedule (Adam), spread over ``n_epochs``.
-    patience : int or None, default=3
-        Epochs without a lower validation loss before training stops; the best epoch's weights
-        are restored. ``None`` trains all ``n_epochs``.
-    validation_fraction : float, default=0.1
-        Share of ``X``, from its end, held out as validation windows (not trained on); enlarged
-        to one window when shorter. ``0`` disables validation and early stopping.
-    random_state : int or None, default=None
-        Seed for weights and training order.
-    accelerator : str, default="auto"
-        Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``.
-    window_stride : int or None, default=None
-        Step between inference windows (overlaps are averaged); default ``window_length // 2``.
-    progress_bar : bool, default=False
-        Show Lightning's training progress bar.
+    <training parameters>
 
     Attributes
     ----------
@@ -150,19 +131,6 @@ class XCTFormerAnomalyDetector(BaseDetector):
         """A detector with the paper's anomaly-detection hyperparameters for ``dataset``."""
         alpha = overrides.pop("alpha", 0.005 if dataset.upper() == "SMD" else 0.01)
         return cls(alpha=alpha, **{**preset_params(dataset, "anomaly"), **overrides})
-
-    @property
-    def network_(self):
-        """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
-        if not hasattr(self, "engine_"):
-            raise NotFittedError(f"This {type(self).__name__} has not been fitted yet: call fit() first.")
-        return self.engine_.network_
-
-    @property
-    def channel_names_(self) -> list[str]:
-        """The columns of ``X`` seen in ``fit``, as strings: the network's channels."""
-        self.network_  # noqa: B018 (raises before fit)
-        return [str(c) for c in self.columns_]
 
     def _fit(self, X, y=None):
         self.columns_ = list(X.columns)

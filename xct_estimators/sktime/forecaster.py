@@ -13,19 +13,8 @@ from .._checks import NotFittedError
 from .._quiet import quiet_lightning
 from ..nn.hyperparameters import DECOP_AUTO_DOC, network_kwargs, with_network_parameters
 
-_TEST_PARAMS = dict(
-    input_chunk_length=6,
-    patch_len=4,
-    stride=2,
-    d_model=8,
-    n_heads=1,
-    d_ff=16,
-    e_layers=1,
-    n_epochs=1,
-    batch_size=16,
-    random_state=0,
-    pl_trainer_kwargs={"enable_progress_bar": False, "logger": False},
-)
+_TEST_PARAMS = dict(input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
+_TEST_PARAMS.update(batch_size=16, random_state=0, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
 
 
 @with_network_parameters("sktime", extra={"decop_k": DECOP_AUTO_DOC})
@@ -170,13 +159,12 @@ class XCTFormerForecaster(BaseForecaster):
 
         likelihood = QuantileRegression(list(self.quantiles)) if self.quantiles is not None else None
         trainer_kwargs = {"enable_progress_bar": False, "enable_model_summary": False, **(self.pl_trainer_kwargs or {})}
+        training = dict(n_epochs=self.n_epochs, batch_size=self.batch_size, optimizer_kwargs={"lr": self.learning_rate})
         return XCTFormerModel(
-            input_chunk_length=self.input_chunk_length,
-            output_chunk_length=output_chunk_length,
+            self.input_chunk_length,
+            output_chunk_length,
             **network_kwargs(self),
-            n_epochs=self.n_epochs,
-            batch_size=self.batch_size,
-            optimizer_kwargs={"lr": self.learning_rate},
+            **training,
             likelihood=likelihood,
             random_state=self.random_state,
             pl_trainer_kwargs=trainer_kwargs,
@@ -384,15 +372,9 @@ class XCTFormerForecaster(BaseForecaster):
     def _predict_quantiles(self, fh, X, alpha):
         quantiles = list(self.quantiles)
         if all(a in quantiles for a in alpha):
+            columns = list(enumerate(self.y_context_.columns))
             per_instance = [
-                (
-                    key,
-                    {
-                        (c, a): params[:, j, quantiles.index(a)]
-                        for j, c in enumerate(self.y_context_.columns)
-                        for a in alpha
-                    },
-                )
+                (key, {(c, a): params[:, j, quantiles.index(a)] for j, c in columns for a in alpha})
                 for key, params in self._quantile_params(fh, X)
             ]
         else:  # sample the fitted quantile function
@@ -400,15 +382,9 @@ class XCTFormerForecaster(BaseForecaster):
             per_instance = []
             for key, forecast in forecasts:
                 samples = forecast.all_values()[rows]  # (steps, components, samples)
+                columns = list(enumerate(self.y_context_.columns))
                 per_instance.append(
-                    (
-                        key,
-                        {
-                            (c, a): np.quantile(samples[:, j, :], a, axis=-1)
-                            for j, c in enumerate(self.y_context_.columns)
-                            for a in alpha
-                        },
-                    )
+                    (key, {(c, a): np.quantile(samples[:, j], a, axis=-1) for j, c in columns for a in alpha})
                 )
         frames, indexes = [], self._absolute_indexes(fh)
         for key, values in per_instance:

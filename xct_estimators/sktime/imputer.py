@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 from sktime.transformations.base import BaseTransformer
 
-from .._checks import NotFittedError
 from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
 from ..reconstruction import (
     DEFAULT_FILL,
@@ -14,13 +13,14 @@ from ..reconstruction import (
     DEFAULT_MAX_EPOCHS,
     DEFAULT_PATIENCE,
     DEFAULT_VALIDATION_FRACTION,
+    TRAINING_PARAMETERS,
     preset_params,
 )
-from ._engine_params import TEST_PARAMS, build_engine
+from ._engine_params import TEST_PARAMS, FittedNetwork, build_engine
 
 
-@with_network_parameters("sktime")
-class XCTFormerImputer(BaseTransformer):
+@with_network_parameters("sktime", more=TRAINING_PARAMETERS)
+class XCTFormerImputer(FittedNetwork, BaseTransformer):
     """Impute missing values with XCTFormer, a cross-channel, cross-time transformer.
 
     ``fit`` trains the network on windows of ``X`` to reconstruct points hidden at random
@@ -38,26 +38,7 @@ class XCTFormerImputer(BaseTransformer):
     mask_rate : float, default=0.25
         Share of observed points hidden in each training window (the paper: 0.125 to 0.5).
     <network parameters>
-    n_epochs : int, default=50
-        Maximum training epochs; early stopping on the validation loss usually ends sooner.
-    batch_size : int, default=32
-        Training batch size.
-    learning_rate : float, default=5e-3
-        Peak learning rate of the one-cycle schedule (Adam), spread over ``n_epochs``.
-    patience : int or None, default=3
-        Epochs without a lower validation loss before training stops; the best epoch's weights
-        are restored. ``None`` trains all ``n_epochs``.
-    validation_fraction : float, default=0.1
-        Share of ``X``, from its end, held out as validation windows (not trained on); enlarged
-        to one window when shorter. ``0`` disables validation and early stopping.
-    random_state : int or None, default=None
-        Seed for weights, training order and masks.
-    accelerator : str, default="auto"
-        Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``.
-    window_stride : int or None, default=None
-        Step between inference windows (overlaps are averaged); default ``window_length // 2``.
-    progress_bar : bool, default=False
-        Show Lightning's training progress bar.
+    <training parameters>
     fill : {"zero", "linear"}, default="linear"
         What the network sees at missing points: a per-window linear interpolation of the
         observed points (measured better on ETTh1 at every mask rate, docs/benchmarks.md) or
@@ -154,19 +135,6 @@ class XCTFormerImputer(BaseTransformer):
         The paper's input is zeros at hidden points: pass ``fill="zero"`` to reproduce it.
         """
         return cls(**{**preset_params(dataset, "impute"), **overrides})
-
-    @property
-    def network_(self):
-        """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""
-        if not hasattr(self, "engine_"):
-            raise NotFittedError(f"This {type(self).__name__} has not been fitted yet: call fit() first.")
-        return self.engine_.network_
-
-    @property
-    def channel_names_(self) -> list[str]:
-        """The columns of ``X`` seen in ``fit``, as strings: the network's channels."""
-        self.network_  # noqa: B018 (raises before fit)
-        return [str(c) for c in self.columns_]
 
     def _fit(self, X, y=None):
         self.columns_ = list(X.columns)

@@ -1,4 +1,5 @@
-"""Tiny saves written by the code before the one-home refactor (commit cc9a89d)."""
+"""Tiny saves written by the code before the one-home refactor (commit cc9a89d); run from the
+repository root: python tests/data/before_refactor/make.py. tests/test_saved_before_refactor.py loads them."""
 import pickle
 
 import numpy as np
@@ -19,7 +20,9 @@ model.save(out + "xctformer_model.pt")
 np.save(out + "xctformer_model_forecast.npy", model.predict(8, series=series).values())
 
 frame = pd.DataFrame(values.astype(np.float64), columns=["a", "b", "c"])
-holes = frame.copy(); holes.iloc[::7, 0] = np.nan; holes.iloc[3::11, 2] = np.nan
+holes = frame.copy()
+holes.iloc[::7, 0] = np.nan
+holes.iloc[3::11, 2] = np.nan
 imputer = XCTFormerImputer(window_length=16, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1,
                            n_epochs=1, batch_size=16, random_state=0, accelerator="cpu").fit(holes)
 pickle.dump(imputer, open(out + "xctformer_imputer.pkl", "wb"))

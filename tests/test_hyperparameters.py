@@ -1,0 +1,81 @@
+"""One definition of the network's hyperparameters: every signature, docstring and name list agrees with it."""
+
+import dataclasses
+import inspect
+
+import pytest
+
+from xct_estimators import (
+    ReconstructionEngine,
+    XCTFormerAnomalyDetector,
+    XCTFormerForecaster,
+    XCTFormerImputer,
+    XCTFormerModel,
+    XCTFormerScorer,
+)
+from xct_estimators.nn import XCTFormerConfig
+from xct_estimators.nn.hyperparameters import (
+    ARCHITECTURE_PARAMS,
+    BY_NAME,
+    MARKER,
+    NETWORK_PARAMS,
+    RECONSTRUCTION_DEFAULTS,
+    defaults,
+    hyperparameters_of,
+)
+
+FORECASTING = (XCTFormerModel, XCTFormerForecaster)
+RECONSTRUCTION = (ReconstructionEngine, XCTFormerScorer, XCTFormerImputer, XCTFormerAnomalyDetector)
+
+
+def test_the_config_has_every_hyperparameter_with_its_default_in_the_tables_order():
+    fields = dataclasses.fields(XCTFormerConfig)[3:]
+    assert [f.name for f in fields] == list(NETWORK_PARAMS)
+    assert {f.name: f.default for f in fields} == defaults()
+
+
+@pytest.mark.parametrize("estimator", FORECASTING + RECONSTRUCTION, ids=lambda c: c.__name__)
+def test_every_signature_default_is_the_tables(estimator):
+    names = hyperparameters_of(estimator)
+    assert set(ARCHITECTURE_PARAMS) - {"head_dropout"} <= set(names)  # every estimator takes the architecture
+    expected = defaults(reconstruction=estimator in RECONSTRUCTION)
+    parameters = inspect.signature(estimator.__init__).parameters
+    assert {name: parameters[name].default for name in names} == {name: expected[name] for name in names}
+
+
+def test_the_two_sets_of_defaults_differ_in_the_documented_entry_only():
+    forecasting, reconstruction = defaults(), defaults(reconstruction=True)
+    assert {k for k in forecasting if forecasting[k] != reconstruction[k]} == set(RECONSTRUCTION_DEFAULTS) == {
+        "attn_dropout"
+    }
+
+
+@pytest.mark.parametrize("estimator", (XCTFormerConfig,) + FORECASTING + RECONSTRUCTION, ids=lambda c: c.__name__)
+def test_every_docstring_documents_its_hyperparameters_from_the_table(estimator):
+    doc = " ".join((estimator.__init__.__doc__ if estimator is XCTFormerModel else estimator.__doc__).split())
+    assert MARKER not in doc
+    parameters = inspect.signature(estimator.__init__).parameters
+    for name in hyperparameters_of(estimator):
+        assert " ".join(BY_NAME[name].doc.split()) in doc, name
+        shown = "16 GiB" if name == "max_attention_bytes" else repr(parameters[name].default)
+        assert f"default={shown}" in doc or f"Default: ``{shown}``" in doc, name
+
+
+def test_the_name_lists_are_derived_from_the_table():
+    from xct_estimators.bench.cli import ARCH_KEYS
+    from xct_estimators.sktime._engine_params import ENGINE_PARAMS
+
+    assert list(ARCH_KEYS) == list(ARCHITECTURE_PARAMS)
+    assert ARCH_KEYS["d_model"] is int and ARCH_KEYS["attn_dropout"] is float
+    assert set(hyperparameters_of(ReconstructionEngine)) <= set(ENGINE_PARAMS)
+    assert set(hyperparameters_of(XCTFormerForecaster)) <= set(hyperparameters_of(XCTFormerModel))
+
+
+def test_both_adapters_carry_the_architecture_as_attributes():
+    model = XCTFormerModel(24, 8, d_model=8, n_heads=1, attn_dropout=0.2)
+    engine = ReconstructionEngine(window_length=24, d_model=8, n_heads=1, attn_dropout=0.2)
+    for estimator in (model, engine):
+        assert estimator.d_model == 8 and estimator.n_heads == 1 and estimator.attn_dropout == 0.2
+    assert engine.architecture == {name: getattr(engine, name) for name in hyperparameters_of(ReconstructionEngine)}
+    config = model._network_config(n_channels=3, nr_params=1, decop_k=None, max_attention_bytes=None)
+    assert (config.d_model, config.n_heads, config.attn_dropout, config.n_channels) == (8, 1, 0.2, 3)
