@@ -35,13 +35,15 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
-from ..nn.presets import ABLATIONS, PAPER_PATIENCE, TASK_SEQ_LEN
+from ..nn.presets import ABLATIONS, COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
 from .datasets import load_anomaly_dataset
 from .models import ABLATION_DESCRIPTIONS, ABLATION_MODELS, finished, reconstruction_engine
 from .results import run_key
 from .runs import plain_settings
 from .settings import DetectSettings
 
+#: The presets' name of this task.
+TASK = COMMAND_TASKS["detect"]
 #: The paper's anomaly ratio per dataset, in percent (the threshold percentile is 100 - ratio).
 ANOMALY_RATIOS = {"SMD": 0.5, "MSL": 1.0, "SMAP": 1.0, "PSM": 1.0, "SWaT": 1.0}
 DETECTION_PROTOCOLS = ("tslib", "point")
@@ -304,15 +306,13 @@ def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def _detection_engine(dataset: str, settings: DetectSettings, **switches):
-    training = dict(window_length=TASK_SEQ_LEN["anomaly"], train_stride=settings.train_stride, patience=PAPER_PATIENCE)
-    return reconstruction_engine(
-        dataset, "anomaly", settings, **training, fill="zero", **(settings.arch or {}), **switches
-    )
+    training = dict(window_length=TASK_SEQ_LEN[TASK], train_stride=settings.train_stride, patience=PAPER_PATIENCE)
+    return reconstruction_engine(dataset, TASK, settings, **training, fill="zero", **(settings.arch or {}), **switches)
 
 
 def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: dict, todo: list):
     """One detector trained once, evaluated under each protocol in ``todo``, wherever it executes."""
-    length = TASK_SEQ_LEN["anomaly"]
+    length = TASK_SEQ_LEN[TASK]
     detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
     train, test, labels = arrays
     ratio = ANOMALY_RATIOS[dataset]
@@ -348,7 +348,7 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
     from .backends import Job
 
     args = settings.replace(no_progress=settings.no_progress or not progress)
-    length = TASK_SEQ_LEN["anomaly"]
+    length = TASK_SEQ_LEN[TASK]
     arrays = {d: detection_arrays(d, args.data_dir) for d in args.dataset}  # all checked first
     jobs = []
     for dataset, model in ((d, m) for d in args.dataset for m in args.models or DEFAULT_DETECTION_MODELS):
