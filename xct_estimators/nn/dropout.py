@@ -20,32 +20,20 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from . import crab_kernel
+from . import crab_kernel, ops
 
 _HASHED_DTYPES = (torch.float32, torch.float64)
 _MAX_ELEMENTS = 2**32  # the hash indexes entries with 32 bits
 
 
-class _HashedDropout(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x: torch.Tensor, p: float, seed: int) -> torch.Tensor:
-        ctx.p, ctx.seed = p, seed
-        return crab_kernel.load().scaled_keep(x.contiguous(), p, seed)
-
-    @staticmethod
-    def backward(ctx, grad: torch.Tensor):
-        # d(x * keep / (1 - p)) / dx = keep / (1 - p): the forward function on the gradient
-        return crab_kernel.load().scaled_keep(grad.contiguous(), ctx.p, ctx.seed), None, None
+@torch.compiler.assume_constant_result
+def _kernel_available() -> bool:
+    return crab_kernel.load() is not None
 
 
 def hashed_dropout_applies(x: torch.Tensor) -> bool:
     """Whether :func:`dropout` takes the hashed kernel for ``x`` (else torch's dropout)."""
-    return (
-        x.device.type == "cpu"
-        and x.dtype in _HASHED_DTYPES
-        and x.numel() < _MAX_ELEMENTS
-        and crab_kernel.load() is not None
-    )
+    return x.device.type == "cpu" and x.dtype in _HASHED_DTYPES and x.numel() < _MAX_ELEMENTS and _kernel_available()
 
 
 def dropout(x: torch.Tensor, p: float, training: bool, seed: int | None = None) -> torch.Tensor:
@@ -55,9 +43,7 @@ def dropout(x: torch.Tensor, p: float, training: bool, seed: int | None = None) 
         return x
     if not 0.0 < p < 1.0 or not hashed_dropout_applies(x):
         return F.dropout(x, p, training)
-    if seed is None:
-        seed = int(torch.randint(0, 2**62, (1,)).item())
-    return _HashedDropout.apply(x, float(p), seed)
+    return ops.scaled_keep(x, float(p), ops.seed_tensor(p, seed))
 
 
 class Dropout(nn.Dropout):

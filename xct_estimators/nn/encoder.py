@@ -11,14 +11,16 @@ from .dropout import Dropout
 
 
 class TokenBatchNorm(nn.Module):
-    """BatchNorm1d over d_model for (B, N, D) tokens: statistics over batch x tokens."""
+    """BatchNorm1d over d_model for (B, N, D) tokens: statistics over batch x tokens, normalised
+    as B*N rows of D features (a view: on a transposed input the CPU kernel's output strides differ
+    from those the compiler's tracing assumes)."""
 
     def __init__(self, d_model: int):
         super().__init__()
         self.norm = nn.BatchNorm1d(d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.norm(x.transpose(1, 2)).transpose(1, 2)
+        return self.norm(x.reshape(-1, x.shape[-1])).view(x.shape)
 
 
 class EncoderLayer(nn.Module):

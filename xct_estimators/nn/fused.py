@@ -177,73 +177,69 @@ def _kernel_for(q: torch.Tensor):
     return crab_kernel.load()
 
 
-class FusedCRAB(torch.autograd.Function):
-    """O = dropout(AbsAct(M o (S - min S))) V with S = scale Q K^T, per sample and head."""
-
-    @staticmethod
-    def forward(ctx, q, k, v, mask, scale: float, clipped: bool, p: float, seed: int):
-        batch, heads, n, _ = q.shape
-        kernel = _kernel_for(q)
-        out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
-        minimum = torch.empty(batch, heads, 1, 1, dtype=q.dtype, device=q.device) if mask is not None else None
-        denominator = torch.empty(batch, heads, n, 1, dtype=q.dtype, device=q.device)
-        buffers = _buffers(1 if kernel is not None else 2, q, k)
-        for rows, group in _chunks(batch, heads, n * k.shape[-2], _chunk_limit(q.device)):
-            z = _scores_into(buffers[0], q[rows, group], k[rows, group], scale)
-            d = denominator[rows, group]
-            chunk = (rows.start, group.start, heads)
-            if kernel is not None:
-                if mask is None:
-                    kernel.forward(z, None, z.new_empty(0), d, p, seed, *chunk, clipped)
-                else:
-                    kernel.forward(z, mask[group].contiguous(), minimum[rows, group], d, p, seed, *chunk, clipped)
+def crab_forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: int):
+    """O = dropout(AbsAct(M o (S - min S))) V with S = scale Q K^T, per sample and head; also the
+    per-(sample, head) minimum (None without a mask) and the row denominators the backward needs."""
+    batch, heads, n, _ = q.shape
+    kernel = _kernel_for(q)
+    out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+    minimum = torch.empty(batch, heads, 1, 1, dtype=q.dtype, device=q.device) if mask is not None else None
+    denominator = torch.empty(batch, heads, n, 1, dtype=q.dtype, device=q.device)
+    buffers = _buffers(1 if kernel is not None else 2, q, k)
+    for rows, group in _chunks(batch, heads, n * k.shape[-2], _chunk_limit(q.device)):
+        z = _scores_into(buffers[0], q[rows, group], k[rows, group], scale)
+        d = denominator[rows, group]
+        chunk = (rows.start, group.start, heads)
+        if kernel is not None:
+            if mask is None:
+                kernel.forward(z, None, z.new_empty(0), d, p, seed, *chunk, clipped)
             else:
-                _forward_ops(z, mask, minimum, d, buffers[1], rows, group, p, seed, chunk, clipped)
-            o = torch.matmul(z, v[rows, group], out=out[rows, group])
-            o.div_(d * (1.0 - p))
-        ctx.save_for_backward(q, k, v, mask, minimum, denominator)
-        ctx.scale, ctx.clipped, ctx.p, ctx.seed = scale, clipped, p, seed
-        return out
+                kernel.forward(z, mask[group].contiguous(), minimum[rows, group], d, p, seed, *chunk, clipped)
+        else:
+            _forward_ops(z, mask, minimum, d, buffers[1], rows, group, p, seed, chunk, clipped)
+        o = torch.matmul(z, v[rows, group], out=out[rows, group])
+        o.div_(d * (1.0 - p))
+    return out, minimum, denominator
 
-    @staticmethod
-    def backward(ctx, grad_out):
-        q, k, v, mask, minimum, denominator = ctx.saved_tensors
-        scale, p, clipped = ctx.scale, ctx.p, ctx.clipped
-        batch, heads, n, _ = q.shape
-        kernel = _kernel_for(q)
-        need_q, need_k, need_v, need_mask = ctx.needs_input_grad[:4]
-        grad_q = torch.empty_like(q) if need_q else None
-        grad_k = torch.empty_like(k) if need_k else None
-        grad_v = torch.empty_like(v) if need_v else None
-        grad_mask = torch.zeros_like(mask) if need_mask else None
-        # With W = Z / D, dropout keep mask K and O = (K o W / (1 - p)) V, every product below
-        # takes the row factor 1 / (D (1 - p)) on an N x d matrix instead of an N x N one.
-        grad_scaled = grad_out / (denominator * (1.0 - p))
-        scores_buf, grad_buf, seen_buf, *keep_buf = _buffers(3 if kernel is not None else 4, q, k)
-        for rows, group in _chunks(batch, heads, n * k.shape[-2], _chunk_limit(q.device)):
-            qc, kc, vc, g = q[rows, group], k[rows, group], v[rows, group], grad_scaled[rows, group]
-            scores = _scores_into(scores_buf, qc, kc, scale)
-            # G = K o (dO / (D (1 - p))) V^T is dW / D, the gradient at W over D; the clip passes
-            # it where W >= 0 (as clamp_min's backward does). AbsAct, W = Z / D with
-            # D = sum |Z| + delta:  dZ = (dW - sign(Z) <dW, W>) / D = G - sign(Z) <G, Z> / D.
-            grad_w = torch.matmul(g, vc.transpose(-2, -1), out=grad_buf[: scores.shape[0]])
-            seen = seen_buf[: scores.shape[0]]  # V saw K o clamp(Z) / (D (1 - p))
-            args = (scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, ctx.seed, clipped)
-            if kernel is not None:
-                grad_scores = _backward_kernel(kernel, *args, heads, need_v)
-            else:
-                grad_scores = _backward_ops(*args, heads, need_v, keep_buf[0][: scores.shape[0]])
-            if need_v:
-                torch.matmul(seen.transpose(-2, -1), g, out=grad_v[rows, group])
-            if need_q:
-                torch.matmul(grad_scores, kc, out=grad_q[rows, group])
-            if need_k:
-                torch.matmul(grad_scores.transpose(-2, -1), qc, out=grad_k[rows, group])
-        if scale != 1.0:  # S = scale Q K^T: the scale goes on the N x d products
-            for grad in (grad_q, grad_k):
-                if grad is not None:
-                    grad.mul_(scale)
-        return grad_q, grad_k, grad_v, grad_mask, None, None, None, None
+
+def crab_backward(grad_out, q, k, v, mask, minimum, denominator, scale, clipped, p, seed, needs):
+    """Gradients at Q, K, V and the mask (None where ``needs`` says it is not wanted)."""
+    batch, heads, n, _ = q.shape
+    kernel = _kernel_for(q)
+    need_q, need_k, need_v, need_mask = needs
+    # Contiguous gradients, whatever the inputs' strides: what the operator's fake version says.
+    grad_q, grad_k, grad_v = (
+        t.new_empty(t.shape) if need else None for t, need in ((q, need_q), (k, need_k), (v, need_v))
+    )
+    grad_mask = mask.new_zeros(mask.shape) if need_mask and mask is not None else None
+    # With W = Z / D, dropout keep mask K and O = (K o W / (1 - p)) V, every product below
+    # takes the row factor 1 / (D (1 - p)) on an N x d matrix instead of an N x N one.
+    grad_scaled = grad_out / (denominator * (1.0 - p))
+    scores_buf, grad_buf, seen_buf, *keep_buf = _buffers(3 if kernel is not None else 4, q, k)
+    for rows, group in _chunks(batch, heads, n * k.shape[-2], _chunk_limit(q.device)):
+        qc, kc, vc, g = q[rows, group], k[rows, group], v[rows, group], grad_scaled[rows, group]
+        scores = _scores_into(scores_buf, qc, kc, scale)
+        # G = K o (dO / (D (1 - p))) V^T is dW / D, the gradient at W over D; the clip passes
+        # it where W >= 0 (as clamp_min's backward does). AbsAct, W = Z / D with
+        # D = sum |Z| + delta:  dZ = (dW - sign(Z) <dW, W>) / D = G - sign(Z) <G, Z> / D.
+        grad_w = torch.matmul(g, vc.transpose(-2, -1), out=grad_buf[: scores.shape[0]])
+        seen = seen_buf[: scores.shape[0]]  # V saw K o clamp(Z) / (D (1 - p))
+        args = (scores, mask, minimum, denominator, grad_w, seen, grad_mask, rows, group, p, seed, clipped)
+        if kernel is not None:
+            grad_scores = _backward_kernel(kernel, *args, heads, need_v)
+        else:
+            grad_scores = _backward_ops(*args, heads, need_v, keep_buf[0][: scores.shape[0]])
+        if need_v:
+            torch.matmul(seen.transpose(-2, -1), g, out=grad_v[rows, group])
+        if need_q:
+            torch.matmul(grad_scores, kc, out=grad_q[rows, group])
+        if need_k:
+            torch.matmul(grad_scores.transpose(-2, -1), qc, out=grad_k[rows, group])
+    if scale != 1.0:  # S = scale Q K^T: the scale goes on the N x d products
+        for grad in (grad_q, grad_k):
+            if grad is not None:
+                grad.mul_(scale)
+    return grad_q, grad_k, grad_v, grad_mask
 
 
 def _forward_ops(z, mask, minimum, d, spare, rows, group, p, seed, chunk, clipped) -> None:
@@ -360,6 +356,6 @@ def fused_crab(
             f"CRAB's mask needs N x N scores and an (H, N, N) mask: got {q.shape[-2]} queries, {k.shape[-2]} keys "
             f"and a mask of shape {tuple(mask.shape)}."
         )
-    if p > 0.0 and seed is None:
-        seed = int(torch.randint(0, 2**62, (1,)).item())
-    return FusedCRAB.apply(q, k, v, mask, float(scale), activation == "absact_clipped", float(p), seed or 0)
+    from .ops import crab, seed_tensor
+
+    return crab(q, k, v, mask, float(scale), activation == "absact_clipped", float(p), seed_tensor(p, seed))

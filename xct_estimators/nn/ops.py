@@ -1,0 +1,126 @@
+"""The fused CRAB chain and the hashed dropout as opaque PyTorch operators (``torch.library``).
+
+``torch.compile`` and ``torch.export`` see one operator with a shape-only ("fake") version and
+a registered backward instead of Python loops, chunk buffers and C++ calls they cannot trace, so
+whole networks compile and export as one graph. The dropout seed is an input tensor, drawn by a
+traceable ``torch.randint``, never a Python number read back from a tensor.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from . import crab_kernel, fused
+
+_EMPTY = (0,)
+
+
+def seed_tensor(p: float, seed: Optional[int] = None) -> Tensor:
+    """The dropout seed as a one-element int64 tensor: ``seed``, else drawn from torch's global
+    generator when ``p > 0`` (``torch.manual_seed`` makes runs repeatable), else 0."""
+    if seed is not None:
+        return torch.tensor([seed], dtype=torch.int64)
+    if p > 0.0:
+        return torch.randint(0, 2**62, (1,), dtype=torch.int64)
+    return torch.zeros(1, dtype=torch.int64)
+
+
+def _or_none(t: Tensor) -> Optional[Tensor]:
+    return None if t.numel() == 0 and t.dim() == 1 else t
+
+
+# -- fused CRAB ----------------------------------------------------------------------------------
+@torch.library.custom_op("xct::crab_forward", mutates_args=())
+def crab_forward(
+    q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], scale: float, clipped: bool, p: float, seed: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    out, minimum, denominator = fused.crab_forward(q, k, v, mask, scale, clipped, p, int(seed.item()))
+    return out, q.new_empty(_EMPTY) if minimum is None else minimum, denominator
+
+
+@crab_forward.register_fake
+def _(q, k, v, mask, scale, clipped, p, seed):
+    batch, heads, n, _ = q.shape
+    minimum = q.new_empty(_EMPTY) if mask is None else q.new_empty(batch, heads, 1, 1)
+    return q.new_empty(batch, heads, n, v.shape[-1]), minimum, q.new_empty(batch, heads, n, 1)
+
+
+@torch.library.custom_op("xct::crab_backward", mutates_args=())
+def crab_backward(
+    grad_out: Tensor,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Optional[Tensor],
+    minimum: Tensor,
+    denominator: Tensor,
+    scale: float,
+    clipped: bool,
+    p: float,
+    seed: Tensor,
+    needs: list[bool],
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    grads = fused.crab_backward(
+        grad_out, q, k, v, mask, _or_none(minimum), denominator, scale, clipped, p, int(seed.item()), needs
+    )
+    return tuple(q.new_empty(_EMPTY) if g is None else g for g in grads)
+
+
+@crab_backward.register_fake
+def _(grad_out, q, k, v, mask, minimum, denominator, scale, clipped, p, seed, needs):
+    shapes = (q, k, v, mask)
+    return tuple(
+        t.new_empty(t.shape) if want and t is not None else q.new_empty(_EMPTY) for t, want in zip(shapes, needs)
+    )
+
+
+def _crab_setup(ctx, inputs, output) -> None:
+    q, k, v, mask, scale, clipped, p, seed = inputs
+    _, minimum, denominator = output
+    ctx.save_for_backward(q, k, v, mask, minimum, denominator, seed)
+    ctx.scale, ctx.clipped, ctx.p = scale, clipped, p
+
+
+def _crab_grad(ctx, grad_out, _grad_minimum, _grad_denominator):
+    q, k, v, mask, minimum, denominator, seed = ctx.saved_tensors
+    needs = [bool(n) for n in ctx.needs_input_grad[:4]]
+    needs[3] = needs[3] and mask is not None
+    grads = crab_backward(grad_out, q, k, v, mask, minimum, denominator, ctx.scale, ctx.clipped, ctx.p, seed, needs)
+    return *(g if want else None for g, want in zip(grads, needs)), None, None, None, None
+
+
+crab_forward.register_autograd(_crab_grad, setup_context=_crab_setup)
+
+
+def crab(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], scale: float, clipped: bool, p: float, seed: Tensor):
+    """The weighted values of the fused chain (see :func:`.fused.fused_crab`)."""
+    return crab_forward(q, k, v, mask, scale, clipped, p, seed)[0]
+
+
+# -- hashed activation dropout -------------------------------------------------------------------
+@torch.library.custom_op("xct::scaled_keep", mutates_args=())
+def scaled_keep(x: Tensor, p: float, seed: Tensor) -> Tensor:
+    """Entry i kept (and scaled by 1 / (1 - p)) when the hash of (seed, i) clears p; see :mod:`.dropout`."""
+    return crab_kernel.load().scaled_keep(x.contiguous(), p, int(seed.item()))
+
+
+@scaled_keep.register_fake
+def _(x, p, seed):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _keep_setup(ctx, inputs, output) -> None:
+    _, ctx.p, seed = inputs
+    ctx.save_for_backward(seed)
+
+
+def _keep_grad(ctx, grad):
+    # d(x * keep / (1 - p)) / dx = keep / (1 - p): the same operator on the gradient
+    (seed,) = ctx.saved_tensors
+    return scaled_keep(grad, ctx.p, seed), None, None
+
+
+scaled_keep.register_autograd(_keep_grad, setup_context=_keep_setup)
