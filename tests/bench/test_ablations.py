@@ -34,7 +34,8 @@ def test_clipped_weights_are_absact_with_negatives_set_to_zero():
     clipped = normalise(scores, "absact_clipped")
     assert (absact < 0).any() and torch.equal(clipped, absact.clamp_min(0.0))
     net = XCTFormerNet(XCTFormerConfig(seq_len=32, n_channels=2, out_len=8, patch_len=8, stride=4).ablation("clipped"))
-    weights, _ = net.encoder.layers[0].attention.attention_weights(torch.randn(3, net.config.n_tokens, net.config.d_model))
+    tokens = torch.randn(3, net.config.n_tokens, net.config.d_model)
+    weights, _ = net.encoder.layers[0].attention.attention_weights(tokens)
     assert (weights >= 0).all() and (weights.sum(-1) <= 1.0 + 1e-6).all()
 
 

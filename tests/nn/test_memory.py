@@ -48,5 +48,6 @@ def test_the_memory_model_imports_no_torch():
             if isinstance(node, (ast.Import, ast.ImportFrom))
             for alias in node.names
         }
-        third_party = {name for level, name in imported if not level and name.split(".")[0] not in sys.stdlib_module_names}
+        stdlib = sys.stdlib_module_names
+        third_party = {name for level, name in imported if not level and name.split(".")[0] not in stdlib}
         assert third_party == set() and {name for level, name in imported if level} <= {"hyperparameters"}

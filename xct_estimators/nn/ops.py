@@ -71,10 +71,8 @@ def crab_backward(
 
 @crab_backward.register_fake
 def _(grad_out, q, k, v, mask, minimum, denominator, scale, clipped, p, seed, needs):
-    shapes = (q, k, v, mask)
-    return tuple(
-        t.new_empty(t.shape) if want and t is not None else q.new_empty(_EMPTY) for t, want in zip(shapes, needs)
-    )
+    wanted = zip((q, k, v, mask), needs, strict=True)
+    return tuple(t.new_empty(t.shape) if want and t is not None else q.new_empty(_EMPTY) for t, want in wanted)
 
 
 def _crab_setup(ctx, inputs, output) -> None:
@@ -89,7 +87,7 @@ def _crab_grad(ctx, grad_out, _grad_minimum, _grad_denominator):
     needs = [bool(n) for n in ctx.needs_input_grad[:4]]
     needs[3] = needs[3] and mask is not None
     grads = crab_backward(grad_out, q, k, v, mask, minimum, denominator, ctx.scale, ctx.clipped, ctx.p, seed, needs)
-    return *(g if want else None for g, want in zip(grads, needs)), None, None, None, None
+    return *(g if want else None for g, want in zip(grads, needs, strict=True)), None, None, None, None
 
 
 crab_forward.register_autograd(_crab_grad, setup_context=_crab_setup)
