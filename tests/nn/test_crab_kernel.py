@@ -41,3 +41,25 @@ def test_only_cpu_float_tensors_take_the_kernel():
     assert _kernel_for(torch.zeros(1)) is not None and _kernel_for(torch.zeros(1, dtype=torch.float64)) is not None
     assert _kernel_for(torch.zeros(1, dtype=torch.bfloat16)) is None
     assert _kernel_for(torch.zeros(1, device="meta")) is None
+
+
+def test_the_build_is_named_by_what_it_is_built_from(fresh_loader, monkeypatch, tmp_path):
+    """Two source variants (two package versions) get two builds; the same source, flags and
+    versions always the same one, so environments never rewrite each other's build."""
+    import torch.utils.cpp_extension
+
+    names = []
+    monkeypatch.delenv(crab_kernel.SWITCH, raising=False)
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", lambda **kwargs: names.append(kwargs["name"]) or object())
+    for text in ("// variant 1\n", "// variant 2\n", "// variant 1\n"):
+        source = tmp_path / "crab.cpp"
+        source.write_text(text)
+        monkeypatch.setattr(crab_kernel, "SOURCE", source)
+        monkeypatch.setattr(crab_kernel, "_loaded", {})
+        assert crab_kernel.load() is not None
+    assert names[0] != names[1] and names[0] == names[2] and all(n.startswith("xct_crab_") for n in names)
+    flags = ["-O3"]
+    name = crab_kernel.extension_name(b"source", flags)
+    assert name != crab_kernel.extension_name(b"source", [*flags, "-mavx2"])
+    monkeypatch.setattr(torch, "__version__", "9.9.9")
+    assert name != crab_kernel.extension_name(b"source", flags)

@@ -1,16 +1,20 @@
 """The C++ kernel for CRAB's elementwise chain on CPU (``csrc/crab.cpp``).
 
 It is compiled on first use with PyTorch's extension builder (a C++ compiler and ``ninja``
-needed, once per machine and torch version: the build is cached under
-``TORCH_EXTENSIONS_DIR``, by default ``~/.cache/torch_extensions``). Where it cannot be built,
+needed) and cached under ``TORCH_EXTENSIONS_DIR`` (by default ``~/.cache/torch_extensions``) in
+a folder named by the hash of what it is built from (source, flags, torch and Python versions), so
+two environments or package versions never share or rebuild each other's build; two processes
+building at once wait on torch's lock. Where it cannot be built,
 :mod:`xct_estimators.nn.fused` runs the same chain as PyTorch operations, with the same results
 and dropout masks, only slower. ``XCT_CRAB_KERNEL=0`` turns the kernel off.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Optional
@@ -33,6 +37,13 @@ def _capability_flags() -> list[str]:
     return []
 
 
+def extension_name(source: bytes, flags: list[str]) -> str:
+    """The build's name (and so its folder): a hash of the source, the compiler flags, and the
+    torch and Python versions it is built for."""
+    key = b"\0".join([source, " ".join(flags).encode(), torch.__version__.encode(), sys.version.encode()])
+    return f"xct_crab_{hashlib.sha256(key).hexdigest()[:16]}"
+
+
 def load() -> Optional[ModuleType]:
     """The compiled kernel, or None where it is switched off or cannot be built (see
     :func:`unavailable_reason`)."""
@@ -44,10 +55,9 @@ def load() -> Optional[ModuleType]:
             try:
                 from torch.utils.cpp_extension import load as build
 
-                flags = _capability_flags()
-                name = "xct_crab" + ("_avx2" if flags else "")
-                _log.info("Loading the CRAB kernel %s (compiled on first use, once per machine)", name)
-                cflags, ldflags = ["-O3", "-fopenmp", *flags], ["-fopenmp"]
+                cflags, ldflags = ["-O3", "-fopenmp", *_capability_flags()], ["-fopenmp"]
+                name = extension_name(SOURCE.read_bytes(), cflags + ldflags)
+                _log.info("Loading the CRAB kernel %s (compiled on first use)", name)
                 _loaded["module"] = build(name=name, sources=[str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags)
             except Exception as error:  # no compiler, no ninja, no headers: the PyTorch path runs
                 _loaded["reason"] = f"{type(error).__name__}: {str(error).strip().splitlines()[-1:]}"
