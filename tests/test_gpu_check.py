@@ -37,12 +37,17 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     darts = report["darts"]["cpu"]
     assert math.isfinite(darts["mse"]) and darts["windows"] == 250 - 96 - 96 + 1
     text = (tmp_path / "out" / "report.md").read_text()
-    headings = ("## Environment", "## CPU vs device parity", "## Training step", "## Inference", "## Darts path",
-                "## The same training to the end")
+    headings = (
+        "## Environment",
+        "## CPU vs device parity",
+        "## Training step",
+        "## Inference",
+        "## Darts path",
+        "## The same training to the end",
+    )
     for heading in headings:
         assert heading in text
     assert list(tmp_path.iterdir()) == [tmp_path / "out"]  # no darts_logs / lightning_logs left behind
-
 
 
 def test_only_the_bf16_modes_train_under_autocast(gpu_check, monkeypatch):

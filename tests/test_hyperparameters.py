@@ -45,9 +45,11 @@ def test_every_signature_default_is_the_tables(estimator):
 
 def test_the_two_sets_of_defaults_differ_in_the_documented_entry_only():
     forecasting, reconstruction = defaults(), defaults(reconstruction=True)
-    assert {k for k in forecasting if forecasting[k] != reconstruction[k]} == set(RECONSTRUCTION_DEFAULTS) == {
-        "attn_dropout"
-    }
+    assert (
+        {k for k in forecasting if forecasting[k] != reconstruction[k]}
+        == set(RECONSTRUCTION_DEFAULTS)
+        == {"attn_dropout"}
+    )
 
 
 @pytest.mark.parametrize("estimator", (XCTFormerConfig,) + FORECASTING + RECONSTRUCTION, ids=lambda c: c.__name__)

@@ -7,8 +7,9 @@ import pytest
 
 
 @pytest.mark.parametrize("keep_last, steps", [(False, 2), (True, 3)])
-def test_one_epoch_reports_gradient_norms_and_validation_loss(keep_last, steps, shared_data, tmp_path, monkeypatch,
-                                                              benchmark_script):
+def test_one_epoch_reports_gradient_norms_and_validation_loss(
+    keep_last, steps, shared_data, tmp_path, monkeypatch, benchmark_script
+):
     monkeypatch.chdir(tmp_path)
     module = benchmark_script("training_stability")
     # every 110th of ETTh2's 7,617 training windows: 70 windows, 2 batches of 32 and one of 6

@@ -84,9 +84,7 @@ def test_forecast_search_exports_arguments_every_estimator_takes(tmp_path, monke
 
 
 def test_reconstruction_search_exports_engine_arguments():
-    study = tune.search(
-        _values(), "detect", space=TINY_SPACE, fixed=TINY_RECONSTRUCTION, n_trials=2, accelerator="cpu"
-    )
+    study = tune.search(_values(), "detect", space=TINY_SPACE, fixed=TINY_RECONSTRUCTION, n_trials=2, accelerator="cpu")
     params = tune.best_params(study)
     assert params["batch_size"] == 128  # the paper's anomaly-detection batch size
     engine = ReconstructionEngine(**params, accelerator="cpu").fit(_values(seed=1))

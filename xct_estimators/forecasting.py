@@ -25,6 +25,7 @@ from ._series_checks import as_list, check_finite, check_same_components, warn_s
 from .callbacks import KeepBestValidationWeights
 from .forecasting_module import _XCTFormerModule  # saved models name it here too
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, auto_decop_k, get_preset
+from .nn.attention import plain_attention
 from .nn.hyperparameters import DECOP_AUTO_DOC, hyperparameters_of, network_kwargs, with_network_parameters
 from .nn.presets import PAPER_PCT_START
 
@@ -297,6 +298,23 @@ class XCTFormerModel(PastCovariatesTorchModel):
         if not isinstance(model, cls):
             raise ValueError(f"{path} holds a {type(model).__name__}, not an {cls.__name__}: load it with its class.")
         return model
+
+    def to_onnx(self, path: Optional[str] = None, **kwargs):
+        """Darts' ``to_onnx``: the fitted network as an ONNX file for torch-free serving (e.g.
+        ``darts.utils.onnx.run_onnx_prediction`` with ``onnxruntime``; see docs/forecasting.md).
+
+        The export runs CRAB's plain path (PyTorch operations; ONNX has no form for the fused
+        operator) in inference mode; the forecasts equal ``predict``'s to float32 rounding.
+        Needs ``pip install 'xct-estimators[onnx]'``."""
+        if self.model is None:
+            raise NotFittedError("The model has not been fitted yet: call fit() before to_onnx().")
+        try:
+            import onnx  # noqa: F401
+            import onnxscript  # noqa: F401
+        except ImportError as error:
+            raise ImportError(f"to_onnx needs ONNX: pip install 'xct-estimators[onnx]' ({error}).") from None
+        with plain_attention(self.model):
+            return super().to_onnx(path, **kwargs)
 
     def predict(self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs):
         self._check_predict_input(series, past_covariates)

@@ -26,6 +26,8 @@ from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset, memory
 from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, network_kwargs, with_network_parameters
 from .nn.presets import PAPER_PCT_START
+from .nn.attention import plain_attention
+from .nn.fill import linear_fill
 from .reconstruction_module import _ReconstructionModule  # pickled engines name it here too
 
 #: Defaults of the engine and the estimators on it; measured in docs/benchmarks.md.
@@ -421,12 +423,49 @@ class ReconstructionEngine:
             starts = np.append(starts, n_steps - self.window_length)
         return starts
 
+    def to_onnx(self, path: str, **kwargs) -> str:
+        """The trained network as an ONNX file that reconstructs windows: inputs ``x`` (windows,
+        ``window_length``, channels; float32, any values at hidden points) and ``visible`` (same
+        shape, bool), output ``reconstruction`` (the same shape), as :meth:`reconstruct_windows`.
+        The number of windows is free. Exported on CRAB's plain path in inference mode;
+        ``kwargs`` go to ``torch.onnx.export``. Needs ``pip install 'xct-estimators[onnx]'``."""
+        if self.module is None:
+            raise NotFittedError("The engine has not been fitted yet: call fit() before to_onnx().")
+        try:
+            import onnx  # noqa: F401
+            import onnxscript  # noqa: F401
+        except ImportError as error:
+            raise ImportError(f"to_onnx needs ONNX: pip install 'xct-estimators[onnx]' ({error}).") from None
+        module = _WindowReconstruction(self.module).cpu().eval()
+        x = torch.zeros(2, self.window_length, self.n_channels)
+        visible = torch.ones(x.shape, dtype=torch.bool)
+        batch = torch.export.Dim("windows", min=1)
+        options = dict(input_names=["x", "visible"], output_names=["reconstruction"], dynamo=True)
+        options.update(dynamic_shapes={"x": {0: batch}, "visible": {0: batch}}, **kwargs)
+        with torch.no_grad(), plain_attention(module):
+            torch.onnx.export(module, (x, visible), path, **options)
+        return path
+
     def score(self, values: np.ndarray) -> np.ndarray:
         """Per-point squared reconstruction error, (time, channels); NaN where unobserved."""
         if self.module is None:
             raise NotFittedError("The engine has not been fitted yet: call fit() first.")
         values = self.check_values(values, fitting=False)
         return (self._reconstruct_checked(values) - values) ** 2
+
+
+class _WindowReconstruction(torch.nn.Module):
+    """The module's reconstruction as one traceable function of (windows, visible points)."""
+
+    def __init__(self, module: _ReconstructionModule):
+        super().__init__()
+        self.module = module
+
+    def forward(self, x: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
+        x = torch.where(visible, x, torch.zeros_like(x))
+        if self.module.fill == "linear":
+            return self.module.net(linear_fill(x, visible))
+        return self.module.net(x, mask=visible)
 
 
 def _windows(values: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:

@@ -46,6 +46,7 @@ class FirstRowDetector:
 
 def tslib_rebuild(train, test, labels, ratio, length):
     """Time-Series-Library's test loop in plain numpy: loops over stride-1 windows."""
+
     def energies(values):
         out = []
         for start in range(len(values) - length + 1):

@@ -24,6 +24,7 @@ def test_reference_lookup_and_gap():
 def test_imputation_transcription_agrees_between_tables():
     """Table 3's XCTFormer averages against the per-rate table: ETT = the mean of the four ETT
     datasets' averages, Weather and ECL their own averages (3-decimal rounding)."""
+
     def average(name, metric):
         return sum(paper.IMPUTATION[name][r][metric] for r in (0.125, 0.25, 0.375, 0.5)) / 4
 

@@ -37,7 +37,10 @@ def test_impute_records_one_run_per_mask_rate_and_model(monkeypatch, tmp_path, t
     assert main(argv) == 0
     records = ResultStore(tmp_path).records()
     assert [(r["mask_rate"], r["model"]) for r in records] == [
-        (0.125, "xctformer"), (0.125, "linear"), (0.5, "xctformer"), (0.5, "linear")
+        (0.125, "xctformer"),
+        (0.125, "linear"),
+        (0.5, "xctformer"),
+        (0.5, "linear"),
     ]
     for r in records:
         assert r["protocol"] == "tslib" and r["eval_stride"] == 3

@@ -36,8 +36,9 @@ def test_default_bound_admits_every_paper_config_at_its_batch_size(preset):
 
 
 def test_batch_guard_names_the_batch_that_fits():
-    config = XCTFormerConfig(seq_len=96, n_channels=200, out_len=96, d_model=8, n_heads=2, e_layers=1,
-                             fused_attention=False)
+    config = XCTFormerConfig(
+        seq_len=96, n_channels=200, out_len=96, d_model=8, n_heads=2, e_layers=1, fused_attention=False
+    )
     config.check_attention_memory(16)  # the plain path: 0.23 GB a sample
     with pytest.raises(ValueError, match=r"batch of 64 windows needs about 14.9 GB.*Lower batch_size to 42 or less"):
         config.replace(max_attention_bytes=10**10).check_attention_memory(64)

@@ -125,8 +125,14 @@ def test_refuses_softmax():
 @pytest.mark.parametrize(
     "switches",
     [
-        {}, {"activation": "absact_clipped"}, {"use_mask": False}, {"mixing": "time"}, {"mixing": "channel"},
-        {"decop_k": 4}, {"decop_k": 4, "decop_variant": "authors"}, {"decop_k": 4, "activation": "absact_clipped"},
+        {},
+        {"activation": "absact_clipped"},
+        {"use_mask": False},
+        {"mixing": "time"},
+        {"mixing": "channel"},
+        {"decop_k": 4},
+        {"decop_k": 4, "decop_variant": "authors"},
+        {"decop_k": 4, "activation": "absact_clipped"},
     ],  # fmt: skip
 )
 def test_network_gradients_equal_the_plain_path(switches, path):

@@ -96,8 +96,19 @@ def test_darts_model_and_engine_train_in_bf16_mixed_like_float32(shared_data, tm
         keeper = next(c for c in model.trainer.callbacks if isinstance(c, KeepBestValidationWeights))
         assert np.isfinite(keeper.best_score) and np.isfinite(float(model.trainer.callback_metrics["train_loss"]))
         engine = ReconstructionEngine(
-            window_length=96, patch_len=16, stride=8, d_model=16, n_heads=1, d_ff=32, e_layers=1, n_epochs=3,
-            batch_size=64, train_stride=4, mask_rate=0.25, random_state=0, accelerator="cpu",
+            window_length=96,
+            patch_len=16,
+            stride=8,
+            d_model=16,
+            n_heads=1,
+            d_ff=32,
+            e_layers=1,
+            n_epochs=3,
+            batch_size=64,
+            train_stride=4,
+            mask_rate=0.25,
+            random_state=0,
+            accelerator="cpu",
             pl_trainer_kwargs={"precision": precision},
         ).fit(values[:2000], val_values=values[2000:])
         assert np.isfinite(engine.val_losses).all()

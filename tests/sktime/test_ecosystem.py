@@ -72,9 +72,7 @@ def panel(lengths=(80, 80, 80), columns=2):
     for i, n in enumerate(lengths):
         t = np.arange(n)
         index = pd.date_range(end="2021-01-31", periods=n, freq="D")
-        frames[f"unit{i}"] = pd.DataFrame(
-            {f"c{j}": np.sin(t / (4 + i + j)) + i for j in range(columns)}, index=index
-        )
+        frames[f"unit{i}"] = pd.DataFrame({f"c{j}": np.sin(t / (4 + i + j)) + i for j in range(columns)}, index=index)
     y = pd.concat(frames, names=["unit", "time"])
     return y
 

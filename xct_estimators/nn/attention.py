@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 
 import torch
 from torch import nn
@@ -40,6 +42,21 @@ def weights_in_float32(scores: torch.Tensor, mask, activation: str) -> torch.Ten
             s = mask.to(s.dtype) * (s - s.amin(dim=(-2, -1), keepdim=True))
         weights = normalise(s, activation)
     return weights.to(scores.dtype) if low else weights
+
+
+@contextlib.contextmanager
+def plain_attention(module: nn.Module) -> Iterator[nn.Module]:
+    """Within the block, every CRAB and DeCoP attention in ``module`` takes the plain path (PyTorch
+    operations only: what an exporter without the fused operator, such as ONNX, can translate)."""
+    attentions = [m for m in module.modules() if isinstance(m, (CRABAttention, DeCoPAttention))]
+    fused = [m.fused for m in attentions]
+    try:
+        for m in attentions:
+            m.fused = False
+        yield module
+    finally:
+        for m, flag in zip(attentions, fused, strict=True):
+            m.fused = flag
 
 
 def _split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:

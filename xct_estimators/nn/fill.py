@@ -17,8 +17,8 @@ def linear_fill(x: torch.Tensor, observed: torch.Tensor) -> torch.Tensor:
     length = x.shape[1]
     steps = torch.arange(length, device=x.device).view(1, length, 1).expand_as(x)
     # index of the nearest observed step at or before / at or after each step (-1 / L if none)
-    before = torch.where(observed, steps, -1).cummax(dim=1).values
-    after = length - 1 - torch.where(observed, length - 1 - steps, -1).flip(1).cummax(dim=1).values.flip(1)
+    before = _last_observed(observed, steps)
+    after = length - 1 - _last_observed(observed.flip(1), steps).flip(1)
     has_before, has_after = before >= 0, after < length
     left = torch.gather(x, 1, before.clamp(0, length - 1))
     right = torch.gather(x, 1, after.clamp(0, length - 1))
@@ -28,3 +28,14 @@ def linear_fill(x: torch.Tensor, observed: torch.Tensor) -> torch.Tensor:
     filled = torch.where(has_before & has_after, inner, torch.where(has_before, left, right))
     filled = torch.where(has_before | has_after, filled, torch.zeros((), dtype=x.dtype, device=x.device))
     return torch.where(observed, x, filled)
+
+
+def _last_observed(observed: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+    """The last observed step at or before each step along dim 1 (-1 where none): the running
+    count of observed steps indexes a table of their positions (a cumulative max written with
+    cumsum, scatter and gather, which ONNX has)."""
+    count = observed.long().cumsum(dim=1)
+    slot = torch.where(observed, count, torch.zeros_like(count))  # unobserved steps write slot 0
+    positions = steps.new_full((steps.shape[0], steps.shape[1] + 1, steps.shape[2]), -1)
+    positions = positions.scatter(1, slot, torch.where(observed, steps, torch.full_like(steps, -1)))
+    return torch.gather(positions, 1, count)
