@@ -24,10 +24,10 @@ from ._devices import device_count, is_distributed, uses_autocast
 from ._quiet import quiet_lightning
 from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset, memory
-from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, network_kwargs, with_network_parameters
-from .nn.presets import PAPER_PCT_START
 from .nn.attention import plain_attention
 from .nn.fill import linear_fill
+from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, network_kwargs, with_network_parameters
+from .nn.presets import PAPER_PCT_START
 from .reconstruction_module import _ReconstructionModule  # pickled engines name it here too
 
 #: Defaults of the engine and the estimators on it; measured in docs/benchmarks.md.
