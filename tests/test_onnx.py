@@ -73,3 +73,13 @@ def test_the_linear_fill_finds_the_last_observed_step_as_a_cumulative_max_does()
     for density in (0.0, 0.05, 0.5, 0.95, 1.0):
         observed = torch.rand(3, 40, 4, generator=generator) < density
         assert torch.equal(_last_observed(observed, steps), torch.where(observed, steps, -1).cummax(dim=1).values)
+
+
+def test_the_serving_example_of_the_docs_runs(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "forecasting.md").read_text()
+    example = text.split("## Serving without PyTorch (ONNX)")[1].split("```python")[1].split("```")[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "docs/forecasting.md", "exec"), {})
+    assert (tmp_path / "xctformer.onnx").is_file()
