@@ -11,16 +11,20 @@ from .dropout import Dropout
 
 
 class TokenBatchNorm(nn.Module):
-    """BatchNorm1d over d_model for (B, N, D) tokens: statistics over batch x tokens, normalised
-    as B*N rows of D features (a view: on a transposed input the CPU kernel's output strides differ
-    from those the compiler's tracing assumes)."""
+    """BatchNorm1d over d_model for (B, N, D) tokens: statistics over batch x tokens.
+
+    Traced by the compiler it normalises B*N rows of D features: on the transposed view the CPU
+    kernel's output strides differ from those the tracing assumes. Eager keeps the transposed
+    form, whose float32 sums the published results were computed with."""
 
     def __init__(self, d_model: int):
         super().__init__()
         self.norm = nn.BatchNorm1d(d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.norm(x.reshape(-1, x.shape[-1])).view(x.shape)
+        if torch.compiler.is_compiling():
+            return self.norm(x.reshape(-1, x.shape[-1])).view(x.shape)
+        return self.norm(x.transpose(1, 2)).transpose(1, 2)
 
 
 class EncoderLayer(nn.Module):
