@@ -53,3 +53,16 @@ def uses_autocast(trainer_kwargs: Optional[dict]) -> bool:
     weights instead, and full CRAB's fused path still runs there."""
     precision = str((trainer_kwargs or {}).get("precision", "32")).strip()
     return precision.endswith("-mixed") or precision in ("16", "bf16")
+
+
+def destroy_process_group_at_exit() -> None:
+    """In a training process of a distributed run: destroy the process group when the process
+    exits. Lightning does so for NCCL only; a gloo group left to the interpreter's finalisation
+    can abort a rank ("terminate called without an active exception") after training ended."""
+    import atexit
+
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized() and not getattr(dist, "_xct_destroy_registered", False):
+        dist._xct_destroy_registered = True
+        atexit.register(lambda: dist.destroy_process_group() if dist.is_initialized() else None)

@@ -10,6 +10,7 @@ from darts.utils.data.torch_datasets.utils import PLModuleInput, PLModuleOutput
 from darts.utils.torch import MonteCarloDropout
 from torch import nn
 
+from ._devices import destroy_process_group_at_exit
 from ._optim import optimizer_kwargs_with_fused
 from .nn import XCTFormerConfig, XCTFormerNet
 from .nn.dropout import Dropout, dropout
@@ -55,6 +56,10 @@ class _XCTFormerModule(PLForecastingModule):
         b = y.shape[0]
         y = y.view(b, self.output_chunk_length, self.nr_params, self.n_target_channels)
         return PLModuleOutput(prediction=y.transpose(2, 3))  # (B, T, targets, nr_params)
+
+    def setup(self, stage: str) -> None:
+        super().setup(stage)
+        destroy_process_group_at_exit()
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):
         # Darts' batches are CPU tensors already; Lightning's generic walk over the batch

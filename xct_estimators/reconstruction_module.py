@@ -7,6 +7,7 @@ from typing import Optional
 import pytorch_lightning as pl
 import torch
 
+from ._devices import destroy_process_group_at_exit
 from ._optim import optimizer_kwargs_with_fused
 from .nn import XCTFormerConfig, XCTFormerNet
 from .nn.fill import linear_fill
@@ -39,6 +40,10 @@ class _ReconstructionModule(pl.LightningModule):
     def set_extra_state(self, state: dict) -> None:
         if state["epochs_done"] >= self.epochs_done:
             self.val_losses, self.epochs_done = list(state["val_losses"]), state["epochs_done"]
+
+    def setup(self, stage: str) -> None:
+        super().setup(stage)
+        destroy_process_group_at_exit()
 
     def on_train_epoch_end(self):
         self.epochs_done += 1
