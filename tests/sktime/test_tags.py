@@ -27,7 +27,7 @@ def test_python_dependencies_list_every_soft_dependency_used_in_fit(cls):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     imported = json.loads(run.stdout)
     declared = cls.get_class_tag("python_dependencies")
-    # an entry is a requirement ("torch>=2.1") or a list of alternatives (["u8darts>=0.48", "darts>=0.48"])
+    # an entry is a requirement ("torch>=2.4") or a list of alternatives (["u8darts>=0.48", "darts>=0.48"])
     entries = [entry if isinstance(entry, list) else [entry] for entry in declared]
     names = [[re.split(r"[<>=!~ ]", requirement)[0] for requirement in entry] for entry in entries]
     assert len(names) == len(imported)

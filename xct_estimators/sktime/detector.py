@@ -74,7 +74,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         "property:randomness": "derandomized",
         "fit_is_empty": False,
         "X_inner_mtype": "pd.DataFrame",
-        "python_dependencies": ["torch>=2.1", "pytorch-lightning"],
+        "python_dependencies": ["torch>=2.4", "pytorch-lightning"],
     }
 
     def __init__(

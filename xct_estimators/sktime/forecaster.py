@@ -90,7 +90,7 @@ class XCTFormerForecaster(BaseForecaster):
         "capability:update": True,
         "capability:categorical_in_X": False,
         # the form of sktime's own Darts adapters: either distribution of Darts
-        "python_dependencies": [["u8darts>=0.48", "darts>=0.48"], "torch>=2.1", "pytorch-lightning"],
+        "python_dependencies": [["u8darts>=0.48", "darts>=0.48"], "torch>=2.4", "pytorch-lightning"],
     }
     # sktime 1.3's default, adopted now: the context predict needs is kept in y_context_ and
     # X_context_, so remember_data=True or False both work (and construction does not warn).

@@ -76,7 +76,7 @@ class XCTFormerImputer(FittedNetwork, BaseTransformer):
         "capability:multivariate": True,
         "capability:random_state": True,
         "property:randomness": "derandomized",
-        "python_dependencies": ["torch>=2.1", "pytorch-lightning"],
+        "python_dependencies": ["torch>=2.4", "pytorch-lightning"],
     }
 
     def __init__(
