@@ -55,6 +55,9 @@ def uses_autocast(trainer_kwargs: Optional[dict]) -> bool:
     return precision.endswith("-mixed") or precision in ("16", "bf16")
 
 
+_destroy_registered = False  # per process: each spawned training process registers once
+
+
 def destroy_process_group_at_exit() -> None:
     """In a training process of a distributed run: destroy the process group when the process
     exits. Lightning does so for NCCL only; a gloo group left to the interpreter's finalisation
@@ -63,6 +66,7 @@ def destroy_process_group_at_exit() -> None:
 
     import torch.distributed as dist
 
-    if dist.is_available() and dist.is_initialized() and not getattr(dist, "_xct_destroy_registered", False):
-        dist._xct_destroy_registered = True
+    global _destroy_registered
+    if dist.is_available() and dist.is_initialized() and not _destroy_registered:
+        _destroy_registered = True
         atexit.register(lambda: dist.destroy_process_group() if dist.is_initialized() else None)

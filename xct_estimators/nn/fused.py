@@ -32,7 +32,10 @@ from typing import Optional
 
 import torch
 
-from . import crab_kernel
+from . import (
+    crab_kernel,
+    ops,  # noqa: E402  (ops calls back into this module's functions at run time only)
+)
 from .absact import ABSACT_DELTA, ABSACT_EPS, FUSED_ACTIVATIONS
 from .memory import chunk_scores
 
@@ -356,6 +359,4 @@ def fused_crab(
             f"CRAB's mask needs N x N scores and an (H, N, N) mask: got {q.shape[-2]} queries, {k.shape[-2]} keys "
             f"and a mask of shape {tuple(mask.shape)}."
         )
-    from .ops import crab, seed_tensor
-
-    return crab(q, k, v, mask, float(scale), activation == "absact_clipped", float(p), seed_tensor(p, seed))
+    return ops.crab(q, k, v, mask, float(scale), activation == "absact_clipped", float(p), ops.seed_tensor(p, seed))
