@@ -11,6 +11,10 @@ training batch and at the batch the library predicts with (the reconstruction en
 windows, the Darts model's batch size). A benchmark that prints numbers, not a test.
 
     python benchmarks/step_time.py [--threads 2] [--repeats 10] [--networks ETTh1,MSL-anomaly,...] [--floor]
+        [--compile]
+
+``--compile`` adds the fused network compiled with ``torch.compile`` (inductor; what the
+estimators' ``compile=True`` does), timed after its compilation in the warm-up steps.
 
 Every printout and ``--json`` file names its settings: torch version, threads, repeats, and which
 fused path ran (the C++ kernel, or PyTorch operations and why).
@@ -64,7 +68,7 @@ def adam_kwargs(adam: str, lr: float, parameters) -> dict:
     return optimizer_kwargs_with_fused(torch.optim.Adam, {"lr": lr}, parameters)
 
 
-def build(name: str, fused: bool, batch: int | None = None, adam: str = "library"):
+def build(name: str, fused: bool, batch: int | None = None, adam: str = "library", compiled: bool = False):
     dataset, task, horizon, default_batch = NETWORKS[name]
     batch = batch or default_batch
     preset = get_preset(dataset, task)
@@ -72,6 +76,8 @@ def build(name: str, fused: bool, batch: int | None = None, adam: str = "library
     config = config.replace(fused_attention=fused)
     torch.manual_seed(0)
     net = XCTFormerNet(config)
+    if compiled:
+        net.compile()
     optimizer = torch.optim.Adam(net.parameters(), **adam_kwargs(adam, preset.learning_rate, net.parameters()))
     batch = batch or preset.batch_size
     x = torch.randn(batch, config.seq_len, config.n_channels)
@@ -186,6 +192,9 @@ def main() -> None:
     parser.add_argument(
         "--floor", action="store_true", help="also time the network without CRAB's elementwise chain (the floor)"
     )
+    parser.add_argument(
+        "--compile", action="store_true", help="also time the fused network compiled with torch.compile (inductor)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     from xct_estimators.nn import crab_kernel
@@ -218,6 +227,9 @@ def main() -> None:
         if args.floor:
             _, _, floor_train, floor_infer = build(name, fused=True, adam=args.adam)
             train_steps["floor"], infer_steps["floor"] = without_chain(floor_train), without_chain(floor_infer)
+        if args.compile:
+            _, _, compiled_train, compiled_infer = build(name, fused=True, adam=args.adam, compiled=True)
+            train_steps["compiled"], infer_steps["compiled"] = compiled_train, compiled_infer
         train = interleaved_ms(train_steps, args.repeats)
         infer = interleaved_ms(infer_steps, args.repeats)
         library_batch = predict_batch(name)
@@ -252,6 +264,13 @@ def main() -> None:
                 f"{'':<13} floor (no elementwise chain): train {train['floor']:.1f} ms "
                 f"({train['floor'] / train['plain']:.2f} of plain), infer {infer['floor']:.1f} ms "
                 f"({infer['plain'] / infer['floor']:.2f}x faster than plain)",
+                flush=True,
+            )
+        if args.compile:
+            print(
+                f"{'':<13} compiled (fused + torch.compile): train {train['compiled']:.1f} ms "
+                f"({train['compiled'] / train['fused']:.2f} of fused), infer {infer['compiled']:.1f} ms "
+                f"({infer['compiled'] / infer['fused']:.2f} of fused)",
                 flush=True,
             )
     if args.json:

@@ -26,13 +26,14 @@ from .callbacks import KeepBestValidationWeights
 from .forecasting_module import _XCTFormerModule  # saved models name it here too
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, auto_decop_k, get_preset
 from .nn.attention import plain_attention
+from .nn.compiling import COMPILE, CompileOption, compile_options, uncompiled
 from .nn.hyperparameters import DECOP_AUTO_DOC, hyperparameters_of, network_kwargs, with_network_parameters
 from .nn.presets import PAPER_PCT_START
 
 DecopK = Union[int, Literal["auto"], None]
 
 
-@with_network_parameters("darts", on_init=True, extra={"decop_k": DECOP_AUTO_DOC})
+@with_network_parameters("darts", on_init=True, extra={"decop_k": DECOP_AUTO_DOC}, more={"compile": COMPILE})
 class XCTFormerModel(PastCovariatesTorchModel):
     def __init__(
         self,
@@ -55,6 +56,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
         mixing: Literal["full", "time", "channel"] = "full",
         decop_variant: Literal["paper", "authors"] = "paper",
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
+        compile: CompileOption = False,
         **kwargs,
     ) -> None:
         """XCTFormer: cross-channel and cross-time attention over patch tokens.
@@ -92,6 +94,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
             `output_chunk_shift` steps after the end of the target `series`. If `output_chunk_shift` is set, the
             model cannot generate autoregressive predictions (`n > output_chunk_length`).
         <network parameters>
+        <training parameters>
         **kwargs
             Optional arguments to initialize the pytorch_lightning.Module, pytorch_lightning.Trainer, and
             Darts' :class:`TorchForecastingModel`.
@@ -189,6 +192,8 @@ class XCTFormerModel(PastCovariatesTorchModel):
 
         for name in _ARCHITECTURE:  # as Darts' models keep theirs: one attribute each
             setattr(self, name, model_kwargs[name])
+        compile_options(compile)  # checked now, applied when the network exists
+        self.compile = compile
 
         likelihood = self.pl_module_params.get("likelihood")
         if likelihood is not None and not isinstance(likelihood, QuantileRegression):
@@ -221,9 +226,20 @@ class XCTFormerModel(PastCovariatesTorchModel):
         nr_params = 1 if self.likelihood is None else self.likelihood.num_parameters
         config = self._network_config(n_channels, nr_params, decop_k, self.max_attention_bytes)
         config.check_attention_memory(self.batch_size, autocast=uses_autocast(self.trainer_params))
-        return _XCTFormerModule(
+        module = _XCTFormerModule(
             network=config.__dict__.copy(), n_targets=n_targets, nr_params=nr_params, **self.pl_module_params
         )
+        module.compile_options = compile_options(self.compile)
+        return module
+
+    def _load_from_checkpoint(self, file_path, trusted=False, **kwargs):
+        module = super()._load_from_checkpoint(file_path, trusted=trusted, **kwargs)
+        module.compile_options = compile_options(getattr(self, "compile", False))  # saves before the switch
+        return module
+
+    @property
+    def _ckpt_skipped_params(self) -> list[str]:
+        return [*super()._ckpt_skipped_params, "compile"]  # the weights are the same either way
 
     @property
     def network_(self) -> XCTFormerNet:
@@ -282,9 +298,21 @@ class XCTFormerModel(PastCovariatesTorchModel):
         return super().fit(series, past_covariates, future_covariates, *validation, *args, **kwargs)
 
     @classmethod
-    def load(cls, path: str, pl_trainer_kwargs: Optional[dict] = None, trusted: bool = False, **kwargs):
+    def load(
+        cls,
+        path: str,
+        pl_trainer_kwargs: Optional[dict] = None,
+        trusted: bool = False,
+        compile: Optional[CompileOption] = None,
+        **kwargs,
+    ):
         """Darts' ``load`` (safe unpickling unless ``trusted``), with one clear error for a file that
-        is not a complete save (truncated, empty, corrupted, or another model's)."""
+        is not a complete save (truncated, empty, corrupted, or another model's).
+
+        ``compile``: ``None`` keeps the saved model's setting; ``True``, ``False`` or a dict of
+        ``torch.compile`` arguments replaces it (the weights are the same either way)."""
+        if compile is not None:
+            compile_options(compile)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"No saved model at {path}: pass the path given to model.save(...).")
         try:
@@ -297,6 +325,10 @@ class XCTFormerModel(PastCovariatesTorchModel):
             ) from error
         if not isinstance(model, cls):
             raise ValueError(f"{path} holds a {type(model).__name__}, not an {cls.__name__}: load it with its class.")
+        if compile is not None:
+            model.compile = model._model_params["compile"] = compile
+            if model.model is not None:
+                model.model.compile_options = compile_options(compile)
         return model
 
     def to_onnx(self, path: Optional[str] = None, **kwargs):
@@ -313,7 +345,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
             import onnxscript  # noqa: F401
         except ImportError as error:
             raise ImportError(f"to_onnx needs ONNX: pip install 'xct-estimators[onnx]' ({error}).") from None
-        with plain_attention(self.model):
+        with plain_attention(self.model), uncompiled(self.model):
             return super().to_onnx(path, **kwargs)
 
     def predict(self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs):

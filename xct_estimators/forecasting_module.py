@@ -13,6 +13,7 @@ from torch import nn
 from ._devices import destroy_process_group_at_exit
 from ._optim import optimizer_kwargs_with_fused
 from .nn import XCTFormerConfig, XCTFormerNet
+from .nn.compiling import CompiledNetwork
 from .nn.dropout import Dropout, dropout
 
 
@@ -34,7 +35,7 @@ def _use_monte_carlo_dropout(net: nn.Module) -> None:
                 setattr(parent, name, _MonteCarloDropout(child.p))
 
 
-class _XCTFormerModule(PLForecastingModule):
+class _XCTFormerModule(CompiledNetwork, PLForecastingModule):
     """Lightning module: the past target and past covariates become channels of one network.
 
     The network decodes only the target channels; for a likelihood its head emits
@@ -60,6 +61,7 @@ class _XCTFormerModule(PLForecastingModule):
     def setup(self, stage: str) -> None:
         super().setup(stage)
         destroy_process_group_at_exit()
+        self.compile_network(self.trainer.strategy.root_device)  # each process: pickling drops it
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):
         # Darts' batches are CPU tensors already; Lightning's generic walk over the batch

@@ -57,6 +57,7 @@ def direct_historical_forecasts(
     bounds, _ = _create_dataset_bounds(**data, **windows, overlap_end=overlap_end, show_warnings=show_warnings)
     module = model.model
     parameter = next(module.parameters())
+    module.compile_network(parameter.device)
     batch_size = (predict_kwargs or {}).get("batch_size") or model.batch_size
     in_len = model.input_chunk_length
     was_training = module.training

@@ -25,6 +25,7 @@ from ._quiet import quiet_lightning
 from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset, memory
 from .nn.attention import plain_attention
+from .nn.compiling import COMPILE, CompileOption, compile_options, uncompiled
 from .nn.fill import linear_fill
 from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, network_kwargs, with_network_parameters
 from .nn.presets import PAPER_PCT_START
@@ -94,6 +95,7 @@ TRAINING_PARAMETERS = {h.name: h for h in (
     _H("pl_trainer_kwargs", None, "dict or None", 'More keyword arguments for the Lightning ``Trainer`` (e.g. '
        '``{"precision": "bf16-mixed"}`` or ``{"strategy": "ddp_spawn"}``); they win over ``accelerator`` and '
        "``devices``, and their ``callbacks`` are added to the engine's own (best weights, early stopping)."),
+    COMPILE,
 )}
 # fmt: on
 
@@ -145,8 +147,10 @@ class ReconstructionEngine:
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
         inference_device: Optional[str] = None,
         pl_trainer_kwargs: Optional[dict[str, Any]] = None,
+        compile: CompileOption = False,
     ):
         params = {name: plain_number(value) for name, value in locals().items() if name != "self"}
+        compile_options(compile)  # checked now, applied when the network exists
         for name in ("n_epochs", "batch_size", "train_stride"):
             positive_int(params[name], name)
         if mask_rate is not None and not 0.0 < mask_rate < 1.0:
@@ -207,8 +211,9 @@ class ReconstructionEngine:
         return [f"channel {i}" for i in range(self.network_.config.n_channels)]
 
     def __setstate__(self, state: dict) -> None:
-        # Engines pickled before the hyperparameters became attributes kept them in one dict.
-        self.__dict__.update(state.pop("architecture", {}), **state)
+        # Engines pickled before the hyperparameters became attributes kept them in one dict;
+        # those pickled before the compile switch ran eagerly.
+        self.__dict__.update({"compile": False}, **state.pop("architecture", {}), **state)
 
     # -- checks ------------------------------------------------------------------------
     def check_values(self, values: np.ndarray, fitting: bool) -> np.ndarray:
@@ -278,6 +283,7 @@ class ReconstructionEngine:
         config = self._config(self.n_channels)
         config.check_attention_memory(self.batch_size, autocast=uses_autocast(self.pl_trainer_kwargs))
         self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
+        self.module.compile_options = compile_options(self.compile)
 
         quiet = dict(logger=False, enable_checkpointing=False, enable_model_summary=False, num_sanity_val_steps=0)
         trainer_kwargs = dict(max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices, **quiet)
@@ -345,6 +351,8 @@ class ReconstructionEngine:
                 stacklevel=3,
             )
             device = torch.device("cpu")
+        self.module.compile_options = compile_options(self.compile)  # the engine's switch, even if set after fit
+        self.module.compile_network(device)
         return self.module.to(device).eval(), device
 
     @torch.inference_mode()
@@ -442,7 +450,7 @@ class ReconstructionEngine:
         batch = torch.export.Dim("windows", min=1)
         options = dict(input_names=["x", "visible"], output_names=["reconstruction"], dynamo=True)
         options.update(dynamic_shapes={"x": {0: batch}, "visible": {0: batch}}, **kwargs)
-        with torch.no_grad(), plain_attention(module):
+        with torch.no_grad(), plain_attention(module), uncompiled(module):
             torch.onnx.export(module, (x, visible), path, **options)
         return path
 

@@ -10,11 +10,12 @@ import torch
 from ._devices import destroy_process_group_at_exit
 from ._optim import optimizer_kwargs_with_fused
 from .nn import XCTFormerConfig, XCTFormerNet
+from .nn.compiling import CompiledNetwork
 from .nn.fill import linear_fill
 from .nn.presets import PAPER_PCT_START
 
 
-class _ReconstructionModule(pl.LightningModule):
+class _ReconstructionModule(CompiledNetwork, pl.LightningModule):
     """Lightning wrapper: masked (imputation) or plain (anomaly) reconstruction MSE.
 
     Training hides ``mask_rate`` of the observed points at random in every batch; validation
@@ -44,6 +45,7 @@ class _ReconstructionModule(pl.LightningModule):
     def setup(self, stage: str) -> None:
         super().setup(stage)
         destroy_process_group_at_exit()
+        self.compile_network(self.trainer.strategy.root_device)  # each process: pickling drops it
 
     def on_train_epoch_end(self):
         self.epochs_done += 1

@@ -10,6 +10,7 @@ import numpy as np
 from darts import TimeSeries
 from darts.ad.scorers.scorers import FittableAnomalyScorer
 
+from .nn.compiling import CompileOption
 from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
 from .reconstruction import (
     DEFAULT_LEARNING_RATE,
@@ -71,6 +72,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
         fc_dropout: float = 0.05,
         attn_dropout: float = RECONSTRUCTION_DEFAULTS["attn_dropout"],
         progress_bar: bool = False,
+        compile: CompileOption = False,
     ):
         super().__init__(is_univariate=not component_wise, window=1, window_agg=False)
         self.component_wise = component_wise

@@ -20,11 +20,21 @@ from .datasets import ANOMALY_DATASETS, DATA_DIR_ENV, FORECAST_DATASETS
 from .detect import DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
 from .forecast import DEFAULT_MODELS, MODELS
 from .impute import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS, PROTOCOLS
-from .runs import QUICK_EPOCHS, BenchInterrupted, interrupted_message, interrupts_raise, locked_output, print_report
+from .runs import (
+    QUICK_EPOCHS,
+    BenchInterrupted,
+    check_compute,
+    interrupted_message,
+    interrupts_raise,
+    locked_output,
+    print_report,
+)
 from .settings import (
     DEFAULT_OUTPUT,
+    PRECISIONS,
     BackendSettings,
     CommonSettings,
+    ComputeSettings,
     DetectSettings,
     ExplainSettings,
     ForecastSettings,
@@ -161,6 +171,19 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
     parser.add_argument("--accelerator", choices=("auto", "cpu", "gpu"))
     parser.add_argument("--devices", default="auto", help="Lightning devices, e.g. 1 (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="hide the epoch progress bars")
+    if issubclass(settings_cls, ComputeSettings):
+        parser.add_argument(
+            "--compile",
+            action="store_true",
+            help="compile XCTFormer's network with torch.compile (fast on a GPU with --precision bf16-mixed; "
+            "part of each run's identity)",
+        )
+        parser.add_argument(
+            "--precision",
+            choices=PRECISIONS,
+            help="Lightning's training precision for the models that train through Lightning (default: 32; "
+            "part of each run's identity)",
+        )
     if issubclass(settings_cls, BackendSettings):
         parser.add_argument(
             "--backend",
@@ -388,6 +411,9 @@ def quiet_libraries() -> None:
 
     for name in ("lightning.pytorch", "pytorch_lightning", "lightning_fabric", "darts"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # Darts warns about every precision with "16" in it, bf16-mixed (which it recommends) too.
+    darts_training = logging.getLogger("darts.models.forecasting.torch_forecasting_model")
+    darts_training.addFilter(lambda record: "float16-like precision" not in record.getMessage())
     for message in (
         ".*pin_memory.*",
         ".*does not have many workers.*",
@@ -443,6 +469,7 @@ def _run_jobs(command: str, settings) -> int:
         from .impute import impute_jobs as planner
     else:
         from .detect import detect_jobs as planner
+    check_compute(settings)
     backend = make_backend(settings)
     finished = ResultStore(settings.output).finished() if settings.resume else set()
     progress = not settings.no_progress

@@ -329,6 +329,8 @@ def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: d
         else:
             metrics = evaluate_point(detector, train, test, labels, ratio)
         record = {**runs[protocol], "run": runs[protocol], **metrics, "settings": plain_settings(detector.settings)}
+        ours = isinstance(detector, XCTFormerBenchDetector)
+        record.update(args.record_fields(compiles=ours, mixed=ours))
         record.update(finished(fit_seconds, start))
         outcome.append((record, None))
     return outcome
@@ -358,6 +360,7 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
         base.update(train_stride=args.train_stride if ours else None, arch=args.arch if ours else None)
         base.update(anomaly_ratio=ANOMALY_RATIOS[dataset], window_length=length)
         base["settings"] = plain_settings(detector.settings)
+        base.update(args.identity(compiles=ours, mixed=ours))
         runs = {p: {**base, "protocol": p} for p in args.protocol}
         todo = [p for p, run in runs.items() if run_key({"run": run}) not in finished]
         if not todo:

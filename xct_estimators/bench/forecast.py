@@ -73,15 +73,19 @@ MODELS = ("xctformer", *ABLATION_MODELS, *BASELINE_SETTINGS, *NEURALFORECAST_SET
 DEFAULT_MODELS = ("xctformer", "dlinear", "nlinear", "tide", "tsmixer")
 
 
-def trainer_kwargs(accelerator: str = "auto", devices="auto", progress: bool = True, callbacks=()) -> dict:
+def trainer_kwargs(
+    accelerator: str = "auto", devices="auto", progress: bool = True, callbacks=(), precision: str = "32"
+) -> dict:
     quiet = {"enable_model_summary": False, "logger": False, "enable_checkpointing": False}
-    return {
-        "accelerator": accelerator,
-        "devices": devices,
-        "enable_progress_bar": progress,
-        **quiet,
-        "callbacks": list(callbacks),
-    }
+    kwargs = {"accelerator": accelerator, "devices": devices, "enable_progress_bar": progress, **quiet}
+    if precision != "32":
+        kwargs["precision"] = precision
+    return {**kwargs, "callbacks": list(callbacks)}
+
+
+def is_xctformer(name: str) -> bool:
+    """Whether model ``name`` is XCTFormer (or an ablation of it): what ``--compile`` applies to."""
+    return name == "xctformer" or name in ABLATION_MODELS
 
 
 def build_model(
@@ -95,22 +99,27 @@ def build_model(
     devices="auto",
     progress: bool = True,
     work_dir: Optional[Path] = None,
+    compile: bool = False,
+    precision: str = "32",
 ):
-    """A fresh, unfitted Darts model ``name`` for one (dataset, horizon) run."""
+    """A fresh, unfitted Darts model ``name`` for one (dataset, horizon) run; ``compile`` applies to
+    XCTFormer, ``precision`` (Lightning's) to every model."""
     from ..forecasting import KeepBestValidationWeights, XCTFormerModel
 
     common: dict[str, Any] = {"random_state": seed, "model_name": f"{name}_{dataset}_{horizon}_{seed}"}
     if work_dir is not None:
         common["work_dir"] = str(work_dir)
-    if name == "xctformer" or name in ABLATION_MODELS:
+    if is_xctformer(name):
         preset = get_preset(preset_name(dataset), "forecast")
         switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
-        trainer = trainer_kwargs(accelerator, devices, progress)
+        trainer = trainer_kwargs(accelerator, devices, progress, precision=precision)
         run = dict(output_chunk_length=horizon, input_chunk_length=seq_len, n_epochs=epochs or preset.epochs)
+        run["compile"] = compile
         return XCTFormerModel.from_preset(preset.dataset, **run, pl_trainer_kwargs=trainer, **switches, **common)
     shared = dict(input_chunk_length=seq_len, output_chunk_length=horizon, batch_size=PAPER_BATCH_SIZE, **common)
     shared.update(n_epochs=epochs or 10, loss_fn=torch.nn.MSELoss())
-    shared["pl_trainer_kwargs"] = trainer_kwargs(accelerator, devices, progress, [KeepBestValidationWeights()])
+    best = [KeepBestValidationWeights()]
+    shared["pl_trainer_kwargs"] = trainer_kwargs(accelerator, devices, progress, best, precision=precision)
     if name in BASELINE_SETTINGS:
         import darts.models as darts_models
 
@@ -262,8 +271,17 @@ def _example(data: PreparedSeries, forecast: TimeSeries) -> dict:
     }
 
 
-#: Darts model arguments that do not change a run's numbers (or are its seed, recorded apart).
-_NOT_SETTINGS = ("pl_trainer_kwargs", "model_name", "work_dir", "random_state", "log_tensorboard", "force_reset")
+#: Darts model arguments that do not change a run's numbers, or are recorded apart (the seed; the
+#: precision and compile switches, which :meth:`ComputeSettings.identity` adds).
+_NOT_SETTINGS = (
+    "pl_trainer_kwargs",
+    "model_name",
+    "work_dir",
+    "random_state",
+    "log_tensorboard",
+    "force_reset",
+    "compile",
+)
 
 
 def model_settings(model) -> dict:
@@ -308,12 +326,13 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         epochs = settings.epochs or (None if settings.full else QUICK_EPOCHS)
         build = dict(name=model_name, dataset=dataset, horizon=horizon, seq_len=settings.seq_len, epochs=epochs)
         build.update(seed=settings.seed, accelerator=settings.accelerator, devices=settings.devices, progress=progress)
-        build["work_dir"] = output / "darts_logs"
+        build.update(work_dir=output / "darts_logs", compile=settings.compile, precision=settings.precision)
         model = build_model(**build)  # not trained here: it names the run's settings
         run = {"task": "forecast", "dataset": dataset, "horizon": horizon, "model": model_name, "seed": settings.seed}
         run.update(features=data.features, seq_len=settings.seq_len, epochs=model.n_epochs)
         run["settings"] = model_settings(model)
-        record = {**run, "run": run}
+        run.update(settings.identity(compiles=is_xctformer(model_name), mixed=True))
+        record = {**run, "run": run, **settings.record_fields(compiles=is_xctformer(model_name), mixed=True)}
         if run_key(record) in finished:
             print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {settings.seed}")
             continue

@@ -316,7 +316,9 @@ def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) 
         run["protocol"], run["eval_stride"] = args.protocol, args.eval_stride if args.protocol == "tslib" else None
         run["train_stride"] = args.train_stride if model in _STRIDED else None
         run.update(window_length=window_length, settings=plain_settings(imputer.settings))
-        record = {**run, "run": run}
+        ours = isinstance(imputer, XCTFormerBenchImputer)
+        run.update(args.identity(compiles=ours, mixed=ours))
+        record = {**run, "run": run, **args.record_fields(compiles=ours, mixed=ours)}
         if run_key(record) in finished:
             print(f"skip (already in results): {dataset} mask rate {rate} {model} seed {args.seed}")
             continue

@@ -39,7 +39,7 @@ def finished(fit_seconds: float, eval_started: float) -> dict:
 
 def reconstruction_engine(preset_dataset: str, task: str, settings, **extra):
     """The engine of an ``impute`` / ``detect`` run: the preset's row for ``task``, the command's
-    epochs, batch size and learning rate where given, ``extra`` on top."""
+    epochs, batch size, learning rate, compile switch and precision where given, ``extra`` on top."""
     from ..reconstruction import ReconstructionEngine, preset_params
 
     params = preset_params(preset_dataset, task)
@@ -50,5 +50,8 @@ def reconstruction_engine(preset_dataset: str, task: str, settings, **extra):
             params[name] = getattr(settings, name)
     params.update(extra)
     where = dict(accelerator=settings.accelerator, devices=settings.devices, progress_bar=not settings.no_progress)
+    where["compile"] = settings.compile
+    if settings.precision != "32":
+        where["pl_trainer_kwargs"] = {"precision": settings.precision}
     # patience_after_warmup=False: the paper's early stopping counts from the first epoch
     return ReconstructionEngine(**params, patience_after_warmup=False, random_state=settings.seed, **where)

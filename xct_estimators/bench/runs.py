@@ -84,6 +84,25 @@ def locked_output(output: Path) -> Iterator[None]:
         lock.release()
 
 
+def check_compute(settings) -> None:
+    """Refuse ``--compile`` and ``--precision`` that this machine cannot run, before any data is read."""
+    if not settings.compile and settings.precision == "32":
+        return
+    import torch
+
+    gpu = settings.accelerator == "gpu" or (settings.accelerator in ("auto", None) and torch.cuda.is_available())
+    if settings.compile:
+        from ..nn.compiling import compile_unsupported
+
+        reason = compile_unsupported({}, "cuda" if gpu else "cpu")
+        if reason is not None:
+            raise ValueError(f"--compile: {reason} Or run without --compile.")
+    if settings.precision == "bf16-mixed" and gpu and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
+        raise ValueError(
+            f"--precision bf16-mixed: {torch.cuda.get_device_name()} does not support bfloat16; use --precision 32."
+        )
+
+
 def interrupted_message(output: Path) -> str:
     return (
         f"\nInterrupted. Finished runs are kept in {Path(output) / 'results.jsonl'}; "

@@ -54,6 +54,33 @@ class BackendSettings:
     cpus_per_run: float = 1
 
 
+#: ``--precision``'s choices: Lightning's names; the first is the default.
+PRECISIONS = ("32", "bf16-mixed")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComputeSettings:
+    """How XCTFormer's network computes (``--compile``, ``--precision``); part of each run's identity."""
+
+    compile: bool = False
+    precision: str = PRECISIONS[0]
+
+    def identity(self, compiles: bool, mixed: bool) -> dict[str, Any]:
+        """The run-identity fields of a model that can compile (``compiles``) and train in mixed
+        precision (``mixed``); absent at their defaults, so runs recorded before these options
+        keep their identity."""
+        fields: dict[str, Any] = {}
+        if mixed and self.precision != PRECISIONS[0]:
+            fields["precision"] = self.precision
+        if compiles and self.compile:
+            fields["compile"] = True
+        return fields
+
+    def record_fields(self, compiles: bool, mixed: bool) -> dict[str, Any]:
+        """What a run's record says it ran with (both fields, always)."""
+        return {"precision": self.precision if mixed else PRECISIONS[0], "compile": self.compile and compiles}
+
+
 @dataclass(frozen=True, kw_only=True)
 class TrainingSettings:
     """Training options of the reconstruction tasks (None: the preset's)."""
@@ -64,7 +91,7 @@ class TrainingSettings:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ForecastSettings(CommonSettings, BackendSettings):
+class ForecastSettings(CommonSettings, BackendSettings, ComputeSettings):
     dataset: list[str] = field(default_factory=lambda: ["synthetic"])
     horizons: Optional[list[int]] = None
     models: Optional[list[str]] = None  # None: the forecasting default models
@@ -74,7 +101,7 @@ class ForecastSettings(CommonSettings, BackendSettings):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ImputeSettings(CommonSettings, BackendSettings, TrainingSettings):
+class ImputeSettings(CommonSettings, BackendSettings, TrainingSettings, ComputeSettings):
     dataset: list[str] = field(default_factory=lambda: ["ETTh1"])
     models: Optional[list[str]] = None
     protocol: str = "tslib"
@@ -83,7 +110,7 @@ class ImputeSettings(CommonSettings, BackendSettings, TrainingSettings):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DetectSettings(CommonSettings, BackendSettings, TrainingSettings):
+class DetectSettings(CommonSettings, BackendSettings, TrainingSettings, ComputeSettings):
     dataset: list[str] = field(default_factory=lambda: ["MSL"])
     models: Optional[list[str]] = None
     protocol: list[str] = field(default_factory=lambda: ["tslib"])

@@ -100,6 +100,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         attn_dropout=RECONSTRUCTION_DEFAULTS["attn_dropout"],
         window_stride=None,
         progress_bar=False,
+        compile=False,
     ):
         self.alpha = alpha
         self.window_length = window_length
@@ -122,6 +123,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         self.attn_dropout = attn_dropout
         self.window_stride = window_stride
         self.progress_bar = progress_bar
+        self.compile = compile
         super().__init__()
         if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be a number in (0, 1) (the expected anomaly share), got {alpha!r}.")

@@ -11,13 +11,14 @@ from sktime.forecasting.base import BaseForecaster
 
 from .._checks import NotFittedError
 from .._quiet import quiet_lightning
+from ..nn.compiling import COMPILE
 from ..nn.hyperparameters import DECOP_AUTO_DOC, network_kwargs, with_network_parameters
 
 _TEST_PARAMS = dict(input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
 _TEST_PARAMS.update(batch_size=16, random_state=0, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
 
 
-@with_network_parameters("sktime", extra={"decop_k": DECOP_AUTO_DOC})
+@with_network_parameters("sktime", extra={"decop_k": DECOP_AUTO_DOC}, more={"compile": COMPILE})
 class XCTFormerForecaster(BaseForecaster):
     """XCTFormer forecaster for sktime: cross-channel, cross-time attention over patch tokens.
 
@@ -51,6 +52,7 @@ class XCTFormerForecaster(BaseForecaster):
     pl_trainer_kwargs : dict or None, default=None
         Keyword arguments for the Lightning trainer, e.g. ``{"accelerator": "gpu"}``. Training
         is quiet unless they say otherwise (``{"enable_progress_bar": True}`` shows the bar).
+    <training parameters>
 
     Attributes
     ----------
@@ -121,6 +123,7 @@ class XCTFormerForecaster(BaseForecaster):
         refit_on_update=False,
         random_state=None,
         pl_trainer_kwargs=None,
+        compile=False,
     ):
         self.input_chunk_length = input_chunk_length
         self.output_chunk_length = output_chunk_length
@@ -145,6 +148,7 @@ class XCTFormerForecaster(BaseForecaster):
         self.refit_on_update = refit_on_update
         self.random_state = random_state
         self.pl_trainer_kwargs = pl_trainer_kwargs
+        self.compile = compile
         super().__init__()
         self.set_tags(**{"capability:pred_int": quantiles is not None})
         # sktime 1.2 creates these only when remember_data is True at construction; 1.3 always.
@@ -168,6 +172,7 @@ class XCTFormerForecaster(BaseForecaster):
             likelihood=likelihood,
             random_state=self.random_state,
             pl_trainer_kwargs=trainer_kwargs,
+            compile=self.compile,
         )
 
     @property

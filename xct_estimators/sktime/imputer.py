@@ -103,6 +103,7 @@ class XCTFormerImputer(FittedNetwork, BaseTransformer):
         window_stride=None,
         progress_bar=False,
         fill=DEFAULT_FILL,
+        compile=False,
     ):
         self.window_length = window_length
         self.mask_rate = mask_rate
@@ -126,6 +127,7 @@ class XCTFormerImputer(FittedNetwork, BaseTransformer):
         self.window_stride = window_stride
         self.progress_bar = progress_bar
         self.fill = fill
+        self.compile = compile
         super().__init__()
 
     @classmethod
