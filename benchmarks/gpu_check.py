@@ -93,17 +93,9 @@ def build(dataset: str, task: str, horizon, smoke: bool):
 
 
 def _git_commit() -> str:
-    """The code's commit: ``$XCT_GIT_COMMIT`` where the tree travelled without ``.git`` (a device
-    machine), else ``git rev-parse``; ``-dirty`` when the tree differs from it."""
-    if os.environ.get("XCT_GIT_COMMIT"):
-        return os.environ["XCT_GIT_COMMIT"]
-    root = Path(__file__).resolve().parents[1]
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    from xct_estimators.bench.provenance import git_commit
+
+    return git_commit()
 
 
 def environment() -> dict:

@@ -274,8 +274,10 @@ def main() -> None:
                 flush=True,
             )
     if args.json:
+        from xct_estimators.bench.provenance import provenance
+
         with open(args.json, "w") as handle:
-            json.dump({**settings, "rows": rows}, handle, indent=2)
+            json.dump({**settings, "provenance": provenance(), "rows": rows}, handle, indent=2)
 
 
 if __name__ == "__main__":
