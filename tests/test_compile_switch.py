@@ -137,3 +137,19 @@ def test_compiling_without_a_cpp_compiler_names_the_fix(monkeypatch):
     engine = ReconstructionEngine(window_length=32, **TINY, compile=True, accelerator="cpu")
     with pytest.raises(RuntimeError, match="C\\+\\+ compiler"):
         engine.fit(_values())  # in the module's setup, before the first step
+
+
+def test_attention_map_of_a_compiled_network_is_the_eager_one():
+    import torch
+
+    from xct_estimators.explain import attention_map
+    from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
+
+    net = XCTFormerNet(XCTFormerConfig(seq_len=32, n_channels=3, out_len=8, patch_len=8, stride=4)).eval()
+    window = _values(rows=32)
+    eager = attention_map(net, window)
+    net.compile(**TRACED)
+    with torch.no_grad():
+        net(torch.zeros(1, 32, 3))  # compiled before the hooks are added
+    np.testing.assert_allclose(attention_map(net, window).values, eager.values, rtol=0, atol=1e-6)
+    assert is_compiled(net)

@@ -78,7 +78,8 @@ def test_engine_trains_on_two_processes_and_keeps_its_history():
         random_state=0, accelerator="cpu", mask_rate=0.25, patience=None,
     )  # fmt: skip
     single = ReconstructionEngine(**common, batch_size=32).fit(values[:450])
-    ddp = ReconstructionEngine(**common, batch_size=16, devices=2).fit(values[:450])  # ddp_spawn by default
+    # ddp_spawn by default; each spawned process compiles its copy (pickling drops the compiled function)
+    ddp = ReconstructionEngine(**common, batch_size=16, devices=2, compile={"backend": "aot_eager"}).fit(values[:450])
     assert ddp.epochs_trained == 6 and len(ddp.val_losses) == 6
     assert ddp.best_epoch == int(np.argmin(ddp.val_losses))
     np.testing.assert_allclose(ddp.val_losses, single.val_losses, rtol=0.5)

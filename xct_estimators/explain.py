@@ -26,6 +26,7 @@ import xarray as xr
 
 from .nn import XCTFormerNet
 from .nn.attention import CRABAttention, DeCoPAttention
+from .nn.compiling import uncompiled
 
 MASK_DIMS = ("layer", "head", "query_patch", "query_channel", "key_patch", "key_channel")
 
@@ -131,7 +132,7 @@ def attention_map(model, window, past_covariates=None, channel_names: Optional[l
     device = next(net.parameters()).device
     try:
         net.eval()
-        with torch.no_grad():
+        with torch.no_grad(), uncompiled(net):  # the hooks run in eager mode, every time
             net(torch.as_tensor(values, dtype=torch.float32, device=device)[None])
     finally:
         for handle in handles:

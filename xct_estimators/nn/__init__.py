@@ -1,5 +1,6 @@
 """The XCTFormer network in plain PyTorch (no Darts, sktime or Lightning)."""
 
+from . import requirements  # noqa: F401 (first: it checks torch before the modules that need it)
 from .absact import abs_act
 from .attention import CRABAttention, DeCoPAttention
 from .config import XCTFormerConfig, patch_count

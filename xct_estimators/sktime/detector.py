@@ -9,6 +9,7 @@ import pandas as pd
 from sktime.detection.base import BaseDetector
 
 from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
+from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import (
     DEFAULT_LEARNING_RATE,
     DEFAULT_MAX_EPOCHS,
@@ -74,7 +75,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         "property:randomness": "derandomized",
         "fit_is_empty": False,
         "X_inner_mtype": "pd.DataFrame",
-        "python_dependencies": ["torch>=2.4", "pytorch-lightning"],
+        "python_dependencies": [f"torch>={MIN_TORCH_TEXT}", "pytorch-lightning"],
     }
 
     def __init__(

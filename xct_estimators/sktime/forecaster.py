@@ -13,6 +13,7 @@ from .._checks import NotFittedError
 from .._quiet import quiet_lightning
 from ..nn.compiling import COMPILE
 from ..nn.hyperparameters import DECOP_AUTO_DOC, network_kwargs, with_network_parameters
+from ..nn.requirements import MIN_TORCH_TEXT
 
 _TEST_PARAMS = dict(input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
 _TEST_PARAMS.update(batch_size=16, random_state=0, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
@@ -92,7 +93,7 @@ class XCTFormerForecaster(BaseForecaster):
         "capability:update": True,
         "capability:categorical_in_X": False,
         # the form of sktime's own Darts adapters: either distribution of Darts
-        "python_dependencies": [["u8darts>=0.48", "darts>=0.48"], "torch>=2.4", "pytorch-lightning"],
+        "python_dependencies": [["u8darts>=0.48", "darts>=0.48"], f"torch>={MIN_TORCH_TEXT}", "pytorch-lightning"],
     }
     # sktime 1.3's default, adopted now: the context predict needs is kept in y_context_ and
     # X_context_, so remember_data=True or False both work (and construction does not warn).

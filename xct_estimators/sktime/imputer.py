@@ -7,6 +7,7 @@ import pandas as pd
 from sktime.transformations.base import BaseTransformer
 
 from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
+from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import (
     DEFAULT_FILL,
     DEFAULT_LEARNING_RATE,
@@ -76,7 +77,7 @@ class XCTFormerImputer(FittedNetwork, BaseTransformer):
         "capability:multivariate": True,
         "capability:random_state": True,
         "property:randomness": "derandomized",
-        "python_dependencies": ["torch>=2.4", "pytorch-lightning"],
+        "python_dependencies": [f"torch>={MIN_TORCH_TEXT}", "pytorch-lightning"],
     }
 
     def __init__(

@@ -1,0 +1,132 @@
+"""Tables in the docs, generated from the committed benchmark records.
+
+A block in a Markdown file between ``<!-- generated: NAME -->`` and ``<!-- end generated -->`` is
+the table ``NAME`` below, built from the records under ``benchmarks/results/`` with a line naming
+its record, device and commit. Nothing in such a block is typed by hand.
+
+    python benchmarks/docs_tables.py            rewrite every block in README.md and docs/*.md
+    python benchmarks/docs_tables.py --check    list stale blocks, exit 1 if any (the tests run this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
+
+
+def _latest(pattern: str) -> Path:
+    found = sorted(RESULTS.glob(pattern))
+    if not found:
+        raise FileNotFoundError(f"No record matches benchmarks/results/{pattern}: run the benchmark that writes it.")
+    return found[-1]
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows]) + "\n"
+
+
+def compile_gpu() -> str:
+    """Training-step times per precision and compile mode on a GPU (``gpu_check.py``'s record)."""
+    path = _latest("gpu_check/*/compile_modes.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    environment = lines[0]["environment"]
+    modes = ("fp32", "fp32+compile", "bf16", "bf16+compile")
+    steps: dict[tuple[str, int], dict[str, float]] = {}
+    for line in lines[1:]:
+        steps.setdefault((line["preset"], line["batch"]), {})[line["mode"]] = line["ms"]
+    rows = [
+        [preset, str(batch), *(f"{ms[mode]:.1f}" for mode in modes), f"{ms['fp32'] / ms['bf16+compile']:.1f}x"]
+        for (preset, batch), ms in steps.items()
+    ]
+    header = ["network", "batch", "fp32", "fp32 + compile", "bf16", "bf16 + compile", "bf16 + compile vs fp32"]
+    source = (
+        f"\nms per training step (forward, backward, Adam). {environment['gpu']}, torch {environment['torch']}, "
+        f"commit {environment['git commit'][:7]}; record: `{_relative(path)}`.\n"
+    )
+    return _table(header, rows) + source
+
+
+def compile_cpu() -> str:
+    """Training and inference steps, eager vs compiled fused network on a CPU (``step_time.py --compile``)."""
+    path = _latest("step_time/*/compile.json")
+    record = json.loads(path.read_text())
+    rows = []
+    for row in record["rows"]:
+        train, infer = row["train_ms"], row["infer_ms"]
+        rows.append(
+            [
+                row["network"],
+                str(row["batch"]),
+                str(row["tokens"]),
+                f"{train['fused']:.1f}",
+                f"{train['compiled']:.1f}",
+                f"{train['compiled'] / train['fused']:.2f}",
+                f"{infer['fused']:.1f}",
+                f"{infer['compiled']:.1f}",
+                f"{infer['compiled'] / infer['fused']:.2f}",
+            ]
+        )
+    header = ["network", "batch", "tokens", "train eager", "train compiled", "ratio", "infer eager", "infer compiled"]
+    header.append("ratio")
+    origin = record["provenance"]
+    source = (
+        f"\nms per step, the fused path eager and compiled (ratio < 1: compiled is faster). {origin['device']['cpu']}, "
+        f"{record['threads']} threads, torch {record['torch']}, commit {origin['git_commit'][:7]}; command: "
+        f"`{origin['command']}`; record: `{_relative(path)}`.\n"
+    )
+    return _table(header, rows) + source
+
+
+TABLES = {"compile-gpu": compile_gpu, "compile-cpu": compile_cpu}
+
+
+def refreshed(text: str, where: str) -> str:
+    """``text`` with every generated block rebuilt."""
+
+    def build(match: re.Match) -> str:
+        name = match.group("name")
+        if name not in TABLES:
+            raise ValueError(f"{where}: unknown generated block {name!r}; known: {', '.join(TABLES)}.")
+        return match.group(1) + TABLES[name]() + match.group(4)
+
+    return BLOCK.sub(build, text)
+
+
+def documents() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only list stale blocks; exit 1 if any")
+    args = parser.parse_args(argv)
+    stale = []
+    for path in documents():
+        text = path.read_text()
+        new = refreshed(text, _relative(path))
+        if new != text:
+            stale.append(_relative(path))
+            if not args.check:
+                path.write_text(new)
+    if args.check and stale:
+        print(f"stale generated tables in {', '.join(stale)}: run python benchmarks/docs_tables.py", file=sys.stderr)
+        return 1
+    for name in stale:
+        print(f"rewrote {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
