@@ -11,10 +11,11 @@ import torch
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "step_time.py"
 
 
-def test_one_network_with_the_floor(tmp_path):
+def test_one_network_with_the_floor_and_compiled(tmp_path):
     out = tmp_path / "steps.json"
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--networks", "ETTh1", "--repeats", "1", "--floor", "--json", str(out)],
+        [sys.executable, str(SCRIPT), "--networks", "ETTh1", "--repeats", "1", "--floor", "--compile",
+         "--json", str(out)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -24,7 +25,8 @@ def test_one_network_with_the_floor(tmp_path):
     assert report["fused_path"] == "C++ kernel" or report["fused_path"].startswith("PyTorch operations (")
     (row,) = report["rows"]
     assert row["network"] == "ETTh1" and row["batch"] == row["predict_batch"] == 32 and row["tokens"] == 84
-    assert set(row["train_ms"]) == {"plain", "fused", "floor"} and min(row["train_ms"].values()) > 0
+    assert set(row["train_ms"]) == {"plain", "fused", "floor", "compiled"} and min(row["train_ms"].values()) > 0
+    assert "compiled (fused + torch.compile)" in done.stdout and report["provenance"]["command"].startswith("python ")
     assert row["peak_mib"]["plain"] > 0 and row["peak_mib"]["fused"] > 0
 
 

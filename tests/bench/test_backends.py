@@ -10,6 +10,8 @@ from xct_estimators.bench.cli import main
 from xct_estimators.bench.results import ResultStore
 
 TIMING = ("fit_seconds", "eval_seconds", "finished_at")
+#: What differs by construction: the command line, and the threads a Ray worker gives torch.
+WHERE = ("command", "device")
 
 
 @pytest.fixture
@@ -41,7 +43,8 @@ def test_ray_backend_records_equal_the_local_backends(small_csv, tmp_path):
     for key, record in local_records.items():
         other = ray_records[key]
         assert set(record) == set(other)
-        for field in set(record) - set(TIMING):
+        assert other["command"].endswith("--backend ray") and other["device"]["cpu"] == record["device"]["cpu"]
+        for field in set(record) - set(TIMING) - set(WHERE):
             if isinstance(record[field], float):
                 assert other[field] == pytest.approx(record[field], rel=1e-5, abs=1e-7), field
             else:

@@ -1,5 +1,8 @@
 """`xct-bench --compile --precision`: what they reach, what they add to a run's identity, what they refuse."""
 
+import re
+import shlex
+
 import numpy as np
 import pytest
 from test_tasks import sines, tiny_presets  # noqa: F401 (a fixture)
@@ -41,6 +44,13 @@ def test_impute_records_and_resumes_by_the_switches(monkeypatch, tmp_path, tiny_
     assert (xct["compile"], xct["precision"]) == (True, "bf16-mixed") and np.isfinite(xct["mse"])
     assert "compile" not in linear["run"] and "precision" not in linear["run"]  # nothing of it applies
     assert (linear["compile"], linear["precision"]) == (False, "32")
+    for record in (xct, linear):  # where each number comes from
+        assert record["command"] == shlex.join(["xct-bench", *argv, "--compile", "--precision", "bf16-mixed"])
+        assert record["git_commit"] == "unknown" or re.fullmatch("[0-9a-f]{40}", record["git_commit"])
+        assert record["git_dirty"] in (True, False, None) and record["device"]["gpu"] is None
+        assert record["device"]["cpu"] and record["device"]["cpu_threads"] >= 1
+        assert {"torch", "pytorch_lightning", "darts", "sktime", "xct_estimators"} <= set(record["versions"])
+        assert record["fit_seconds"] >= 0 and record["eval_seconds"] > 0
 
     # without the switches XCTFormer is another run; the linear baseline is the same one
     assert main([*argv, "--resume"]) == 0

@@ -20,6 +20,7 @@ from .datasets import ANOMALY_DATASETS, DATA_DIR_ENV, FORECAST_DATASETS
 from .detect import DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
 from .forecast import DEFAULT_MODELS, MODELS
 from .impute import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS, PROTOCOLS
+from .provenance import command_line
 from .runs import (
     QUICK_EPOCHS,
     BenchInterrupted,
@@ -429,6 +430,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     quiet_libraries()
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    command = command_line(["xct-bench", *argv])
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = ["forecast", *argv]  # the main job; its options may be given without the subcommand
     args = parser.parse_args(argv)
@@ -440,7 +442,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             return print_profile(args.dataset)
         if args.command == "report":
             return print_report(output)
-        settings = settings_from(args)
+        settings = settings_from(args).replace(command_line=command)
         if args.command == "tune":  # Optuna's storage coordinates workers: no output lock
             return _tune(settings)
         with interrupts_raise(), locked_output(output):

@@ -38,6 +38,7 @@ from tqdm.auto import tqdm
 from ..nn.presets import ABLATIONS, COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
 from .datasets import load_anomaly_dataset
 from .models import ABLATION_DESCRIPTIONS, ABLATION_MODELS, finished, reconstruction_engine
+from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
 from .settings import DetectSettings
@@ -331,7 +332,7 @@ def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: d
         record = {**runs[protocol], "run": runs[protocol], **metrics, "settings": plain_settings(detector.settings)}
         ours = isinstance(detector, XCTFormerBenchDetector)
         record.update(args.record_fields(compiles=ours, mixed=ours))
-        record.update(finished(fit_seconds, start))
+        record.update(finished(fit_seconds, start), command=args.command_line, **run_fields(args.accelerator))
         outcome.append((record, None))
     return outcome
 

@@ -34,6 +34,7 @@ from ..nn.presets import get_preset
 from . import paper
 from .datasets import ForecastDataset
 from .models import ABLATION_MODELS, ABLATIONS, preset_name
+from .provenance import run_fields
 from .results import run_key
 from .runs import QUICK_EPOCHS, plain_settings
 from .settings import ForecastSettings
@@ -294,6 +295,7 @@ def _forecast_work(build: dict, data: PreparedSeries, horizon: int, record: dict
     model = build_model(**build)
     fields, example = run_forecast(model, data, horizon)
     record = {**record, **fields, "accelerator": accelerator, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    record.update(run_fields(accelerator))
     return [(record, example)]
 
 
@@ -333,6 +335,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         run["settings"] = model_settings(model)
         run.update(settings.identity(compiles=is_xctformer(model_name), mixed=True))
         record = {**run, "run": run, **settings.record_fields(compiles=is_xctformer(model_name), mixed=True)}
+        record["command"] = settings.command_line
         if run_key(record) in finished:
             print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {settings.seed}")
             continue

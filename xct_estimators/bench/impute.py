@@ -31,6 +31,7 @@ from ..nn.fill import linear_fill
 from ..nn.presets import ABLATIONS, IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from .datasets import load_forecast_dataset
 from .models import ABLATION_DESCRIPTIONS, ABLATION_MODELS, finished, preset_name, reconstruction_engine
+from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
 from .settings import ImputeSettings
@@ -290,7 +291,8 @@ def _impute_work(settings: ImputeSettings, dataset: str, rate: float, model: str
     else:
         metrics = evaluate_series(imputer.impute_series, test, rate, args.seed)
     trained = {"epochs": imputer.settings.get("epochs"), "settings": plain_settings(imputer.settings)}
-    record = {**record, **metrics, **trained, **finished(fit_seconds, start)}
+    record = {**record, **metrics, **trained, **finished(fit_seconds, start), "command": args.command_line}
+    record.update(run_fields(args.accelerator))
     return [(record, None)]
 
 

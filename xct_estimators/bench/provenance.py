@@ -18,18 +18,25 @@ SOURCE_ROOT = Path(__file__).resolve().parents[2]
 LIBRARIES = ("torch", "pytorch_lightning", "darts", "sktime", "numpy", "xct_estimators")
 
 
-def git_commit(root: Path = SOURCE_ROOT) -> str:
-    """The code's commit: ``$XCT_GIT_COMMIT`` where the tree travelled without ``.git`` (a device
-    machine), else ``git rev-parse HEAD`` with ``-dirty`` when the tree differs from it;
-    ``"unknown"`` outside a checkout."""
-    if os.environ.get("XCT_GIT_COMMIT"):
-        return os.environ["XCT_GIT_COMMIT"]
+def git_state(root: Path = SOURCE_ROOT) -> tuple[str, Optional[bool]]:
+    """The code's commit and whether tracked files differ from it: ``$XCT_GIT_COMMIT`` where the
+    tree travelled without ``.git`` (a device machine; a ``-dirty`` suffix says so), else ``git``;
+    ``("unknown", None)`` outside a checkout."""
+    given = os.environ.get("XCT_GIT_COMMIT")
+    if given:
+        return given.removesuffix("-dirty"), given.endswith("-dirty")
     try:
         run = dict(cwd=root, capture_output=True, text=True, check=True)
         commit = subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], **run).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return "unknown", None
+    return commit, bool(dirty)
+
+
+def git_commit(root: Path = SOURCE_ROOT) -> str:
+    """:func:`git_state` as one string: the commit, with ``-dirty`` when the tree differs from it."""
+    commit, dirty = git_state(root)
     return commit + ("-dirty" if dirty else "")
 
 
@@ -43,11 +50,13 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def device() -> dict[str, Any]:
-    """The CPU (model, threads torch uses) and the GPU, if torch sees one."""
+def device(accelerator: str = "auto") -> dict[str, Any]:
+    """The CPU (model, threads torch uses) and the GPU a run with Lightning's ``accelerator`` uses
+    (``None`` when it runs on the CPU)."""
     import torch
 
-    gpu: Optional[str] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    on_gpu = accelerator != "cpu" and torch.cuda.is_available()
+    gpu: Optional[str] = torch.cuda.get_device_name(0) if on_gpu else None
     return {"cpu": cpu_model(), "cpu_threads": torch.get_num_threads(), "gpu": gpu}
 
 
@@ -61,12 +70,23 @@ def versions() -> dict[str, str]:
     return found
 
 
-def provenance(argv: Optional[list[str]] = None) -> dict[str, Any]:
-    """Commit, device, versions and the command line (``sys.argv`` unless given) of this process."""
+def command_line(argv: Optional[list[str]] = None) -> str:
+    """``argv`` (default ``sys.argv``) as a shell command: ``python script.py ...`` for a script,
+    the console script's name (``xct-bench ...``) otherwise."""
     argv = list(sys.argv if argv is None else argv)
     if argv and argv[0].endswith(".py"):
-        argv = ["python", *argv]  # a script, as it was run
+        argv = ["python", *argv]
     elif argv:
-        argv[0] = Path(argv[0]).name  # a console script (xct-bench), by name
-    command = shlex.join(argv)
-    return {"git_commit": git_commit(), "device": device(), "versions": versions(), "command": command}
+        argv[0] = Path(argv[0]).name
+    return shlex.join(argv)
+
+
+def run_fields(accelerator: str = "auto") -> dict[str, Any]:
+    """What a result record says about where it ran: commit, tree state, versions, device."""
+    commit, dirty = git_state()
+    return {"git_commit": commit, "git_dirty": dirty, "versions": versions(), "device": device(accelerator)}
+
+
+def provenance(argv: Optional[list[str]] = None) -> dict[str, Any]:
+    """Commit, device, versions and the command line (``sys.argv`` unless given) of this process."""
+    return {"git_commit": git_commit(), "device": device(), "versions": versions(), "command": command_line(argv)}

@@ -32,6 +32,7 @@ class CommonSettings:
     accelerator: str = "auto"
     devices: Any = "auto"
     no_progress: bool = False
+    command_line: Optional[str] = None  # as typed (every record names it)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "output", Path(self.output))

@@ -10,6 +10,7 @@ import json
 import time
 from pathlib import Path
 
+from .provenance import run_fields
 from .report import file_name
 from .settings import TuneSettings
 
@@ -71,6 +72,8 @@ def run_tune(args: TuneSettings) -> int:
         "storage": storage,
         "seconds_this_worker": round(time.perf_counter() - start, 1),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "command": args.command_line,
+        **run_fields(args.accelerator),
     }
     path = output / f"tune_{file_name(name)}.json"
     path.write_text(json.dumps(result, indent=2, default=str) + "\n")
