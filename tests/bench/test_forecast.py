@@ -84,3 +84,24 @@ def test_horizon_longer_than_the_test_split_is_refused(small_synthetic):
     data = prepare(small_synthetic, SEQ_LEN, "MS")
     with pytest.raises(ValueError, match="test split has 152 rows, fewer than look-back 32 \\+ horizon 200"):
         run_forecast(tiny_model(), data, 200)
+
+
+@pytest.mark.parametrize("features", ["M", "MS"])
+def test_the_naive_baseline_is_the_last_input_value_repeated(small_synthetic, features):
+    from xct_estimators.bench.forecast import build_model
+
+    data = prepare(small_synthetic, SEQ_LEN, features)
+    model = build_model("naive", "synthetic", HORIZON, seq_len=SEQ_LEN, progress=False)
+    fields, _ = run_forecast(model, data, HORIZON)
+    actual = data.test.values()[:, -1:]  # the target (the last column in M as in MS)
+    n_windows = expected_windows(len(data.test), SEQ_LEN, HORIZON)
+    last = actual[SEQ_LEN - 1 : SEQ_LEN - 1 + n_windows]  # each window's last input step
+    rebuilt = numpy_scores(actual, np.repeat(last[:, None, :], HORIZON, axis=1), SEQ_LEN)
+    if features == "MS":
+        assert fields["mse"] == pytest.approx(rebuilt["mse"], rel=1e-6)
+        assert fields["mae"] == pytest.approx(rebuilt["mae"], rel=1e-6)
+    else:  # every channel scored: rebuild all of them
+        every = data.test.values()
+        last = every[SEQ_LEN - 1 : SEQ_LEN - 1 + n_windows]
+        rebuilt = numpy_scores(every, np.repeat(last[:, None, :], HORIZON, axis=1), SEQ_LEN)
+        assert fields["mse"] == pytest.approx(rebuilt["mse"], rel=1e-6)

@@ -70,8 +70,11 @@ NEURALFORECAST_SETTINGS: dict[str, tuple[str, dict[str, Any], float]] = {
     "nf_tide": ("TiDE", {"hidden_size": 256, "decoder_output_dim": 8, "dropout": 0.3}, 1e-3),
 }
 # fmt: on
-MODELS = ("xctformer", *ABLATION_MODELS, *BASELINE_SETTINGS, *NEURALFORECAST_SETTINGS)
-DEFAULT_MODELS = ("xctformer", "dlinear", "nlinear", "tide", "tsmixer")
+#: The trivial baseline: every channel's last input value, repeated over the horizon (Darts'
+#: ``GlobalNaiveSeasonal`` with a one-step input; nothing to train).
+NAIVE = "naive"
+MODELS = ("xctformer", *ABLATION_MODELS, NAIVE, *BASELINE_SETTINGS, *NEURALFORECAST_SETTINGS)
+DEFAULT_MODELS = ("xctformer", NAIVE, "dlinear", "nlinear", "tide", "tsmixer")
 
 
 def trainer_kwargs(
@@ -117,6 +120,13 @@ def build_model(
         run = dict(output_chunk_length=horizon, input_chunk_length=seq_len, n_epochs=epochs or preset.epochs)
         run["compile"] = compile
         return XCTFormerModel.from_preset(preset.dataset, **run, pl_trainer_kwargs=trainer, **switches, **common)
+    if name == NAIVE:
+        from darts.models import GlobalNaiveSeasonal
+
+        trainer = trainer_kwargs(accelerator, devices, progress, precision=precision)
+        return GlobalNaiveSeasonal(
+            input_chunk_length=1, output_chunk_length=horizon, pl_trainer_kwargs=trainer, **common
+        )
     shared = dict(input_chunk_length=seq_len, output_chunk_length=horizon, batch_size=PAPER_BATCH_SIZE, **common)
     shared.update(n_epochs=epochs or 10, loss_fn=torch.nn.MSELoss())
     best = [KeepBestValidationWeights()]
@@ -331,7 +341,9 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         build.update(work_dir=output / "darts_logs", compile=settings.compile, precision=settings.precision)
         model = build_model(**build)  # not trained here: it names the run's settings
         run = {"task": "forecast", "dataset": dataset, "horizon": horizon, "model": model_name, "seed": settings.seed}
-        run.update(features=data.features, seq_len=settings.seq_len, epochs=model.n_epochs)
+        run.update(
+            features=data.features, seq_len=settings.seq_len, epochs=None if model_name == NAIVE else model.n_epochs
+        )
         run["settings"] = model_settings(model)
         run.update(settings.identity(compiles=is_xctformer(model_name), mixed=True))
         record = {**run, "run": run, **settings.record_fields(compiles=is_xctformer(model_name), mixed=True)}

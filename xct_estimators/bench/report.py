@@ -70,7 +70,9 @@ def _forecast_setting(record: dict) -> str:
     """What tells two runs of one model apart in a table: features, look-back, epochs."""
     if "features" not in record:
         return "-"
-    return f"{record['features']}, L={record.get('seq_len', '?')}, {record.get('epochs', '?')} ep"
+    epochs = record.get("epochs", "?")
+    training = "untrained" if epochs is None else f"{epochs} ep"
+    return f"{record['features']}, L={record.get('seq_len', '?')}, {training}"
 
 
 def _mixed(records: list[dict], varying: tuple[str, ...]) -> bool:
