@@ -34,8 +34,11 @@ def benchmark_script():
     import importlib.util
 
     def load(name: str):
+        import sys
+
         spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
         spec.loader.exec_module(module)
         return module
 

@@ -1,0 +1,383 @@
+"""The paper-scale runs this project still lacks, in order, with an estimate each: run as many as a
+GPU budget allows.
+
+    python benchmarks/paper_scale.py --dry-run                        # the plan, minutes per entry
+    python benchmarks/paper_scale.py --budget-s 780 --data-dir DATA   # on a GPU: what fits in 13 min
+    python benchmarks/paper_scale.py --smoke --output /tmp/queue      # every entry, tiny, on the CPU
+
+Entries, in the order they decide things: (a) the converged fp32-vs-bf16 comparison
+(``gpu_check.py``'s section 5), which decides whether the rest may train in bf16 with
+``torch.compile``; (b) MSL and (c) SMAP anomaly detection with the presets, both protocols and
+the baselines; imputation at the paper's rates with the baselines: (d) ETTh1, (e) ETTh2 at 50 %,
+(f) ETTm1, (g) ETTm2, (h) Weather. Every run is an ``xct-bench`` run: records go to
+``OUTPUT/<task>/results.jsonl`` with their provenance, and a run whose identity is already there
+is done (rerun the same command to go on). A run starts only when its estimate fits in what is
+left of ``--budget-s``; none is cut in the middle.
+
+Estimates: the training step time of the paper-scale networks measured on a GPU (the newest
+``benchmarks/results/gpu_check/*/compile_modes.jsonl``), scaled by each network's FLOPs and
+batch, times the windows each epoch and evaluation see. They are upper bounds where early
+stopping ends training sooner. The device image lacks Darts: install the two wheels that
+``gpu_check.py``'s docstring names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from xct_estimators.nn.presets import IMPUTATION_MASK_RATES, TASK_SEQ_LEN, get_preset  # noqa: E402
+
+RECORDS = ROOT / "benchmarks" / "results"
+DEFAULT_OUTPUT = RECORDS / "paper_scale"
+
+#: Rows of the public files (train, test for the anomaly sets); the test checks them against the data.
+DATASET_ROWS = {
+    "ETTh1": 17420,
+    "ETTh2": 17420,
+    "ETTm1": 69680,
+    "ETTm2": 69680,
+    "weather": 52696,
+    "MSL": (58317, 73729),
+    "SMAP": (135183, 427617),
+}
+#: The measured network each task's estimate scales from (its preset dataset and task).
+REFERENCE = {"impute": ("ETTh1", "impute"), "detect": ("MSL", "anomaly")}
+#: A forward pass without gradients costs about a third of a training step.
+INFERENCE_SHARE = 1 / 3
+#: Seconds a run spends outside its steps: starting, reading data, Lightning's loop.
+RUN_OVERHEAD_S = 30
+#: A baseline run with no record of its own (minutes): a generous guess, so the budget holds.
+BASELINE_MINUTES = {"impute": 1.0, "detect": 10.0}
+#: bf16 counts as safe when its best validation loss is within this of fp32's, or within the
+#: spread of two fp32 seeds.
+BF16_TOLERANCE = 0.02
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str
+    title: str
+    task: str  # "converged", "impute" or "detect"
+    dataset: str = ""
+    mask_rates: tuple[float, ...] = ()
+    models: tuple[str, ...] = ()
+    protocols: tuple[str, ...] = ("tslib",)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+IMPUTATION_MODELS = ("xctformer", "xctformer_linear", "linear", "sktime_imputer")
+#: Baselines from the optional 'baselines' extra (PyOD), left out of ``--smoke``.
+OPTIONAL_MODELS = ("darts_iforest",)
+DETECTION_MODELS = ("xctformer", "window_mean", "darts_kmeans", "darts_iforest")
+QUEUE = (
+    Entry("a", "converged fp32 vs bf16 (decides bf16 and compile)", "converged"),
+    Entry("b", "MSL detection", "detect", "MSL", models=DETECTION_MODELS, protocols=("tslib", "point")),
+    Entry("c", "SMAP detection", "detect", "SMAP", models=DETECTION_MODELS, protocols=("tslib", "point")),
+    Entry("d", "ETTh1 imputation", "impute", "ETTh1", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
+    Entry("e", "ETTh2 imputation at 50 %", "impute", "ETTh2", (0.5,), IMPUTATION_MODELS),
+    Entry("f", "ETTm1 imputation", "impute", "ETTm1", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
+    Entry("g", "ETTm2 imputation", "impute", "ETTm2", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
+    Entry("h", "Weather imputation", "impute", "weather", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
+)
+
+
+# -- estimates ---------------------------------------------------------------------------------
+def step_record(pattern: str = "gpu_check/*/compile_modes.jsonl") -> dict[tuple[str, str], dict]:
+    """(preset dataset, task) -> {mode: seconds per training step, "batch": the batch}, from the
+    newest GPU record, and the record's path and device under ``"source"``."""
+    paths = sorted(RECORDS.glob(pattern))
+    if not paths:
+        raise FileNotFoundError(f"No GPU step-time record (benchmarks/results/{pattern}) to estimate from.")
+    lines = [json.loads(line) for line in paths[-1].read_text().splitlines() if line.strip()]
+    steps: dict[Any, dict] = {"source": {"path": paths[-1].relative_to(ROOT).as_posix(), **lines[0]["environment"]}}
+    for line in lines[1:]:
+        name = {"ETTh1 imputation": ("ETTh1", "impute"), "MSL anomaly": ("MSL", "anomaly")}[line["preset"]]
+        measured = steps.setdefault(name, {"batch": line["batch"]})
+        measured[line["mode"]] = line["ms"] / 1e3
+        measured["setup " + line["mode"]] = line["seconds_with_compile"]  # compiling and warm-up steps
+    return steps
+
+
+@functools.cache
+def _forward_flops(dataset: str, task: str) -> int:
+    from xct_estimators.bench.profile import count_flops
+    from xct_estimators.nn import XCTFormerNet
+
+    preset = get_preset(dataset, task)  # the plain path: the counter sees every attention product
+    net = XCTFormerNet(preset.config().replace(max_attention_bytes=None, fused_attention=False))
+    return count_flops(net, preset.seq_len, preset.n_channels)
+
+
+def step_seconds(dataset: str, task: str, mode: str, steps: dict) -> float:
+    """One training step of ``dataset``'s preset at its batch: the reference network's measured
+    step, scaled by FLOPs per window and the batch."""
+    preset_task = "anomaly" if task == "detect" else task
+    reference = REFERENCE[task]
+    measured = steps[reference]
+    ratio = _forward_flops(dataset, preset_task) / _forward_flops(*reference)
+    return measured[mode] * ratio * get_preset(dataset, preset_task).batch_size / measured["batch"]
+
+
+def _rows(dataset: str):
+    return DATASET_ROWS[dataset]
+
+
+def entry_minutes(entry: Entry, mode: str, steps: dict) -> float:
+    """The entry's estimated GPU minutes (training to the preset's last epoch, every evaluation)."""
+    if entry.task == "converged":
+        total = 0.0
+        for dataset, task, epochs, stride in (("ETTh1", "impute", 10, 2), ("MSL", "detect", 6, 8)):
+            train_windows = _train_windows(dataset, task) / stride
+            per_mode = [step_seconds(dataset, task, m, steps) for m in ("fp32", "bf16", "fp32")]
+            batch = get_preset(dataset, "anomaly" if task == "detect" else task).batch_size
+            total += sum(epochs * train_windows / batch * s for s in per_mode)
+        return total / 60
+    preset_task = "anomaly" if entry.task == "detect" else entry.task
+    from xct_estimators.bench.models import preset_name
+
+    preset = get_preset(preset_name(entry.dataset) if entry.task == "impute" else entry.dataset, preset_task)
+    step = step_seconds(preset.dataset, entry.task, mode, steps)
+    train = preset.epochs * math.ceil(_train_windows(entry.dataset, entry.task) / preset.batch_size) * step
+    evaluate = _eval_windows(entry.dataset, entry.task, entry.protocols) / preset.batch_size * step * INFERENCE_SHARE
+    setup = steps[REFERENCE[entry.task]]["setup " + mode] + RUN_OVERHEAD_S
+    runs = max(len(entry.mask_rates), 1)
+    ours = runs * sum(1 for m in entry.models if m.startswith("xctformer")) * (train + evaluate + setup) / 60
+    baselines = runs * sum(
+        baseline_minutes(entry.task, entry.dataset, m) for m in entry.models if not m.startswith("xctformer")
+    )
+    return ours + baselines
+
+
+def baseline_minutes(task: str, dataset: str, model: str) -> float:
+    """The longest recorded run of a baseline (its work does not depend on the device), else
+    :data:`BASELINE_MINUTES`."""
+    seconds = [
+        record["fit_seconds"] + record["eval_seconds"]
+        for path in RECORDS.glob("**/results.jsonl")
+        for record in map(json.loads, filter(str.strip, path.read_text().splitlines()))
+        if (record.get("task"), record.get("dataset"), record.get("model")) == (task, dataset, model)
+    ]
+    return max(seconds) / 60 if seconds else BASELINE_MINUTES[task]
+
+
+def _train_windows(dataset: str, task: str) -> int:
+    length = TASK_SEQ_LEN["anomaly" if task == "detect" else task]
+    rows = _rows(dataset)
+    if task == "detect":
+        return rows[0] - length + 1
+    train = int(rows * 0.7) if dataset == "weather" else 12 * 30 * 24 * (4 if dataset.startswith("ETTm") else 1)
+    return train - length + 1
+
+
+def _eval_windows(dataset: str, task: str, protocols) -> int:
+    if task == "detect":
+        train, test = _rows(dataset)
+        return (train + test - 2 * TASK_SEQ_LEN["anomaly"] + 2) * ("tslib" in protocols)
+    rows = _rows(dataset)
+    test = int(rows * 0.2) if dataset == "weather" else 4 * 30 * 24 * (4 if dataset.startswith("ETTm") else 1)
+    return test + 1  # tslib: every window of the test split (moved back by the input length)
+
+
+# -- bf16 ---------------------------------------------------------------------------------------
+def bf16_safe(converged: Optional[list[dict]]) -> Optional[bool]:
+    """Whether the converged comparison shows bf16 trains as well as fp32 on every network: its best
+    validation loss within :data:`BF16_TOLERANCE` of fp32's, or within the fp32 seed-to-seed
+    spread. ``None`` when the comparison has not run (or a run failed)."""
+    if not converged:
+        return None
+    for row in converged:
+        runs = row.get("runs", {})
+        try:
+            fp32, bf16, other = (runs[k]["best_val_loss"] for k in ("fp32", "bf16-mixed", "fp32, seed 2022"))
+        except (KeyError, TypeError):
+            return None
+        if abs(bf16 - fp32) / fp32 > max(BF16_TOLERANCE, abs(other - fp32) / fp32):
+            return False
+    return True
+
+
+def converged_record(output: Path, committed: bool = True) -> Optional[list[dict]]:
+    """The converged comparison: this queue's own record, else (``committed``) the newest
+    ``gpu_check`` report's."""
+    own = output / "converged.json"
+    if own.is_file():
+        return json.loads(own.read_text())["converged"]
+    if not committed:
+        return None
+    for path in sorted(RECORDS.glob("gpu_check/*/report.json"), reverse=True):
+        rows = json.loads(path.read_text()).get("converged")
+        if rows and bf16_safe(rows) is not None:
+            return rows
+    return None
+
+
+# -- running ------------------------------------------------------------------------------------
+@dataclass
+class Budget:
+    seconds: Optional[float]
+    started: float = field(default_factory=time.monotonic)
+
+    def left(self) -> float:
+        return math.inf if self.seconds is None else self.seconds - (time.monotonic() - self.started)
+
+
+def entry_settings(entry: Entry, output: Path, args, fast: bool):
+    from xct_estimators.bench.settings import DetectSettings, ImputeSettings
+
+    common = dict(output=output / entry.task, data_dir=args.data_dir, accelerator=args.accelerator, resume=True)
+    common.update(no_progress=True, compile=fast, precision="bf16-mixed" if fast else "32")
+    common["command_line"] = args.command
+    if args.smoke:
+        common["epochs"] = 1
+    models = [m for m in entry.models if not (args.smoke and m in OPTIONAL_MODELS)]
+    if entry.task == "detect":
+        return DetectSettings(dataset=[entry.dataset], models=models, protocol=list(entry.protocols), **common)
+    rates = list(entry.mask_rates[:1] if args.smoke else entry.mask_rates)  # smoke: every entry, one rate
+    return ImputeSettings(dataset=[entry.dataset], models=models, mask_rates=rates, **common)
+
+
+def run_converged(output: Path, args, budget: Budget, minutes: float) -> str:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gpu_check
+
+    if converged_record(output, committed=not args.smoke) is not None:
+        return "done (record found)"
+    if minutes * 60 > budget.left():
+        return f"stopped: needs about {minutes:.0f} min, {budget.left() / 60:.1f} left"
+    device = "cuda" if args.accelerator == "gpu" else "cpu"
+    rows = gpu_check.converged_training(device, args.data_dir, args.smoke)
+    from xct_estimators.bench.provenance import provenance
+
+    output.mkdir(parents=True, exist_ok=True)
+    record = {"converged": rows, "bf16_safe": bf16_safe(rows), "smoke": args.smoke, **provenance(args.argv)}
+    (output / "converged.json").write_text(json.dumps(record, indent=2) + "\n")
+    return f"ran: bf16 safe = {record['bf16_safe']}"
+
+
+def run_entry(entry: Entry, output: Path, args, budget: Budget, fast: bool, job_minutes: float) -> str:
+    """The entry's runs not yet recorded, each started only when its estimate fits the budget."""
+    from xct_estimators.bench.backends import LocalBackend, execute
+    from xct_estimators.bench.detect import detect_jobs
+    from xct_estimators.bench.impute import impute_jobs
+    from xct_estimators.bench.results import ResultStore
+
+    settings = entry_settings(entry, output, args, fast)
+    planner = detect_jobs if entry.task == "detect" else impute_jobs
+    jobs = planner(settings, ResultStore(settings.output).finished(), progress=False)
+    if not jobs:
+        return "done (every run recorded)"
+    for i, job in enumerate(jobs):
+        model = job.run.get("model", "")
+        cost = job_minutes if model.startswith("xctformer") else baseline_minutes(entry.task, entry.dataset, model)
+        if cost * 60 > budget.left():
+            return f"stopped before {job.label}: needs about {cost:.0f} min, {budget.left() / 60:.1f} left ({i} ran)"
+        execute([job], settings.output, LocalBackend(), progress=False)
+    return f"ran {len(jobs)} run(s)"
+
+
+@contextlib.contextmanager
+def smoke_sized():
+    """Tiny networks and synthetic arrays in place of the presets and the datasets (``--smoke``)."""
+    import numpy as np
+
+    import xct_estimators.bench.detect as detect_module
+    import xct_estimators.bench.impute as impute_module
+    import xct_estimators.reconstruction as reconstruction
+    from xct_estimators.bench.datasets import AnomalyDataset
+
+    def sines(rows, seed):
+        t = np.arange(rows)[:, None]
+        rng = np.random.default_rng(seed)
+        return (np.sin(t / rng.uniform(3, 9, 3)) + 0.05 * rng.normal(size=(rows, 3))).astype(np.float32)
+
+    tiny = dict(window_length=32, patch_len=8, stride=8, d_model=8, n_heads=1, d_ff=16, e_layers=1, dropout=0.0)
+    tiny.update(fc_dropout=0.0, attn_dropout=0.0, decop_k=None, n_epochs=1, batch_size=32, learning_rate=1e-3)
+    labels = np.zeros(200, dtype=bool)
+    labels[100:110] = True
+    patches = {
+        (reconstruction, "preset_params"): lambda dataset, task: dict(tiny),
+        (impute_module, "imputation_splits"): lambda name, data_dir, seed: (
+            sines(300, 0),
+            sines(100, 1),
+            sines(100, 2),
+        ),
+        (impute_module, "TASK_SEQ_LEN"): {"impute": 32},
+        (detect_module, "load_anomaly_dataset"): lambda name, data_dir: AnomalyDataset(
+            name, sines(300, 3), sines(200, 4), labels
+        ),
+        (detect_module, "TASK_SEQ_LEN"): {"anomaly": 32},
+    }
+    saved = {key: getattr(*key) for key in patches}
+    try:
+        for (module, name), value in patches.items():
+            setattr(module, name, value)
+        yield
+    finally:
+        for (module, name), value in saved.items():
+            setattr(module, name, value)
+
+
+def plan(mode: str, steps: dict) -> list[tuple[Entry, float]]:
+    return [(entry, entry_minutes(entry, mode, steps)) for entry in QUEUE]
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="records folder (default: %(default)s)")
+    parser.add_argument("--data-dir", help="folder with the datasets (default: $XCT_DATA_DIR)")
+    parser.add_argument("--budget-s", type=float, help="stop before a run that would not finish within S seconds")
+    parser.add_argument("--accelerator", choices=("gpu", "cpu"), default="gpu")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and the estimate per entry, run nothing")
+    parser.add_argument("--smoke", action="store_true", help="every entry on tiny settings and synthetic data (CPU)")
+    args = parser.parse_args(argv)
+    args.argv = ["benchmarks/paper_scale.py", *(sys.argv[1:] if argv is None else argv)]
+    from xct_estimators.bench.provenance import command_line
+
+    args.command = command_line(args.argv)
+    if args.smoke:
+        args.accelerator = "cpu"
+    steps = step_record()
+    source = steps["source"]
+    safe = bf16_safe(converged_record(args.output, committed=not args.smoke))
+    fast = bool(safe) and not args.smoke
+    mode = "bf16+compile" if fast else "fp32"
+    print(
+        f"estimates from {source['path']} ({source['gpu']}, commit {source['git commit'][:7]}); bf16 safe: "
+        f"{'not yet known' if safe is None else safe}; the runs train in {mode}"
+    )
+    entries = plan(mode, steps)
+    for entry, minutes in entries:
+        print(f"({entry.key}) {entry.title}: about {minutes:.0f} GPU min", flush=True)
+    print(f"all: about {sum(m for _, m in entries):.0f} GPU min")
+    if args.dry_run:
+        return 0
+    budget = Budget(args.budget_s)
+    with smoke_sized() if args.smoke else contextlib.nullcontext():
+        for entry, minutes in entries:
+            if entry.task == "converged":
+                outcome = run_converged(args.output, args, budget, minutes)
+                safe = bf16_safe(converged_record(args.output, committed=not args.smoke))
+                fast = bool(safe) and not args.smoke
+            else:
+                runs = max(len(entry.mask_rates), 1) * sum(1 for m in entry.models if m.startswith("xctformer"))
+                outcome = run_entry(entry, args.output, args, budget, fast, minutes / max(runs, 1))
+            print(f"({entry.key}) {entry.title}: {outcome}", flush=True)
+            if outcome.startswith("stopped"):
+                return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
