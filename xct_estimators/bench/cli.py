@@ -381,8 +381,15 @@ def _add_profile(sub) -> None:
 
 
 def _add_report(sub) -> None:
-    parser = sub.add_parser("report", help="print the table and redraw the plots of a results folder")
+    parser = sub.add_parser(
+        "report",
+        help="print the table and redraw the plots of a results folder, or write a results page",
+        description="Without --markdown: the tables of --output again (report.md and the plots). With --markdown "
+        "PAGE FOLDER...: one Markdown page from the records of every FOLDER (docs/results.md is made so).",
+    )
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
+    parser.add_argument("--markdown", type=Path, metavar="PAGE", help="write the results page of FOLDER... here")
+    parser.add_argument("folders", nargs="*", type=Path, metavar="FOLDER", help="with --markdown: record folders")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -441,6 +448,14 @@ def main(argv: Optional[list[str]] = None) -> int:
 
             return print_profile(args.dataset)
         if args.command == "report":
+            if args.markdown is not None:
+                from .results_page import write_results_page
+
+                page = write_results_page(args.markdown, args.folders or [output])
+                print(f"Wrote {page}")
+                return 0
+            if args.folders:
+                parser.error("FOLDER arguments need --markdown PAGE (without it, report reads --output)")
             return print_report(output)
         settings = settings_from(args).replace(command_line=command)
         if args.command == "tune":  # Optuna's storage coordinates workers: no output lock

@@ -1,0 +1,60 @@
+"""The results page: generated from the committed records, with where each number comes from."""
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from xct_estimators.bench.cli import main
+from xct_estimators.bench.results_page import provenance_lines, results_page
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "results.md"
+
+
+def test_the_results_page_is_the_committed_records(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    text = PAGE.read_text()
+    (command,) = re.findall(r"^    (xct-bench report --markdown docs/results\.md .*)$", text, flags=re.M)
+    folders = [Path(arg) for arg in shlex.split(command)[4:]]
+    committed = sorted(path.parent for path in Path("benchmarks/results").glob("**/results.jsonl"))
+    assert sorted(folders) == committed, "every committed records folder is on the page"
+    assert results_page(folders) == text, "docs/results.md is stale: run the command at its top"
+
+
+def _write(folder: Path, records: list[dict]) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return folder
+
+
+RECORD = {"task": "forecast", "dataset": "ETTh1", "horizon": 96, "model": "xctformer", "seed": 2021, "mse": 0.39,
+          "mae": 0.4, "fit_seconds": 1.0, "eval_seconds": 1.0, "features": "M", "seq_len": 96,
+          "epochs": 10}  # fmt: skip
+
+
+def test_every_table_says_where_its_numbers_come_from(tmp_path):
+    where = {"git_commit": "a" * 40, "git_dirty": False, "device": {"cpu": "Some CPU", "cpu_threads": 2, "gpu": None}}
+    new = _write(tmp_path / "new", [{**RECORD, **where, "precision": "32", "command": "xct-bench forecast --full"}])
+    old = _write(tmp_path / "old", [dict(RECORD, accelerator="gpu")])
+    page = results_page([new, old])
+    assert "- device: Some CPU, 2 threads" in page and "- code: commit aaaaaaa; precision: 32" in page
+    assert "- command: `xct-bench forecast --full`" in page
+    assert "commit not recorded (older code)" in page and "predate the provenance fields" in page
+    assert page.count("| ETTh1   | 96      | xctformer |") == 2 and "0.389" in page  # beside the paper's MSE
+    gpu = provenance_lines([{**RECORD, **where, "device": {"gpu": "NVIDIA H200"}, "git_dirty": True}])
+    assert gpu[0] == "- device: NVIDIA H200" and "(uncommitted changes)" in gpu[1]
+
+
+def test_the_command_writes_the_page_and_refuses_folders_without_markdown(tmp_path, capsys):
+    folder = _write(tmp_path / "runs", [RECORD])
+    page = tmp_path / "results.md"
+    assert main(["report", "--markdown", str(page), str(folder)]) == 0
+    assert page.read_text() == results_page([folder])
+    with pytest.raises(SystemExit):
+        main(["report", str(folder)])
+    assert "FOLDER arguments need --markdown" in capsys.readouterr().err
+    assert main(["report", "--markdown", str(page), str(tmp_path / "empty")]) == 2
+    assert "holds no results.jsonl records" in capsys.readouterr().err

@@ -1,0 +1,82 @@
+"""The results page: committed record folders as tables beside the paper's numbers, each with the
+device, commit and command its numbers come from.
+
+``xct-bench report --markdown docs/results.md FOLDER...`` writes it; the tests rebuild it from the
+committed records and fail when the page differs, so no number on it is typed by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .report import full_report
+from .results import ResultStore
+
+HEADER = """# Results
+
+Every number below comes from a committed record under `benchmarks/results/` (one JSON line per
+run: its settings, metrics, commit, device, library versions and command). This page is generated
+from them; do not edit it by hand. Rebuild it with:
+
+    xct-bench report --markdown docs/results.md {folders}
+
+Each table puts XCTFormer beside the paper's published number, the trivial baseline (`naive`
+forecasts, `linear` interpolation, `window_mean` reconstruction) and the Darts and sktime
+baselines of the same run; the gap columns compare with the paper. For anomaly detection the
+unadjusted F1 and the threshold-free AUC-PR and AUC-ROC stand beside the paper's point-adjusted F1.
+"""
+
+
+def _commit(record: dict) -> str:
+    if "git_commit" not in record:
+        return "not recorded (older code)"
+    return record["git_commit"][:7] + (" (uncommitted changes)" if record.get("git_dirty") else "")
+
+
+def _device(record: dict) -> str:
+    device = record.get("device")
+    if not device:
+        return f"{record.get('accelerator', 'unknown')} (not recorded)"
+    if device.get("gpu"):
+        return device["gpu"]
+    return f"{device['cpu']}, {device['cpu_threads']} threads"
+
+
+def provenance_lines(records: list[dict]) -> list[str]:
+    """Where the folder's numbers come from: devices, commits, precision and compile, commands."""
+
+    def values(of) -> str:
+        return "; ".join(sorted({of(r) for r in records}))
+
+    switches = values(lambda r: f"{r.get('precision', '32')}{', compiled' if r.get('compile') else ''}")
+    lines = [f"- device: {values(_device)}", f"- code: commit {values(_commit)}; precision: {switches}"]
+    commands = sorted({r["command"] for r in records if r.get("command")})
+    lines += [f"- command: `{command}`" for command in commands]
+    if any("git_commit" not in r for r in records):
+        lines.append("- some records predate the provenance fields: their code is older than the tables' commits")
+    return lines
+
+
+def _demoted(text: str) -> str:
+    return "\n".join("#" + line if line.startswith("## ") else line for line in text.splitlines())
+
+
+def results_page(folders: list[Path]) -> str:
+    """The page for ``folders`` (paths as they should read on the page), in the order given."""
+    sections = [HEADER.format(folders=" ".join(str(folder) for folder in folders))]
+    for folder in folders:
+        records = ResultStore(folder).latest()
+        if not records:
+            raise ValueError(f"{folder} holds no results.jsonl records: pass folders that xct-bench wrote.")
+        lines = [f"## `{folder}`", "", *provenance_lines(records), "", _demoted(full_report(records))]
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections) + "\n"
+
+
+def write_results_page(path: Path, folders: list[Path]) -> Path:
+    text = results_page(folders)
+    path = Path(path)
+    if path.parent and not path.parent.is_dir():
+        raise ValueError(f"--markdown {path}: folder {path.parent} does not exist.")
+    path.write_text(text)
+    return path
