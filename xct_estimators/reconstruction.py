@@ -31,7 +31,7 @@ from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, network
 from .nn.presets import PAPER_PCT_START
 from .reconstruction_module import _ReconstructionModule  # pickled engines name it here too
 
-#: Defaults of the engine and the estimators on it; measured in docs/benchmarks.md.
+#: Defaults of the engine and the estimators on it; measured by benchmarks/imputer_defaults.py.
 DEFAULT_MAX_EPOCHS = 50
 DEFAULT_PATIENCE = 3
 DEFAULT_VALIDATION_FRACTION = 0.1

@@ -127,7 +127,7 @@ IMPUTATION_MODELS = {
     **{name: f"ablation: the xctformer row with {text}" for name, text in ABLATION_DESCRIPTIONS.items()},
 }
 DEFAULT_IMPUTATION_MODELS = ("xctformer", "linear", "sktime_imputer")
-#: sktime Imputer method: the best of its cheap methods on ETTh1 (docs/benchmarks.md).
+#: sktime Imputer method: the best of its cheap methods on ETTh1 (docs/dev/history.md).
 SKTIME_METHOD = "nearest"
 
 

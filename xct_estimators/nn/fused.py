@@ -133,7 +133,7 @@ class _Workspace(threading.local):
     """The chunk buffers of this thread's last call on CPU, reused by the next call with the same
     chunk shape. A fresh buffer of this size costs its page faults on every call (glibc hands
     blocks this large back to the system when they are freed), most of the fused path's cost at
-    the forecasting presets' sizes (docs/benchmarks.md). The buffers never leave a call (nothing returned or
+    the forecasting presets' sizes (docs/dev/history.md). The buffers never leave a call (nothing returned or
     saved for the backward pass lives in them), and calls on one thread do not overlap."""
 
     def __init__(self) -> None:

@@ -42,7 +42,7 @@ class XCTFormerImputer(FittedNetwork, BaseTransformer):
     <training parameters>
     fill : {"zero", "linear"}, default="linear"
         What the network sees at missing points: a per-window linear interpolation of the
-        observed points (measured better on ETTh1 at every mask rate, docs/benchmarks.md) or
+        observed points (measured better on ETTh1 at every mask rate, ``benchmarks/imputer_defaults.py``) or
         zero after instance normalisation with the mask passed to the network (the paper).
 
     Attributes
