@@ -19,7 +19,11 @@ def test_the_results_page_is_the_committed_records(monkeypatch):
     text = PAGE.read_text()
     (command,) = re.findall(r"^    (xct-bench report --markdown docs/results\.md .*)$", text, flags=re.M)
     folders = [Path(arg) for arg in shlex.split(command)[4:]]
-    committed = sorted(path.parent for path in Path("benchmarks/results").glob("**/results.jsonl"))
+    records = [
+        *Path("benchmarks/results").glob("**/results.jsonl"),
+        *Path("benchmarks/results").glob("gpu_check/*/report.json"),
+    ]
+    committed = sorted(path.parent for path in records)
     assert sorted(folders) == committed, "every committed records folder is on the page"
     assert results_page(folders) == text, "docs/results.md is stale: run the command at its top"
 

@@ -7,9 +7,10 @@ committed records and fail when the page differs, so no number on it is typed by
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from .report import full_report
+from .report import full_report, markdown_table
 from .results import ResultStore
 
 HEADER = """# Results
@@ -61,10 +62,45 @@ def _demoted(text: str) -> str:
     return "\n".join("#" + line if line.startswith("## ") else line for line in text.splitlines())
 
 
+def converged_section(folder: Path) -> str:
+    """A ``gpu_check.py`` record's converged comparison: best validation loss in fp32, bf16-mixed
+    and fp32 with another seed (the spread bf16's gap is read against)."""
+    report = json.loads((Path(folder) / "report.json").read_text())
+    environment = report["environment"]
+    runs = ("fp32", "bf16-mixed", "fp32, seed 2022")
+    rows = []
+    for row in report.get("converged") or []:
+        losses = [row["runs"].get(run, {}).get("best_val_loss") for run in runs]
+        if None in losses:
+            continue
+        fp32, bf16, other = losses
+        gaps = [f"{100 * (bf16 - fp32) / fp32:+.1f}%", f"{100 * (other - fp32) / fp32:+.1f}%"]
+        rows.append([row["preset"], str(row["epochs"]), *(f"{v:.5g}" for v in losses), *gaps])
+    header = ["network", "epochs", "fp32", "bf16-mixed", "fp32, seed 2022", "bf16 vs fp32", "seed vs seed"]
+    lines = [
+        f"## `{folder}`: fp32 vs bf16, trained to the end",
+        "",
+        f"- device: {environment['gpu']}",
+        f"- code: commit {environment['git commit'][:7]}; torch {environment['torch']}",
+        f"- command: `python {environment['command']}`",
+        *(f"- note: {note}" for note in report.get("notes", [])),
+        "",
+        "Best validation loss of the same training in each precision (the engine's masked or "
+        "reconstruction MSE); bf16 is safe where its gap lies within the two fp32 seeds' spread.",
+        "",
+        markdown_table(header, rows),
+    ]
+    return "\n".join(lines)
+
+
 def results_page(folders: list[Path]) -> str:
-    """The page for ``folders`` (paths as they should read on the page), in the order given."""
+    """The page for ``folders`` (paths as they should read on the page), in the order given:
+    ``xct-bench`` record folders, and ``gpu_check.py`` folders (their converged comparison)."""
     sections = [HEADER.format(folders=" ".join(str(folder) for folder in folders))]
     for folder in folders:
+        if (Path(folder) / "report.json").is_file() and not (Path(folder) / "results.jsonl").is_file():
+            sections.append(converged_section(folder))
+            continue
         records = ResultStore(folder).latest()
         if not records:
             raise ValueError(f"{folder} holds no results.jsonl records: pass folders that xct-bench wrote.")
