@@ -62,3 +62,15 @@ def test_the_command_writes_the_page_and_refuses_folders_without_markdown(tmp_pa
     assert "FOLDER arguments need --markdown" in capsys.readouterr().err
     assert main(["report", "--markdown", str(page), str(tmp_path / "empty")]) == 2
     assert "holds no results.jsonl records" in capsys.readouterr().err
+
+
+def test_a_gpu_check_folder_shows_its_converged_comparison(tmp_path):
+    folder = tmp_path / "gpu"
+    folder.mkdir()
+    environment = {"gpu": "Some GPU", "git commit": "b" * 40, "torch": "2.13.0", "command": "benchmarks/gpu_check.py"}
+    runs = {"fp32": 0.100, "bf16-mixed": 0.101, "fp32, seed 2022": 0.098}
+    converged = [{"preset": "MSL anomaly", "epochs": 6, "runs": {k: {"best_val_loss": v} for k, v in runs.items()}}]
+    (folder / "report.json").write_text(json.dumps({"environment": environment, "converged": converged}))
+    page = results_page([folder])
+    assert "- device: Some GPU" in page and "commit bbbbbbb" in page
+    assert "| MSL anomaly | 6      | 0.1  | 0.101      | 0.098           | +1.0%        | -2.0%        |" in page
