@@ -64,7 +64,7 @@ def test_every_docstring_documents_its_hyperparameters_from_the_table(estimator)
 
 
 def test_the_name_lists_are_derived_from_the_table():
-    from xct_estimators.bench.cli import ARCH_KEYS
+    from xct_estimators.bench.option_types import ARCH_KEYS
     from xct_estimators.sktime._engine_params import ENGINE_PARAMS
 
     assert list(ARCH_KEYS) == list(ARCHITECTURE_PARAMS)

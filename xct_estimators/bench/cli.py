@@ -12,7 +12,6 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
-from ..nn.hyperparameters import ARCHITECTURE_PARAMS, architecture_type
 from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
 from .backends import BACKENDS
@@ -20,6 +19,7 @@ from .datasets import ANOMALY_DATASETS, DATA_DIR_ENV, FORECAST_DATASETS
 from .detect import DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
 from .forecast import DEFAULT_MODELS, MODELS
 from .impute import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS, PROTOCOLS
+from .option_types import arch, csv, csv_ints, csv_of, csv_positive_ints, positive_float, positive_int
 from .provenance import command_line
 from .runs import (
     QUICK_EPOCHS,
@@ -66,92 +66,16 @@ Data: --data-dir or ${DATA_DIR_ENV}; ETT files are otherwise downloaded by Darts
 """
 
 
-def _csv(kind):
-    def parse(text: str):
-        try:
-            return [kind(item.strip()) for item in text.split(",") if item.strip()]
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}") from error
-
-    return parse
-
-
-def _positive(kind, what: str):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or not value > 0:
-            raise argparse.ArgumentTypeError(f"expected a positive {what}, got {text!r}")
-        return value
-
-    return parse
-
-
-def _csv_of(choices):
-    def parse(text: str):
-        items = _csv(str)(text)
-        unknown = [item for item in items if item not in choices]
-        if unknown or not items:
-            raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
-        return items
-
-    return parse
-
-
-#: Network settings ``--arch`` may override, with their types.
-ARCH_KEYS = {name: architecture_type(name) for name in ARCHITECTURE_PARAMS}
-
-
-def _arch(text: str) -> dict:
-    out = {}
-    for item in _csv(str)(text):
-        key, _, value = item.partition("=")
-        if key not in ARCH_KEYS or not value:
-            raise argparse.ArgumentTypeError(
-                f"expected KEY=VALUE pairs with KEY one of {', '.join(ARCH_KEYS)}, got {item!r}"
-            )
-        try:
-            out[key] = ARCH_KEYS[key](value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{key} expects a number, got {value!r}") from None
-    return out
-
-
-_positive_int = _positive(int, "integer")
-
-
-def _csv_ints(text: str) -> list[int]:
-    try:
-        items = [int(item) for item in text.split(",") if item.strip()]
-    except ValueError:
-        items = []
-    if not items:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    return items
-
-
-def _csv_positive_ints(text: str) -> list[int]:
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
-    return [_positive_int(item) for item in items]
-
-
-_positive_float = _positive(float, "number")
-
-
 def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
     """The options of the settings groups ``settings_cls`` has (training, then common)."""
     if issubclass(settings_cls, TrainingSettings):
         parser.add_argument(
             "--train-stride",
-            type=_positive_int,
+            type=positive_int,
             help="step between training windows; >1 trains on fewer windows (default: 1, the paper)",
         )
-        parser.add_argument("--batch-size", type=_positive_int, help="training batch size (default: the preset's)")
-        parser.add_argument("--learning-rate", type=_positive_float, help="peak learning rate (default: the preset's)")
+        parser.add_argument("--batch-size", type=positive_int, help="training batch size (default: the preset's)")
+        parser.add_argument("--learning-rate", type=positive_float, help="peak learning rate (default: the preset's)")
     parser.add_argument("--data-dir", help=f"folder with the datasets (default: ${DATA_DIR_ENV})")
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
     parser.add_argument("--resume", action="store_true", help="skip runs already in OUTPUT/results.jsonl")
@@ -160,13 +84,13 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
     )
     parser.add_argument(
         "--seeds",
-        type=_csv_ints,
+        type=csv_ints,
         help="comma-separated seeds, each a run of its own (the paper: 2021,2022,2023,2024,2025); the report "
         "adds mean, standard deviation and coefficient of variation over them",
     )
     parser.add_argument(
         "--epochs",
-        type=_positive_int,
+        type=positive_int,
         help=f"training epochs (forecast: {QUICK_EPOCHS}, with --full each preset's; impute/detect: the preset's)",
     )
     parser.add_argument("--accelerator", choices=("auto", "cpu", "gpu"))
@@ -198,7 +122,7 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
         )
         parser.add_argument(
             "--cpus-per-run",
-            type=_positive_float,
+            type=positive_float,
             help="with --backend ray: CPUs each run reserves (default: 1; with --accelerator gpu also one GPU)",
         )
     # an option without a default of its own takes its setting's default
@@ -217,17 +141,17 @@ def _add_forecast(sub) -> None:
     )
     parser.add_argument(
         "--dataset",
-        type=_csv(str),
+        type=csv(str),
         help=f"comma-separated: {', '.join(FORECAST_DATASETS)} or a CSV path (default: synthetic)",
     )
     parser.add_argument(
         "--horizons",
-        type=_csv_positive_ints,
+        type=csv_positive_ints,
         help="comma-separated horizons (default: 96; with --full: 96,192,336,720)",
     )
     parser.add_argument(
         "--models",
-        type=_csv_of(tuple(MODELS)),
+        type=csv_of(tuple(MODELS)),
         default=list(DEFAULT_MODELS),
         help=f"comma-separated: {', '.join(MODELS)} (default: {','.join(DEFAULT_MODELS)})",
     )
@@ -239,7 +163,7 @@ def _add_forecast(sub) -> None:
     )
     parser.add_argument(
         "--seq-len",
-        type=_positive_int,
+        type=positive_int,
         default=default(ForecastSettings, "seq_len"),
         help="look-back window (default: %(default)s)",
     )
@@ -256,10 +180,10 @@ def _add_impute(sub) -> None:
         epilog="models:\n" + "\n".join(f"  {name:17} {text}" for name, text in IMPUTATION_MODELS.items()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--dataset", type=_csv(str), help="comma-separated dataset names")
+    parser.add_argument("--dataset", type=csv(str), help="comma-separated dataset names")
     parser.add_argument(
         "--models",
-        type=_csv_of(tuple(IMPUTATION_MODELS)),
+        type=csv_of(tuple(IMPUTATION_MODELS)),
         default=list(DEFAULT_IMPUTATION_MODELS),
         help=f"comma-separated (default: {','.join(DEFAULT_IMPUTATION_MODELS)})",
     )
@@ -271,12 +195,12 @@ def _add_impute(sub) -> None:
     )
     parser.add_argument(
         "--eval-stride",
-        type=_positive_int,
+        type=positive_int,
         help="tslib protocol: evaluate every S-th test window (default: 1, every window as the paper)",
     )
     parser.add_argument(
         "--mask-rates",
-        type=_csv(float),
+        type=csv(float),
         default=list(IMPUTATION_MASK_RATES),
         help=f"comma-separated mask rates (default: {','.join(map(str, IMPUTATION_MASK_RATES))})",
     )
@@ -294,23 +218,23 @@ def _add_detect(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--dataset", type=_csv_of(ANOMALY_DATASETS), help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}"
+        "--dataset", type=csv_of(ANOMALY_DATASETS), help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}"
     )
     parser.add_argument(
         "--models",
-        type=_csv_of(tuple(DETECTION_MODELS)),
+        type=csv_of(tuple(DETECTION_MODELS)),
         default=list(DEFAULT_DETECTION_MODELS),
         help=f"comma-separated (default: {','.join(DEFAULT_DETECTION_MODELS)})",
     )
     parser.add_argument(
         "--protocol",
-        type=_csv_of(DETECTION_PROTOCOLS),
+        type=csv_of(DETECTION_PROTOCOLS),
         help="comma-separated; tslib: every stride-1 window's energies, the paper's table (default); "
         "point: one score per point from averaged windows, what the scorer and detector give",
     )
     parser.add_argument(
         "--arch",
-        type=_arch,
+        type=arch,
         help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
     )
     _add_common(parser, DetectSettings)
@@ -323,12 +247,12 @@ def _add_explain(sub) -> None:
         description="The learned CRAB mask as a token x token grid and a channel x channel heatmap "
         "(dependency_<dataset>_<horizon>.png), with the channel-pair and patch-lag summaries as CSV.",
     )
-    parser.add_argument("--dataset", type=_csv(str), help="comma-separated forecasting datasets (default: ETTm1)")
-    parser.add_argument("--horizons", type=_csv_positive_ints, help="comma-separated (default: 96)")
+    parser.add_argument("--dataset", type=csv(str), help="comma-separated forecasting datasets (default: ETTm1)")
+    parser.add_argument("--horizons", type=csv_positive_ints, help="comma-separated (default: 96)")
     parser.add_argument("--features", choices=("M", "MS"), help="as for forecast")
     parser.add_argument(
         "--seq-len",
-        type=_positive_int,
+        type=positive_int,
         default=default(ExplainSettings, "seq_len"),
         help="look-back window (default: %(default)s)",
     )
@@ -347,11 +271,11 @@ def _add_tune(sub) -> None:
     parser.add_argument(
         "--dataset", default=default(TuneSettings, "dataset"), help="one dataset (default: %(default)s)"
     )
-    parser.add_argument("--trials", type=_positive_int, help="trials in the study, all workers together")
-    parser.add_argument("--timeout", type=_positive_float, help="stop this worker after S seconds")
+    parser.add_argument("--trials", type=positive_int, help="trials in the study, all workers together")
+    parser.add_argument("--timeout", type=positive_float, help="stop this worker after S seconds")
     parser.add_argument(
         "--horizon",
-        type=_positive_int,
+        type=positive_int,
         default=default(TuneSettings, "horizon"),
         help="forecast: horizon (default: %(default)s)",
     )
@@ -367,7 +291,7 @@ def _add_tune(sub) -> None:
     )
     parser.add_argument("--study-name", help="study to create or join (default: task-dataset-horizon)")
     parser.add_argument("--space", help="JSON file with a search space (default: the paper's)")
-    parser.add_argument("--arch", type=_arch, help="fix network settings for every trial, e.g. e_layers=1,n_heads=1")
+    parser.add_argument("--arch", type=arch, help="fix network settings for every trial, e.g. e_layers=1,n_heads=1")
     _add_common(parser, TuneSettings)
 
 
@@ -375,7 +299,7 @@ def _add_profile(sub) -> None:
     parser = sub.add_parser("profile", help="trainable parameters and FLOPs per preset vs the paper's Tables 14-15")
     parser.add_argument(
         "--dataset",
-        type=_csv_of(tuple(paper.PROFILE)),
+        type=csv_of(tuple(paper.PROFILE)),
         help=f"comma-separated presets: {', '.join(paper.PROFILE)} (default: all)",
     )
 
