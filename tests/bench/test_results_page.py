@@ -74,3 +74,14 @@ def test_a_gpu_check_folder_shows_its_converged_comparison(tmp_path):
     page = results_page([folder])
     assert "- device: Some GPU" in page and "commit bbbbbbb" in page
     assert "| MSL anomaly | 6      | 0.1  | 0.101      | 0.098           | +1.0%        | -2.0%        |" in page
+
+
+def test_an_imputation_row_shows_the_epoch_whose_weights_were_kept():
+    from xct_estimators.bench.report import imputation_table
+
+    record = {"task": "impute", "dataset": "ETTh2", "mask_rate": 0.125, "model": "xctformer_linear", "seed": 2021,
+              "mse": 0.05, "mae": 0.15, "fit_seconds": 1.0, "eval_seconds": 1.0, "protocol": "tslib", "epochs": 10,
+              "settings": {"best_epoch": 3, "epochs_trained": 10}}  # fmt: skip
+    header, _, row = imputation_table([record]).splitlines()[2:5]
+    cells = dict(zip([c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")], strict=True))
+    assert cells["best epoch"] == "4" and cells["epochs"] == "10"  # a run that stopped improving early shows

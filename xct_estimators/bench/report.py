@@ -124,9 +124,10 @@ def imputation_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
-        run = [r["dataset"], r["mask_rate"], r["model"], *_imputation_setting(r), r["seed"]]
+        run = [r["dataset"], r["mask_rate"], r["model"], *_imputation_setting(r), _best_epoch(r), r["seed"]]
         rows.append([*run, *_error_cells(r, ref), *_time_cells(r)])
-    header = ["dataset", "mask rate", "model", *IMPUTATION_SETTING_HEADER, "seed", *ERROR_HEADER, *TIME_HEADER]
+    header = ["dataset", "mask rate", "model", *IMPUTATION_SETTING_HEADER, "best epoch", "seed", *ERROR_HEADER]
+    header += TIME_HEADER
     out = "Paper columns: XCTFormer's published numbers (every row is compared with them).\n\n"
     out += markdown_table(header, rows)
     averages = imputation_averages(records)
@@ -136,6 +137,12 @@ def imputation_table(records: list[dict]) -> str:
 
 
 IMPUTATION_SETTING_HEADER = ["protocol", "train stride", "eval stride", "epochs", "windows"]
+
+
+def _best_epoch(record: dict):
+    """The epoch whose weights were kept (1 = the first), so a run that stopped improving early shows."""
+    best = (record.get("settings") or {}).get("best_epoch")
+    return "-" if best is None else best + 1
 
 
 def _imputation_setting(record: dict) -> list:
