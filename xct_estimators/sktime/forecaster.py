@@ -13,8 +13,10 @@ from .._checks import NotFittedError
 from .._quiet import quiet_lightning
 from ..nn.compiling import COMPILE
 from ..nn.hyperparameters import DECOP_AUTO_DOC, network_kwargs, with_network_parameters
+from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
 
+LR_SCHEDULES = ("one_cycle", None)
 _TEST_PARAMS = dict(input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
 _TEST_PARAMS.update(batch_size=16, random_state=0, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
 
@@ -41,7 +43,11 @@ class XCTFormerForecaster(BaseForecaster):
     n_epochs, batch_size : int, default=10, 32
         Training epochs and batch size.
     learning_rate : float, default=1e-3
-        Adam learning rate.
+        Adam's learning rate: the peak of the one-cycle schedule (or the constant rate).
+    lr_schedule : {"one_cycle", None}, default="one_cycle"
+        ``"one_cycle"``: the paper's recipe, as :meth:`XCTFormerModel.from_params` trains (and
+        so as the tuner's ``best_params`` were found): ``OneCycleLR`` with ``max_lr=learning_rate``
+        and ``pct_start=0.4``, stepped every batch. ``None``: a constant ``learning_rate``.
     quantiles : list of float or None, default=None
         Train with Darts' ``QuantileRegression`` on these quantiles, which enables
         ``predict_quantiles`` and ``predict_interval``.
@@ -120,6 +126,7 @@ class XCTFormerForecaster(BaseForecaster):
         n_epochs=10,
         batch_size=32,
         learning_rate=1e-3,
+        lr_schedule="one_cycle",
         quantiles=None,
         refit_on_update=False,
         random_state=None,
@@ -145,6 +152,7 @@ class XCTFormerForecaster(BaseForecaster):
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.lr_schedule = lr_schedule
         self.quantiles = quantiles
         self.refit_on_update = refit_on_update
         self.random_state = random_state
@@ -162,19 +170,32 @@ class XCTFormerForecaster(BaseForecaster):
 
         from ..forecasting import XCTFormerModel
 
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(
+                f"lr_schedule must be one of {LR_SCHEDULES} ('one_cycle': the paper's recipe; None: a constant "
+                f"learning_rate), got {self.lr_schedule!r}."
+            )
         likelihood = QuantileRegression(list(self.quantiles)) if self.quantiles is not None else None
         trainer_kwargs = {"enable_progress_bar": False, "enable_model_summary": False, **(self.pl_trainer_kwargs or {})}
-        training = dict(n_epochs=self.n_epochs, batch_size=self.batch_size, optimizer_kwargs={"lr": self.learning_rate})
+        params = dict(network_kwargs(self), n_epochs=self.n_epochs, batch_size=self.batch_size, likelihood=likelihood)
+        params.update(random_state=self.random_state, pl_trainer_kwargs=trainer_kwargs, compile=self.compile)
+        if self.lr_schedule == "one_cycle":  # the tuner's recipe: best_params reproduce here
+            return XCTFormerModel.from_params(
+                self.input_chunk_length, output_chunk_length, learning_rate=self.learning_rate, **params
+            )
         return XCTFormerModel(
-            self.input_chunk_length,
-            output_chunk_length,
-            **network_kwargs(self),
-            **training,
-            likelihood=likelihood,
-            random_state=self.random_state,
-            pl_trainer_kwargs=trainer_kwargs,
-            compile=self.compile,
+            self.input_chunk_length, output_chunk_length, optimizer_kwargs={"lr": self.learning_rate}, **params
         )
+
+    @classmethod
+    def from_preset(cls, dataset, **overrides):
+        """A forecaster with the paper's hyperparameters and recipe for ``dataset`` (as
+        :meth:`XCTFormerModel.from_preset`): input length, architecture, batch size, epochs and
+        peak learning rate; ``overrides`` replace any of them."""
+        preset = get_preset(dataset, "forecast")
+        params = dict(input_chunk_length=preset.seq_len, **preset.architecture(), batch_size=preset.batch_size)
+        params.update(n_epochs=preset.epochs, learning_rate=preset.learning_rate)
+        return cls(**{**params, **overrides})
 
     @property
     def network_(self):
