@@ -129,11 +129,12 @@ def attention_map(model, window, past_covariates=None, channel_names: Optional[l
         if isinstance(layer.attention, (CRABAttention, DeCoPAttention))
     ]
     was_training = net.training
-    device = next(net.parameters()).device
+    parameter = next(net.parameters())
+    device = parameter.device
     try:
         net.eval()
         with torch.no_grad(), uncompiled(net):  # the hooks run in eager mode, every time
-            net(torch.as_tensor(values, dtype=torch.float32, device=device)[None])
+            net(torch.as_tensor(values, dtype=parameter.dtype, device=device)[None])  # float64 when trained so
     finally:
         for handle in handles:
             handle.remove()
