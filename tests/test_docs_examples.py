@@ -16,7 +16,10 @@ BLOCK = re.compile(r"(?:^<!-- not run: (?P<reason>[^>]+) -->\n)?^```python\n(?P<
 def examples(page: Path) -> list[tuple[int, str, str]]:
     """(line, code, reason not run or "") of every Python block of ``page``."""
     text = page.read_text()
-    return [(text[: m.start("code")].count("\n") + 1, m.group("code"), m.group("reason") or "") for m in BLOCK.finditer(text)]
+    return [
+        (text[: m.start("code")].count("\n") + 1, m.group("code"), m.group("reason") or "")
+        for m in BLOCK.finditer(text)
+    ]
 
 
 def test_every_skipped_example_says_why():

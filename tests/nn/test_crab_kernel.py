@@ -63,3 +63,35 @@ def test_the_build_is_named_by_what_it_is_built_from(fresh_loader, monkeypatch, 
     assert name != crab_kernel.extension_name(b"source", [*flags, "-mavx2"])
     monkeypatch.setattr(torch, "__version__", "9.9.9")
     assert name != crab_kernel.extension_name(b"source", flags)
+
+
+def test_one_line_when_the_kernel_compiles_and_one_when_it_falls_back(fresh_loader, monkeypatch, tmp_path, caplog):
+    import torch.utils.cpp_extension
+
+    monkeypatch.delenv(crab_kernel.SWITCH, raising=False)
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))  # nothing built here yet
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", lambda **kwargs: object())
+    with caplog.at_level("WARNING", logger=crab_kernel.__name__):
+        assert crab_kernel.load() is not None
+    assert [r.getMessage() for r in caplog.records] == [
+        "xct-estimators: compiling the CRAB attention kernel for this machine, once; it can take a few minutes "
+        "(XCT_CRAB_KERNEL=0 skips it and runs the slower PyTorch path)."
+    ]
+
+    caplog.clear()
+    monkeypatch.setattr(crab_kernel, "_loaded", {})
+    monkeypatch.setattr(crab_kernel, "_built", lambda name: True)  # a cached build loads silently
+    with caplog.at_level("WARNING", logger=crab_kernel.__name__):
+        assert crab_kernel.load() is not None
+    assert not caplog.records
+
+    def no_compiler(**kwargs):
+        raise RuntimeError("Ninja is required to load C++ extensions")
+
+    monkeypatch.setattr(crab_kernel, "_loaded", {})
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", no_compiler)
+    with caplog.at_level("WARNING", logger=crab_kernel.__name__):
+        assert crab_kernel.load() is None
+    (record,) = caplog.records
+    assert "could not be built" in record.getMessage() and "Ninja is required" in record.getMessage()
+    assert "Install a C++ compiler and ninja" in record.getMessage()

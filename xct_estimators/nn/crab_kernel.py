@@ -57,12 +57,33 @@ def load() -> Optional[ModuleType]:
 
                 cflags, ldflags = ["-O3", "-fopenmp", *_capability_flags()], ["-fopenmp"]
                 name = extension_name(SOURCE.read_bytes(), cflags + ldflags)
-                _log.info("Loading the CRAB kernel %s (compiled on first use)", name)
+                if not _built(name):  # the one slow moment: say what the wait is (once per machine)
+                    _log.warning(
+                        "xct-estimators: compiling the CRAB attention kernel for this machine, once; it can "
+                        "take a few minutes (%s=0 skips it and runs the slower PyTorch path).",
+                        SWITCH,
+                    )
                 _loaded["module"] = build(name=name, sources=[str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags)
             except Exception as error:  # no compiler, no ninja, no headers: the PyTorch path runs
                 _loaded["reason"] = f"{type(error).__name__}: {str(error).strip().splitlines()[-1:]}"
-                _log.info("The CRAB kernel is unavailable (%s); using PyTorch operations.", _loaded["reason"])
+                _log.warning(
+                    "xct-estimators: the CRAB attention kernel could not be built (%s); CRAB runs as PyTorch "
+                    "operations: same results, slower. Install a C++ compiler and ninja for the kernel, or set "
+                    "%s=0 to skip it without this message.",
+                    _loaded["reason"],
+                    SWITCH,
+                )
     return _loaded["module"]  # type: ignore[return-value]
+
+
+def _built(name: str) -> bool:
+    """Whether torch's extension cache holds a build of ``name`` already (then loading is quick)."""
+    try:
+        from torch.utils.cpp_extension import _get_build_directory
+
+        return any(Path(_get_build_directory(name, verbose=False)).glob(f"{name}*.so"))
+    except Exception:  # a private helper of torch: without it, say nothing rather than guess
+        return True
 
 
 def unavailable_reason() -> Optional[str]:
