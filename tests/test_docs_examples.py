@@ -30,8 +30,14 @@ def test_every_skipped_example_says_why():
 
 @pytest.mark.parametrize("page", [p for p in PAGES if any(not r for _, _, r in examples(p))], ids=lambda p: p.name)
 def test_the_examples_of_a_page_run(page, tmp_path, monkeypatch):
+    import logging
+    import warnings
+
     monkeypatch.chdir(tmp_path)
+    lightning = logging.getLogger("pytorch_lightning")
+    monkeypatch.setattr(lightning, "level", lightning.level)  # a page may quiet it: undone after
     namespace: dict = {"__name__": "__docs__"}
-    for line, code, reason in examples(page):
-        if not reason:
-            exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
+    with warnings.catch_warnings():  # ... and its warnings filters too
+        for line, code, reason in examples(page):
+            if not reason:
+                exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
