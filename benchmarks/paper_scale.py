@@ -36,6 +36,7 @@ from typing import Any, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # gpu_check, a sibling script
 
 from xct_estimators.nn.presets import IMPUTATION_MASK_RATES, TASK_SEQ_LEN, get_preset  # noqa: E402
 
@@ -130,15 +131,14 @@ def step_seconds(dataset: str, task: str, mode: str, steps: dict) -> float:
     return measured[mode] * ratio * get_preset(dataset, preset_task).batch_size / measured["batch"]
 
 
-def _rows(dataset: str):
-    return DATASET_ROWS[dataset]
-
-
 def entry_minutes(entry: Entry, mode: str, steps: dict) -> float:
     """The entry's estimated GPU minutes (training to the preset's last epoch, every evaluation)."""
     if entry.task == "converged":
         total = 0.0
-        for dataset, task, epochs, stride in (("ETTh1", "impute", 10, 2), ("MSL", "detect", 6, 8)):
+        import gpu_check
+
+        for _, dataset, preset_task, epochs, stride in gpu_check.CONVERGED:  # its settings, one home
+            task = "detect" if preset_task == "anomaly" else preset_task
             train_windows = _train_windows(dataset, task) / stride
             per_mode = [step_seconds(dataset, task, m, steps) for m in ("fp32", "bf16", "fp32")]
             batch = get_preset(dataset, "anomaly" if task == "detect" else task).batch_size
@@ -172,22 +172,27 @@ def baseline_minutes(task: str, dataset: str, model: str) -> float:
     return max(seconds) / 60 if seconds else BASELINE_MINUTES[task]
 
 
+def _splits(dataset: str):
+    """The imputation splits of ``dataset`` (xct-bench's borders for its row count)."""
+    from xct_estimators.bench.datasets import ETT_KINDS, split_borders
+
+    kind = ETT_KINDS.get(dataset, "ratio")
+    return split_borders(DATASET_ROWS[dataset], kind, TASK_SEQ_LEN["impute"])
+
+
 def _train_windows(dataset: str, task: str) -> int:
-    length = TASK_SEQ_LEN["anomaly" if task == "detect" else task]
-    rows = _rows(dataset)
     if task == "detect":
-        return rows[0] - length + 1
-    train = int(rows * 0.7) if dataset == "weather" else 12 * 30 * 24 * (4 if dataset.startswith("ETTm") else 1)
-    return train - length + 1
+        return DATASET_ROWS[dataset][0] - TASK_SEQ_LEN["anomaly"] + 1
+    start, stop = _splits(dataset).train
+    return stop - start - TASK_SEQ_LEN["impute"] + 1
 
 
 def _eval_windows(dataset: str, task: str, protocols) -> int:
-    if task == "detect":
-        train, test = _rows(dataset)
+    if task == "detect":  # tslib: every stride-1 window of the training and the test array
+        train, test = DATASET_ROWS[dataset]
         return (train + test - 2 * TASK_SEQ_LEN["anomaly"] + 2) * ("tslib" in protocols)
-    rows = _rows(dataset)
-    test = int(rows * 0.2) if dataset == "weather" else 4 * 30 * 24 * (4 if dataset.startswith("ETTm") else 1)
-    return test + 1  # tslib: every window of the test split (moved back by the input length)
+    start, stop = _splits(dataset).test  # moved back by the input length: its first window is whole
+    return stop - start - TASK_SEQ_LEN["impute"] + 1
 
 
 # -- bf16 ---------------------------------------------------------------------------------------
@@ -249,7 +254,6 @@ def entry_settings(entry: Entry, output: Path, args, fast: bool):
 
 
 def run_converged(output: Path, args, budget: Budget, minutes: float) -> str:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     import gpu_check
 
     if converged_record(output, committed=not args.smoke) is not None:

@@ -55,6 +55,7 @@ def test_estimates_agree_with_the_h100_measurements(queue):
     etth1 = 10 * 239 * queue.step_seconds("ETTh1", "impute", "fp32", steps)
     assert 0.5 < etth1 / 71 < 1.5
     assert queue._train_windows("ETTh1", "impute") == 12 * 30 * 24 - 1024 + 1
+    assert queue._eval_windows("ETTh1", "impute", ("tslib",)) == 2881  # the imputation protocol's test windows
     # a network with more tokens costs more per step than the one measured
     assert queue.step_seconds("ETTm1", "impute", "fp32", steps) > queue.step_seconds("ETTh1", "impute", "fp32", steps)
 

@@ -112,7 +112,7 @@ def results_page(folders: list[Path]) -> str:
 def write_results_page(path: Path, folders: list[Path]) -> Path:
     text = results_page(folders)
     path = Path(path)
-    if path.parent and not path.parent.is_dir():
+    if not path.parent.is_dir():
         raise ValueError(f"--markdown {path}: folder {path.parent} does not exist.")
     path.write_text(text)
     return path
