@@ -16,7 +16,9 @@ left of ``--budget-s``; none is cut in the middle.
 
 Estimates: the training step time of the paper-scale networks measured on a GPU (the newest
 ``benchmarks/results/gpu_check/*/compile_modes.jsonl``), scaled by each network's FLOPs and
-batch, times the windows each epoch and evaluation see. They are upper bounds where early
+batch, times the windows each epoch and evaluation see, then scaled, training and evaluation
+apart, by what the XCTFormer runs already recorded on a GPU took against their own estimate (the
+FLOPs leave out the data loader and the scoring on the CPU). They are upper bounds where early
 stopping ends training sooner. The device image lacks Darts: install the two wheels that
 ``gpu_check.py``'s docstring names.
 """
@@ -131,8 +133,56 @@ def step_seconds(dataset: str, task: str, mode: str, steps: dict) -> float:
     return measured[mode] * ratio * get_preset(dataset, preset_task).batch_size / measured["batch"]
 
 
-def entry_minutes(entry: Entry, mode: str, steps: dict) -> float:
-    """The entry's estimated GPU minutes (training to the preset's last epoch, every evaluation)."""
+#: The two parts of a run that the calibration scales apart: the evaluation's share of its time
+#: depends on the protocol's window count, not on the training's.
+PARTS = ("train", "evaluate")
+
+
+def run_seconds(task: str, dataset: str, protocols, mode: str, steps: dict) -> dict[str, float]:
+    """One XCTFormer run by the FLOPs alone, in :data:`PARTS`: training to the preset's last
+    epoch with its setup (compiling, reading data), and every evaluation."""
+    preset_task = "anomaly" if task == "detect" else task
+    from xct_estimators.bench.models import preset_name
+
+    preset = get_preset(preset_name(dataset) if task == "impute" else dataset, preset_task)
+    step = step_seconds(preset.dataset, task, mode, steps)
+    train = preset.epochs * math.ceil(_train_windows(dataset, task) / preset.batch_size) * step
+    setup = steps[REFERENCE[task]]["setup " + mode] + RUN_OVERHEAD_S
+    evaluate = _eval_windows(dataset, task, protocols) / preset.batch_size * step * INFERENCE_SHARE
+    return {"train": train + setup, "evaluate": evaluate}
+
+
+def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[str, str], float]:
+    """(task, part) -> measured / estimated seconds of the XCTFormer runs recorded on a GPU, the
+    largest ratio so the budget holds: what the FLOP count leaves out (the data loader, scoring on
+    the CPU, another GPU). A task with no such record takes the largest factor of any task for
+    that part; none at all, 1."""
+    trainings: dict[tuple, dict] = {}
+    for path in RECORDS.glob(pattern):
+        for record in map(json.loads, filter(str.strip, path.read_text().splitlines())):
+            if not (record.get("device") or {}).get("gpu") or not str(record.get("model")).startswith("xctformer"):
+                continue
+            # one training evaluated under each protocol: records that share the run but the protocol
+            key = json.dumps({**record["run"], "protocol": None, "fit_seconds": record["fit_seconds"]}, sort_keys=True)
+            run = trainings.setdefault(key, {"record": record, "protocols": [], "evaluate": 0.0})
+            run["protocols"].append(record.get("protocol"))
+            run["evaluate"] += record["eval_seconds"]
+    factors: dict[tuple[str, str], float] = {}
+    for run in trainings.values():
+        record = run["record"]
+        mode = "bf16+compile" if record.get("compile") else "fp32" if record.get("precision") == "32" else "bf16"
+        estimate = run_seconds(record["task"], record["dataset"], tuple(run["protocols"]), mode, steps)
+        measured = {"train": record["fit_seconds"], "evaluate": run["evaluate"]}
+        for part in PARTS:
+            key = (record["task"], part)
+            factors[key] = max(factors.get(key, 0.0), measured[part] / estimate[part])
+    fallback = {part: max((f for (_, p), f in factors.items() if p == part), default=1.0) for part in PARTS}
+    return {(task, part): factors.get((task, part), fallback[part]) for task in REFERENCE for part in PARTS}
+
+
+def entry_minutes(entry: Entry, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
+    """The entry's estimated GPU minutes: its XCTFormer runs (:func:`run_seconds`, each part times
+    its :func:`calibration` factor) and its baselines."""
     if entry.task == "converged":
         total = 0.0
         import gpu_check
@@ -144,16 +194,10 @@ def entry_minutes(entry: Entry, mode: str, steps: dict) -> float:
             batch = get_preset(dataset, "anomaly" if task == "detect" else task).batch_size
             total += sum(epochs * train_windows / batch * s for s in per_mode)
         return total / 60
-    preset_task = "anomaly" if entry.task == "detect" else entry.task
-    from xct_estimators.bench.models import preset_name
-
-    preset = get_preset(preset_name(entry.dataset) if entry.task == "impute" else entry.dataset, preset_task)
-    step = step_seconds(preset.dataset, entry.task, mode, steps)
-    train = preset.epochs * math.ceil(_train_windows(entry.dataset, entry.task) / preset.batch_size) * step
-    evaluate = _eval_windows(entry.dataset, entry.task, entry.protocols) / preset.batch_size * step * INFERENCE_SHARE
-    setup = steps[REFERENCE[entry.task]]["setup " + mode] + RUN_OVERHEAD_S
+    parts = run_seconds(entry.task, entry.dataset, entry.protocols, mode, steps)
+    one = sum(seconds * (factors or {}).get((entry.task, part), 1.0) for part, seconds in parts.items())
     runs = max(len(entry.mask_rates), 1)
-    ours = runs * sum(1 for m in entry.models if m.startswith("xctformer")) * (train + evaluate + setup) / 60
+    ours = runs * sum(1 for m in entry.models if m.startswith("xctformer")) * one / 60
     baselines = runs * sum(
         baseline_minutes(entry.task, entry.dataset, m) for m in entry.models if not m.startswith("xctformer")
     )
@@ -333,8 +377,8 @@ def smoke_sized():
             setattr(module, name, value)
 
 
-def plan(mode: str, steps: dict) -> list[tuple[Entry, float]]:
-    return [(entry, entry_minutes(entry, mode, steps)) for entry in QUEUE]
+def plan(mode: str, steps: dict, factors: dict) -> list[tuple[Entry, float]]:
+    return [(entry, entry_minutes(entry, mode, steps, factors)) for entry in QUEUE]
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -361,7 +405,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         f"estimates from {source['path']} ({source['gpu']}, commit {source['git commit'][:7]}); bf16 safe: "
         f"{'not yet known' if safe is None else safe}; the runs train in {mode}"
     )
-    entries = plan(mode, steps)
+    factors = calibration(steps)
+    measured = ", ".join(f"{task} {part} x{f:.1f}" for (task, part), f in factors.items())
+    print(f"scaled by what the runs recorded on a GPU took against the estimate: {measured}")
+    entries = plan(mode, steps, factors)
     for entry, minutes in entries:
         print(f"({entry.key}) {entry.title}: about {minutes:.0f} GPU min", flush=True)
     print(f"all: about {sum(m for _, m in entries):.0f} GPU min")

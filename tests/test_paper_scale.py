@@ -40,9 +40,42 @@ def test_a_budget_stops_before_a_run_it_cannot_finish(queue, tmp_path, capsys):
 def test_dry_run_prints_the_plan_in_order(queue, capsys):
     assert queue.main(["--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line[:3] for line in lines[1:-1]] == [f"({entry.key})" for entry in queue.QUEUE]
-    assert all("GPU min" in line for line in lines[1:])
-    assert "compile_modes.jsonl" in lines[0]
+    assert [line[:3] for line in lines[2:-1]] == [f"({entry.key})" for entry in queue.QUEUE]
+    assert all("GPU min" in line for line in lines[2:])
+    assert "compile_modes.jsonl" in lines[0] and "detect evaluate x" in lines[1]
+
+
+def test_recorded_gpu_runs_calibrate_training_and_evaluation_apart(queue, tmp_path, monkeypatch):
+    steps = queue.step_record()
+    estimate = queue.run_seconds("detect", "MSL", ("tslib", "point"), "bf16+compile", steps)
+
+    def record(protocol, gpu, eval_seconds):
+        run = {"task": "detect", "dataset": "MSL", "model": "xctformer", "seed": 2021, "protocol": protocol}
+        device = {"cpu": "x", "cpu_threads": 16, "gpu": gpu}
+        fit = 2 * estimate["train"]
+        return {**run, "run": run, "device": device, "fit_seconds": fit, "eval_seconds": eval_seconds}
+
+    records = [  # one training evaluated under both protocols: their evaluations add up
+        record("tslib", "H100", 2.5 * estimate["evaluate"]),
+        record("point", "H100", 0.5 * estimate["evaluate"]),
+        {**record("tslib", None, 100 * estimate["evaluate"]), "seed": 1},  # a CPU run says nothing of a GPU
+    ]
+    records[2]["run"] = {**records[2]["run"], "seed": 1}
+    for r in records[:2]:
+        r.update(compile=True, precision="bf16-mixed")
+    folder = tmp_path / "detect"
+    folder.mkdir()
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    monkeypatch.setattr(queue, "RECORDS", tmp_path)
+    factors = queue.calibration(steps)
+    assert factors[("detect", "train")] == pytest.approx(2.0)
+    assert factors[("detect", "evaluate")] == pytest.approx(3.0)
+    assert factors[("impute", "train")] == pytest.approx(2.0)  # no imputation run yet: the largest factor
+    msl = queue.QUEUE[1]
+    plain = queue.entry_minutes(msl, "bf16+compile", steps)
+    assert queue.entry_minutes(msl, "bf16+compile", steps, factors) > plain
+    monkeypatch.setattr(queue, "RECORDS", tmp_path / "none")
+    assert set(queue.calibration(steps).values()) == {1.0}
 
 
 def test_estimates_agree_with_the_h100_measurements(queue):
