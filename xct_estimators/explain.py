@@ -7,7 +7,7 @@ Tokens are (patch, channel) pairs, flattened patch-major (token ``p * C + c``), 
 one layer and head is a ``P x C x P x C`` tensor: how strongly patch ``p`` of channel ``c``
 may draw on patch ``p'`` of channel ``c'``. :func:`dependency_map` returns it labelled with the
 channel names of the data the model was fitted on; :func:`channel_dependencies` and
-:func:`lag_dependencies` give the paper's summaries (mean |M| per channel pair, per patch lag);
+:func:`lag_dependencies` give the paper's summaries (mean ``|M|`` per channel pair, per patch lag);
 :func:`attention_map` gives the attention weights the model actually used for one input window,
 through forward hooks (the forward path is unchanged); :func:`plot_dependency_map` draws them.
 
@@ -84,14 +84,14 @@ def dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataA
 
 
 def channel_dependencies(dependency: xr.DataArray) -> pd.DataFrame:
-    """Mean |M| per (query channel, key channel) block, over layers, heads and patches: the
+    """Mean ``|M|`` per (query channel, key channel) block, over layers, heads and patches: the
     paper's channel x channel heatmap. Rows: query channel (who reads), columns: key channel."""
     strength = np.abs(dependency).mean(dim=[d for d in dependency.dims if d not in ("query_channel", "key_channel")])
     return strength.to_pandas()
 
 
 def lag_dependencies(dependency: xr.DataArray) -> pd.Series:
-    """Mean |M| per patch lag (query patch - key patch; positive = the key lies in the past)."""
+    """Mean ``|M|`` per patch lag (query patch - key patch; positive = the key lies in the past)."""
     strength = np.abs(dependency).mean(dim=["layer", "head", "query_channel", "key_channel"]).values
     p = strength.shape[0]
     lags = np.subtract.outer(np.arange(p), np.arange(p))
@@ -166,7 +166,7 @@ def _window_values(window, past_covariates, seq_len: int) -> np.ndarray:
 
 
 def plot_dependency_map(dependency: xr.DataArray, path=None, title: Optional[str] = None):
-    """The mask grid (mean |M| over layers and heads, tokens ordered patch by patch, lines at
+    """The mask grid (mean ``|M|`` over layers and heads, tokens ordered patch by patch, lines at
     patch boundaries) beside the channel x channel heatmap; saved to ``path`` when given."""
     import matplotlib
 
