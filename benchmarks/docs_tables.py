@@ -89,7 +89,48 @@ def compile_cpu() -> str:
     return _table(header, rows) + source
 
 
-TABLES = {"compile-gpu": compile_gpu, "compile-cpu": compile_cpu}
+#: The libraries of the versions table, as records name them, and as pyproject names them.
+LIBRARIES = {"python": "python", "torch": "torch", "pytorch_lightning": "pytorch-lightning", "darts": "darts"}
+LIBRARIES.update({"sktime": "sktime", "numpy": "numpy"})
+
+
+def _required() -> dict[str, str]:
+    """pyproject's range per library (Lightning comes with Darts' torch extra)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    found = {"python": re.search(r'requires-python = "([^"]+)"', text).group(1)}
+    block = re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M).group(1)
+    for spec in re.findall(r'"([^"]+)"', block):
+        name = re.match(r"[\w-]+", spec).group(0)
+        found[name] = spec[len(name) :].split("]")[-1] or "any"
+    found.setdefault("pytorch-lightning", "with darts[torch]")
+    return found
+
+
+def versions() -> str:
+    """Library versions: what pyproject requires, and what the newest CPU and GPU records ran."""
+    newest: dict[str, tuple[str, dict, Path]] = {}
+    for path in RESULTS.glob("**/results.jsonl"):
+        for line in filter(str.strip, path.read_text().splitlines()):
+            record = json.loads(line)
+            kind = "GPU" if (record.get("device") or {}).get("gpu") else "CPU"
+            if "versions" in record and record.get("finished_at", "") >= newest.get(kind, ("",))[0]:
+                newest[kind] = (record["finished_at"], record, path)
+    required = _required()
+    kinds = [kind for kind in ("CPU", "GPU") if kind in newest]
+    rows = []
+    for key, name in LIBRARIES.items():
+        tested = [newest[kind][1]["versions"].get(key, "-") for kind in kinds]
+        rows.append([name, required.get(name, "-"), *("-" if "not importable" in v else v for v in tested)])
+    header = ["library", "requires", *(f"tested ({kind})" for kind in kinds)]
+    sources = "; ".join(
+        f"{kind}: {newest[kind][1]['device'].get('gpu') or newest[kind][1]['device']['cpu']}, "
+        f"commit {newest[kind][1]['git_commit'][:7]}, `{_relative(newest[kind][2])}`"
+        for kind in kinds
+    )
+    return _table(header, rows) + f"\nTested: the newest benchmark records ({sources}).\n"
+
+
+TABLES = {"compile-gpu": compile_gpu, "compile-cpu": compile_cpu, "versions": versions}
 
 
 def refreshed(text: str, where: str) -> str:
