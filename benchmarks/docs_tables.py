@@ -1,8 +1,9 @@
-"""Tables in the docs, generated from the committed benchmark records.
+"""Blocks of the docs generated from their one home: the committed benchmark records, pyproject
+and the ``xct-bench`` parser.
 
 A block in a Markdown file between ``<!-- generated: NAME -->`` and ``<!-- end generated -->`` is
-the table ``NAME`` below, built from the records under ``benchmarks/results/`` with a line naming
-its record, device and commit. Nothing in such a block is typed by hand.
+the table ``NAME`` below: measurements with a line naming their record, device and commit, the
+supported versions, or every ``xct-bench`` option. Nothing in such a block is typed by hand.
 
     python benchmarks/docs_tables.py            rewrite every block in README.md and docs/*.md
     python benchmarks/docs_tables.py --check    list stale blocks, exit 1 if any (the tests run this)
@@ -130,7 +131,40 @@ def versions() -> str:
     return _table(header, rows) + f"\nTested: the newest benchmark records ({sources}).\n"
 
 
-TABLES = {"compile-gpu": compile_gpu, "compile-cpu": compile_cpu, "versions": versions}
+def _option(action) -> str:
+    names = ", ".join(f"`{name}`" for name in action.option_strings) or f"`{action.metavar or action.dest}`"
+    if action.choices and not isinstance(action.choices, dict):
+        names += " {" + ",".join(map(str, action.choices)) + "}"
+    return names
+
+
+def xct_bench_options() -> str:
+    """Every ``xct-bench`` subcommand and option with its help, read from the parser itself."""
+    import argparse
+
+    from xct_estimators.bench.cli import build_parser
+
+    parser = build_parser()
+    (subcommands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {choice.dest: choice.help for choice in subcommands._choices_actions}
+    parts = []
+    for name, sub in subcommands.choices.items():
+        formatter = sub._get_formatter()
+        rows = [
+            [_option(action), formatter._expand_help(action).replace("|", "\\|").replace("\n", " ")]
+            for action in sub._actions
+            if not isinstance(action, argparse._HelpAction)
+        ]
+        parts.append(f"#### `xct-bench {name}`\n\n{helps[name]}.\n\n" + _table(["option", "meaning"], rows))
+    return "\n".join(parts)
+
+
+TABLES = {
+    "compile-gpu": compile_gpu,
+    "compile-cpu": compile_cpu,
+    "versions": versions,
+    "xct-bench-options": xct_bench_options,
+}
 
 
 def refreshed(text: str, where: str) -> str:

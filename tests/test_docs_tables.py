@@ -31,3 +31,30 @@ def test_a_block_is_rebuilt_from_its_record(benchmark_script, tmp_path, monkeypa
 
     with pytest.raises(ValueError, match="doc.md: unknown generated block 'nope'"):
         tables.refreshed("<!-- generated: nope -->\n<!-- end generated -->", "doc.md")
+
+
+def test_every_xct_bench_option_is_in_the_benchmarks_guide(benchmark_script):
+    import argparse
+    from pathlib import Path
+
+    from xct_estimators.bench.cli import build_parser
+
+    tables = benchmark_script("docs_tables")
+    guide = (Path(tables.ROOT) / "docs" / "benchmarks.md").read_text()
+    (subcommands,) = (a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(subcommands.choices) == {"forecast", "impute", "detect", "explain", "tune", "profile", "report"}
+    for name, parser in subcommands.choices.items():
+        section = guide.split(f"#### `xct-bench {name}`")[1].split("####")[0]
+        for action in parser._actions:
+            if action.option_strings and action.option_strings != ["-h", "--help"]:
+                assert action.help, f"xct-bench {name} {action.option_strings[0]} has no help"
+                assert f"`{action.option_strings[0]}`" in section, f"{name} {action.option_strings[0]}"
+
+
+def test_the_versions_table_says_what_pyproject_requires_and_records_ran(benchmark_script):
+    tables = benchmark_script("docs_tables")
+    table = tables.versions()
+    required = tables._required()
+    assert required["torch"].startswith(">=") and required["darts"].startswith(">=")
+    assert f"| torch | {required['torch']} |" in table
+    assert "tested (CPU)" in table and "commit " in table

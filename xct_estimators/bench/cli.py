@@ -93,7 +93,11 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
         type=positive_int,
         help=f"training epochs (forecast: {QUICK_EPOCHS}, with --full each preset's; impute/detect: the preset's)",
     )
-    parser.add_argument("--accelerator", choices=("auto", "cpu", "gpu"))
+    parser.add_argument(
+        "--accelerator",
+        choices=("auto", "cpu", "gpu"),
+        help="Lightning accelerator for the models that train through Lightning (default: auto: a GPU if any)",
+    )
     parser.add_argument("--devices", default="auto", help="Lightning devices, e.g. 1 (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="hide the epoch progress bars")
     if issubclass(settings_cls, ComputeSettings):
@@ -267,7 +271,9 @@ def _add_tune(sub) -> None:
         "value is the lowest validation MSE of its epochs, bad trials are pruned. Several processes (or machines) "
         "given the same --storage and study name share one study. Needs: pip install 'xct-estimators[tune]'.",
     )
-    parser.add_argument("--task", choices=("forecast", "impute", "detect"))
+    parser.add_argument(
+        "--task", choices=("forecast", "impute", "detect"), help="whose search space and training to tune"
+    )
     parser.add_argument(
         "--dataset", default=default(TuneSettings, "dataset"), help="one dataset (default: %(default)s)"
     )
