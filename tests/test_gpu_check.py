@@ -17,7 +17,11 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["smoke"] and report["device"] == "cpu"
     assert report["environment"]["torch"].startswith("2.") and "darts" in report["environment"]
-    assert len(report["environment"]["git commit"].split("-")[0]) == 40  # records name their code
+    from xct_estimators.bench.provenance import SOURCE_ROOT, git_state
+
+    commit, _ = git_state()  # records name their code: the commit, or "unknown" outside a checkout (an sdist)
+    assert report["environment"]["git commit"].split("-")[0] == commit
+    assert len(commit) == 40 if (SOURCE_ROOT / ".git").exists() else commit == "unknown"
     assert report["environment"]["command"] == f"benchmarks/gpu_check.py --smoke --output {tmp_path / 'out'}"
     assert [r["preset"] for r in report["parity"]] == list(gpu_check.PARITY) and all(r["ok"] for r in report["parity"])
     assert [r["preset"] for r in report["steps"]] == [p[0] for p in gpu_check.PRESETS]
