@@ -86,7 +86,7 @@ def test_report_keeps_runs_with_other_settings_apart(monkeypatch, tmp_path, caps
     argv = ["forecast", "--models", "dlinear", "--horizons", "96", "--output", str(tmp_path), "--no-progress"]
     assert main(argv) == 0 and main([*argv, "--epochs", "5"]) == 0
     out = capsys.readouterr().out
-    assert "MS, L=96, 3 ep" in out and "MS, L=96, 5 ep" in out
+    assert "MS, L=96, 10 ep" in out and "MS, L=96, 5 ep" in out
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,6 @@ from .impute import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS, PROTOCOLS
 from .option_types import arch, csv, csv_ints, csv_of, csv_positive_ints, positive_float, positive_int
 from .provenance import command_line
 from .runs import (
-    QUICK_EPOCHS,
     BenchInterrupted,
     check_compute,
     interrupted_message,
@@ -32,6 +31,7 @@ from .runs import (
 )
 from .settings import (
     DEFAULT_OUTPUT,
+    EXPLAIN_EPOCHS,
     PRECISIONS,
     BackendSettings,
     CommonSettings,
@@ -91,7 +91,7 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
     parser.add_argument(
         "--epochs",
         type=positive_int,
-        help=f"training epochs (forecast: {QUICK_EPOCHS}, with --full each preset's; impute/detect: the preset's)",
+        help=f"training epochs (default: XCTFormer the preset's, the Darts baselines 10; explain: {EXPLAIN_EPOCHS})",
     )
     parser.add_argument(
         "--accelerator",
@@ -171,7 +171,7 @@ def _add_forecast(sub) -> None:
         default=default(ForecastSettings, "seq_len"),
         help="look-back window (default: %(default)s)",
     )
-    parser.add_argument("--full", action="store_true", help="the paper's horizons and each preset's epochs")
+    parser.add_argument("--full", action="store_true", help="the paper's four horizons, 96,192,336,720")
     _add_common(parser, ForecastSettings)
 
 

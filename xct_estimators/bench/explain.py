@@ -8,8 +8,7 @@ from ..explain import channel_dependencies, dependency_map, lag_dependencies, pl
 from .datasets import load_forecast_dataset
 from .forecast import build_model, fit_model, prepare
 from .report import file_name
-from .runs import QUICK_EPOCHS
-from .settings import ExplainSettings
+from .settings import EXPLAIN_EPOCHS, ExplainSettings
 
 MODELS_DIR = "models"
 
@@ -30,7 +29,7 @@ def run_explain(args: ExplainSettings) -> int:
                 model = XCTFormerModel.load(str(saved))
                 print(f"loaded {saved}")
             else:
-                run = dict(seq_len=args.seq_len, epochs=args.epochs or QUICK_EPOCHS, seed=args.seed)
+                run = dict(seq_len=args.seq_len, epochs=args.epochs or EXPLAIN_EPOCHS, seed=args.seed)
                 where = dict(accelerator=args.accelerator, devices=args.devices, work_dir=output / "darts_logs")
                 model = build_model("xctformer", dataset, horizon, **run, **where, progress=not args.no_progress)
                 seconds = fit_model(model, prepared)

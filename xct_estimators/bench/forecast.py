@@ -36,7 +36,7 @@ from .datasets import ForecastDataset
 from .models import ABLATION_MODELS, ABLATIONS, preset_name
 from .provenance import run_fields
 from .results import run_key
-from .runs import QUICK_EPOCHS, plain_settings
+from .runs import plain_settings
 from .settings import ForecastSettings
 
 FEATURES = ("M", "MS")
@@ -335,7 +335,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         (d, h, m) for d in settings.dataset for h in horizons for m in settings.models or DEFAULT_MODELS
     ):
         data = datasets[dataset]
-        epochs = settings.epochs or (None if settings.full else QUICK_EPOCHS)
+        epochs = settings.epochs  # None: the preset's for XCTFormer, the baselines' own
         build = dict(name=model_name, dataset=dataset, horizon=horizon, seq_len=settings.seq_len, epochs=epochs)
         build.update(seed=settings.seed, accelerator=settings.accelerator, devices=settings.devices, progress=progress)
         build.update(work_dir=output / "darts_logs", compile=settings.compile, precision=settings.precision)

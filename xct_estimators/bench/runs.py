@@ -17,8 +17,6 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-#: Epochs of the quick main job (``xct-bench`` without ``--full``).
-QUICK_EPOCHS = 3
 LOCK_FILE = ".xct-bench.lock"
 PID_FILE = ".xct-bench.pid"
 

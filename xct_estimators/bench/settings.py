@@ -118,6 +118,10 @@ class DetectSettings(CommonSettings, BackendSettings, TrainingSettings, ComputeS
     arch: Optional[dict[str, Any]] = None
 
 
+#: Epochs of ``xct-bench explain`` unless ``--epochs`` says otherwise: enough for a first picture.
+EXPLAIN_EPOCHS = 3
+
+
 @dataclass(frozen=True, kw_only=True)
 class ExplainSettings(CommonSettings):
     dataset: list[str] = field(default_factory=lambda: ["ETTm1"])
