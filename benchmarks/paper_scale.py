@@ -362,6 +362,7 @@ def smoke_sized():
             sines(100, 2),
         ),
         (impute_module, "TASK_SEQ_LEN"): {"impute": 32},
+        (impute_module, "dataset_fingerprint"): lambda name, data_dir: None,
         (detect_module, "load_anomaly_dataset"): lambda name, data_dir: AnomalyDataset(
             name, sines(300, 3), sines(200, 4), labels
         ),

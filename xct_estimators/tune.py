@@ -14,6 +14,7 @@ Optuna is an optional extra: ``pip install 'xct-estimators[tune]'``.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import socket
@@ -317,8 +318,9 @@ def search(
         Settings every trial uses, e.g. ``{"n_epochs": 3, "train_stride": 10}``; they win over the
         preset's and leave the search space.
     n_trials, timeout
-        When to stop: after ``n_trials`` trials of this study in all (every process working on it
-        counts, through ``optuna.study.MaxTrialsCallback``) or after ``timeout`` seconds.
+        When to stop: after ``n_trials`` finished (complete or pruned) trials of this study in all
+        (every process working on it counts, through ``optuna.study.MaxTrialsCallback``; a failed
+        or interrupted trial does not) or after ``timeout`` seconds.
     output_chunk_length
         Forecasting horizon of the trials. Default: ``96``.
     mask_rate
@@ -328,7 +330,8 @@ def search(
         of an Optuna journal file (see :func:`open_storage`). Default: in memory (this process only).
     study_name
         The study to create or continue (``load_if_exists``). Default: from task, dataset,
-        horizon / mask rate.
+        horizon / mask rate. Continuing a study with other fixed settings (``fixed``, the space,
+        the dataset or horizon) raises ``ValueError`` naming the difference.
     sampler, pruner
         Optuna sampler and pruner. Default: TPE seeded with ``random_state``, and
         ``MedianPruner(n_warmup_steps=2)``.
@@ -366,6 +369,7 @@ def search(
     context = {"task": task, "dataset": dataset, "fixed": params, "extra": extra, "space": space}
     if task == "forecast":
         context["output_chunk_length"] = output_chunk_length
+    _check_same_study(study, context)
     for key, value in context.items():
         study.set_user_attr(key, value)
 
@@ -388,9 +392,11 @@ def search(
 
     callbacks, remaining = [], None
     if n_trials is not None:
-        # n_trials counts the study's trials from every process; a continued study runs only the rest.
-        remaining = n_trials - len(study.get_trials(deepcopy=False))
-        callbacks.append(optuna.study.MaxTrialsCallback(n_trials, states=None))
+        # n_trials counts the study's finished trials from every process; a continued study runs only
+        # the rest, and a failed or interrupted trial does not use up the budget.
+        finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+        remaining = n_trials - len(study.get_trials(deepcopy=False, states=finished))
+        callbacks.append(optuna.study.MaxTrialsCallback(n_trials, states=finished))
     if remaining is None or remaining > 0:
         with _optuna_quiet(optuna, verbose):
             try:
@@ -408,6 +414,25 @@ def search(
     return study
 
 
+def _check_same_study(study, context: dict[str, Any]) -> None:
+    """A study continued (or joined by another worker) must search under the same fixed settings:
+    trials trained with other epochs, network or data would be compared as if they were alike."""
+    stored = study.user_attrs
+    if not stored:
+        return
+    now = json.loads(json.dumps(context, default=str))
+    differences = [
+        f"{key}: {json.dumps(stored.get(key), default=str)} in the study, {json.dumps(value)} now"
+        for key, value in now.items()
+        if json.loads(json.dumps(stored.get(key), default=str)) != value
+    ]
+    if differences:
+        raise ValueError(
+            f"Study {study.study_name!r} was started with other settings ({'; '.join(differences)}). Give another "
+            "study name, or the settings it was started with."
+        )
+
+
 def _fail_if_running(optuna, study, numbers: list[int]) -> None:
     """Optuna marks a trial failed on an ``Exception`` or ``KeyboardInterrupt`` only; any other stop
     (a signal turned into a ``BaseException``) would leave it RUNNING for ever, counted against
@@ -423,12 +448,24 @@ def open_storage(storage):
     (``"sqlite:///study.db"``, ``"postgresql://user@host/db"``; Optuna opens it), or the path of
     an Optuna journal file (created if missing; several processes on one machine or a shared
     file system may use it at once)."""
-    if storage is None or not isinstance(storage, (str, Path)) or "://" in str(storage):
+    if storage is None or not isinstance(storage, (str, Path)):
         return storage
     optuna = _optuna()
+    if "://" in str(storage):
+        try:
+            return optuna.storages.RDBStorage(str(storage))
+        except Exception as error:  # SQLAlchemy's URL, driver and connection errors
+            raise ValueError(
+                f"Optuna cannot open the storage {str(storage)!r} ({type(error).__name__}: {error}). Give an RDB "
+                "URL such as sqlite:///study.db or postgresql://user@host/db, or the path of a journal file."
+            ) from error
     from optuna.storages.journal import JournalFileBackend
 
     path = Path(storage)
+    if path.is_dir():
+        raise ValueError(
+            f"The storage {path} is a folder: give the path of a journal file, e.g. {path / 'optuna.journal'}."
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
 

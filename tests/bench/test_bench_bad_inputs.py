@@ -147,7 +147,10 @@ def test_a_csv_dataset_writes_only_under_output(monkeypatch, tmp_path):
     before = set(data.iterdir())
     assert main(["forecast", "--dataset", str(csv), "--models", "dlinear", "--output", str(out), "--no-progress"]) == 0
     assert set(data.iterdir()) == before  # nothing written next to the CSV
-    assert (out / "forecast_my_data_96.png").is_file() and (out / "examples" / "my_data_96_dlinear_2021.json").is_file()
+    import hashlib
+
+    part = "my_data-" + hashlib.sha256(csv.read_bytes()).hexdigest()[:8]  # the stem and the content's hash
+    assert (out / f"forecast_{part}_96.png").is_file() and (out / "examples" / f"{part}_96_dlinear_2021.json").is_file()
     assert main(["report", "--output", str(out)]) == 0
 
 
@@ -177,7 +180,23 @@ def test_a_non_finite_metric_is_never_recorded_as_finished(monkeypatch, tmp_path
     assert ResultStore(tmp_path).records() == []
 
 
-@pytest.mark.parametrize("line", [b"[1, 2]", b"42", b"null", b'{"mse": 1.0}', b"\xff\xfe{not utf-8", b'{"task": "fo'])
+JUNK_LINES = [b"[1, 2]", b"42", b"null", b'{"mse": 1.0}', b"\xff\xfe{not utf-8", b'{"task": "fo']
+#: Lines that look like records but lack a field a report reads, or hold one of another type.
+RECORD_LIKE = [
+    b'{"task": "forecast", "dataset": "x", "model": "m"}',
+    b'{"task": "forecast", "dataset": null, "model": "m", "seed": 0, "horizon": 96, "mse": 1, "mae": 1,'
+    b' "fit_seconds": 1, "eval_seconds": 1}',
+    b'{"task": "forecast", "dataset": "x", "model": "m", "seed": 0, "horizon": "96", "mse": 1, "mae": 1,'
+    b' "fit_seconds": 1, "eval_seconds": 1}',
+    b'{"task": "impute", "dataset": "x", "model": "m", "seed": 0, "mse": 1, "mae": 1, "fit_seconds": 1,'
+    b' "eval_seconds": 1}',
+    b'{"task": "detect", "dataset": "MSL", "model": "m", "seed": 0, "protocol": "tslib", "f1": true,'
+    b' "f1_adjusted": 1, "auc_pr": 1, "fit_seconds": 1, "eval_seconds": 1}',
+    b'{"task": "other", "dataset": "x", "model": "m", "seed": 0}',
+]
+
+
+@pytest.mark.parametrize("line", JUNK_LINES + RECORD_LIKE)
 def test_lines_that_are_not_records_are_skipped_with_one_warning(tmp_path, line, capsys):
     store = ResultStore(tmp_path)
     store.append({"dataset": "d", "task": "forecast", "horizon": 96, "model": "m", "seed": 0, "mse": 1.0,

@@ -53,11 +53,12 @@ def test_crash_mid_run_loses_nothing_finished(monkeypatch, tmp_path):
 
 def test_torn_last_line_is_ignored(tmp_path):
     store = ResultStore(tmp_path)
-    store.append({"dataset": "d", "task": "forecast", "horizon": 96, "model": "m", "seed": 0, "mse": 1.0})
+    timing = {"mae": 1.0, "fit_seconds": 1.0, "eval_seconds": 0.1}
+    store.append({"dataset": "d", "task": "forecast", "horizon": 96, "model": "m", "seed": 0, "mse": 1.0, **timing})
     with store.path.open("a") as f:
         f.write('{"dataset": "d", "task": "fore')  # a crash mid-write
     assert len(store.records()) == 1
-    store.append({"dataset": "d", "task": "forecast", "horizon": 192, "model": "m", "seed": 0, "mse": 1.0})
+    store.append({"dataset": "d", "task": "forecast", "horizon": 192, "model": "m", "seed": 0, "mse": 1.0, **timing})
     assert [r["horizon"] for r in store.records()] == [96, 192]
 
 

@@ -62,7 +62,7 @@ def tslib_rebuild(train, test, labels, ratio, length):
            "auc_roc": roc_auc_score(gt, test_energy)}  # fmt: skip
     for suffix, p in (("", pred), ("_adjusted", reference_point_adjust(pred.astype(bool), gt.astype(bool)))):
         precision, recall, f1, _ = precision_recall_fscore_support(gt, p.astype(int), average="binary")
-        out.update({f"precision{suffix}": precision, f"recall{suffix}": recall, f"f1{suffix}": f1})
+        out.update({f"precision{suffix or '_unadjusted'}": precision, f"recall{suffix}": recall, f"f1{suffix}": f1})
     return out, len(test) - length + 1
 
 

@@ -19,7 +19,18 @@ from .datasets import ANOMALY_DATASETS, DATA_DIR_ENV, FORECAST_DATASETS
 from .detect import DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
 from .forecast import DEFAULT_MODELS, MODELS
 from .impute import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS, PROTOCOLS
-from .option_types import arch, csv, csv_ints, csv_of, csv_positive_ints, positive_float, positive_int
+from .option_types import (
+    arch,
+    csv,
+    csv_ints,
+    csv_of,
+    csv_positive_ints,
+    devices,
+    mask_rate,
+    mask_rates,
+    positive_float,
+    positive_int,
+)
 from .provenance import command_line
 from .runs import (
     BenchInterrupted,
@@ -98,7 +109,12 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
         choices=("auto", "cpu", "gpu"),
         help="Lightning accelerator for the models that train through Lightning (default: auto: a GPU if any)",
     )
-    parser.add_argument("--devices", default="auto", help="Lightning devices, e.g. 1 (default: %(default)s)")
+    parser.add_argument(
+        "--devices",
+        type=devices,
+        default="auto",
+        help="Lightning devices: a count, -1 for all, or indices such as 0,1 (default: %(default)s)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the epoch progress bars")
     if issubclass(settings_cls, ComputeSettings):
         parser.add_argument(
@@ -204,7 +220,7 @@ def _add_impute(sub) -> None:
     )
     parser.add_argument(
         "--mask-rates",
-        type=csv(float),
+        type=mask_rates,
         default=list(IMPUTATION_MASK_RATES),
         help=f"comma-separated mask rates (default: {','.join(map(str, IMPUTATION_MASK_RATES))})",
     )
@@ -287,7 +303,7 @@ def _add_tune(sub) -> None:
     )
     parser.add_argument(
         "--mask-rate",
-        type=float,
+        type=mask_rate,
         default=default(TuneSettings, "mask_rate"),
         help="impute: mask rate (default: %(default)s)",
     )
@@ -386,8 +402,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                 return 0
             if args.folders:
                 parser.error("FOLDER arguments need --markdown PAGE (without it, report reads --output)")
+            if not output.is_dir():
+                what = "is a file, not a results folder" if output.exists() else "does not exist"
+                parser.error(f"--output {output} {what}: give the folder an xct-bench run wrote (its --output)")
             return print_report(output)
         settings = settings_from(args).replace(command_line=command)
+        check_compute(settings)
         if args.command == "tune":  # Optuna's storage coordinates workers: no output lock
             return _tune(settings)
         with interrupts_raise(), locked_output(output):
@@ -416,7 +436,6 @@ def _run_jobs(command: str, settings) -> int:
         from .impute import impute_jobs as planner
     else:
         from .detect import detect_jobs as planner
-    check_compute(settings)
     backend = make_backend(settings)
     finished = ResultStore(settings.output).finished() if settings.resume else set()
     progress = not settings.no_progress

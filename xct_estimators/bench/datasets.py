@@ -112,6 +112,18 @@ def load_forecast_dataset(name: str, data_dir: Optional[str | Path] = None, seed
     )
 
 
+def dataset_fingerprint(name: str, data_dir: Optional[str | Path] = None) -> Optional[str]:
+    """The content hash (sha256, 16 hex digits) of a dataset read from a CSV of the user's, so
+    a run on a changed or another file of the same name is another run; ``None`` for the
+    synthetic data and for Darts' ETT files (Darts checks their md5)."""
+    if name in TSLIB_CSVS or name.endswith(".csv"):
+        path = Path(name) if name.endswith(".csv") else _tslib_path(name, data_dir)
+        if not path.is_file():
+            raise FileNotFoundError(f"CSV file {path} not found.")
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return None
+
+
 def _load_ett(name: str, data_dir: Optional[Path]) -> TimeSeries:
     import darts.datasets as darts_datasets
 
@@ -162,11 +174,29 @@ def _read_csv(path: Path) -> TimeSeries:
     _refuse_gaps(frame.drop(columns=["date"], errors="ignore"), path)
     if "date" in frame.columns:
         index = pd.DatetimeIndex(pd.to_datetime(frame.pop("date")))
+        _refuse_unordered_dates(index, path)
         frame.index = index if index.inferred_freq is not None else pd.RangeIndex(len(frame))
     # Irregular timestamps (e.g. weather) get a range index: the protocol works on rows anyway.
     if isinstance(frame.index, pd.DatetimeIndex):
         frame.index.freq = frame.index.inferred_freq
     return TimeSeries.from_dataframe(frame.astype(np.float32))
+
+
+def _refuse_unordered_dates(index: pd.DatetimeIndex, path: Path) -> None:
+    """The protocol splits by row: rows out of time order would train on the future."""
+    repeated = np.flatnonzero(index.duplicated())
+    if repeated.size:
+        raise ValueError(
+            f"{path}: the date {index[repeated[0]]} appears twice (line {repeated[0] + 2}; {repeated.size} repeated "
+            "date(s) in all): one row per time step is expected; remove the duplicate rows."
+        )
+    backwards = np.flatnonzero(np.diff(index.asi8) < 0)
+    if backwards.size:
+        line = backwards[0] + 3
+        raise ValueError(
+            f"{path}: dates are not in increasing order (line {line}, {index[backwards[0] + 1]}, comes after "
+            f"{index[backwards[0]]}): sort the file by its date column."
+        )
 
 
 def _refuse_gaps(frame: pd.DataFrame, path: Path) -> None:
@@ -210,6 +240,11 @@ def load_anomaly_dataset(name: str, data_dir: Optional[str | Path] = None) -> An
             )
     if len(test) != len(labels):
         raise ValueError(f"{name}: {len(test)} test rows but {len(labels)} labels.")
+    if not np.asarray(labels, dtype=bool).any():
+        raise ValueError(
+            f"{root / name / f'{name}_test_label.npy'} marks no step as an anomaly: F1, AUC-PR and AUC-ROC are "
+            "undefined without one. Restore the label file (see docs/benchmarks.md, Datasets)."
+        )
     return AnomalyDataset(name, train.astype(np.float32), test.astype(np.float32), labels.astype(bool))
 
 

@@ -90,9 +90,10 @@ def detection_metrics(energy: np.ndarray, labels: np.ndarray, threshold_value: f
     labels = np.ravel(labels).astype(bool)
     predictions = energy > threshold_value
     out = {"threshold": float(threshold_value)}
+    # "_unadjusted" on precision alone: a record's "precision" is the training precision (32, bf16-mixed)
     for suffix, pred in (("", predictions), ("_adjusted", point_adjust(predictions, labels))):
         precision, recall, f1 = _binary_scores(labels, pred)
-        out.update({f"precision{suffix}": precision, f"recall{suffix}": recall, f"f1{suffix}": f1})
+        out.update({f"precision{suffix or '_unadjusted'}": precision, f"recall{suffix}": recall, f"f1{suffix}": f1})
     out["auc_pr"] = float(average_precision_score(labels, energy))
     out["auc_roc"] = float(roc_auc_score(labels, energy))
     return out

@@ -2,15 +2,43 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import os
 from pathlib import Path
 
 from ..explain import channel_dependencies, dependency_map, lag_dependencies, plot_dependency_map
-from .datasets import load_forecast_dataset
-from .forecast import build_model, fit_model, prepare
-from .report import file_name
+from .datasets import dataset_fingerprint, load_forecast_dataset
+from .forecast import build_model, fit_model, model_settings, prepare
+from .report import dataset_part, write_atomically
 from .settings import EXPLAIN_EPOCHS, ExplainSettings
 
 MODELS_DIR = "models"
+
+
+def model_identity(run: dict) -> str:
+    """A saved model's name: what it was trained on and how (dataset and its content, look-back,
+    horizon, features, epochs, seed, every network setting), so another run never loads it."""
+    digest = hashlib.sha256(json.dumps(run, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return f"xctformer_{dataset_part(run)}_{run['horizon']}_{run['seed']}_{digest}"
+
+
+def save_model(model, path: Path) -> None:
+    """Darts' ``save`` (``path`` and ``path.ckpt``) under temporary names, then renamed, the
+    ``.pt`` last: a model file that exists is whole, so a crash never leaves one to load."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.stem}.partial{path.suffix}")
+    try:
+        model.save(str(partial))
+        for suffix in (".ckpt",):
+            extra = partial.with_name(partial.name + suffix)
+            if extra.is_file():
+                os.replace(extra, path.with_name(path.name + suffix))
+        os.replace(partial, path)
+    finally:
+        for leftover in (partial, partial.with_name(partial.name + ".ckpt")):
+            leftover.unlink(missing_ok=True)
 
 
 def run_explain(args: ExplainSettings) -> int:
@@ -18,30 +46,33 @@ def run_explain(args: ExplainSettings) -> int:
 
     output = Path(args.output)
     horizons = args.horizons or [96]
+    fingerprints = {d: dataset_fingerprint(d, args.data_dir) for d in args.dataset}
     data = {d: load_forecast_dataset(d, args.data_dir, seed=args.seed) for d in args.dataset}  # all checked first
     for dataset in args.dataset:
         features = args.features or ("MS" if dataset == "synthetic" else "M")
         prepared = prepare(data[dataset], args.seq_len, features)
         for horizon in horizons:
-            stem = f"xctformer_{file_name(dataset)}_{horizon}_{args.seed}"
-            saved = output / MODELS_DIR / f"{stem}.pt"
+            training = dict(seq_len=args.seq_len, epochs=args.epochs or EXPLAIN_EPOCHS, seed=args.seed)
+            where = dict(accelerator=args.accelerator, devices=args.devices, work_dir=output / "darts_logs")
+            model = build_model("xctformer", dataset, horizon, **training, **where, progress=not args.no_progress)
+            run = dict(dataset=dataset, data_sha256=fingerprints[dataset], horizon=horizon, features=features)
+            run.update(training, settings=model_settings(model))
+            saved = output / MODELS_DIR / f"{model_identity(run)}.pt"
             if saved.is_file():
                 model = XCTFormerModel.load(str(saved))
                 print(f"loaded {saved}")
             else:
-                run = dict(seq_len=args.seq_len, epochs=args.epochs or EXPLAIN_EPOCHS, seed=args.seed)
-                where = dict(accelerator=args.accelerator, devices=args.devices, work_dir=output / "darts_logs")
-                model = build_model("xctformer", dataset, horizon, **run, **where, progress=not args.no_progress)
                 seconds = fit_model(model, prepared)
-                saved.parent.mkdir(parents=True, exist_ok=True)
-                model.save(str(saved))
+                save_model(model, saved)
                 print(f"trained in {seconds:.0f} s, saved {saved}")
             dmap = dependency_map(model)
-            picture = output / f"dependency_{file_name(dataset)}_{horizon}.png"
-            plot_dependency_map(dmap, picture, title=f"XCTFormer {dataset}, horizon {horizon}: learned CRAB mask")
+            stem = output / f"dependency_{dataset_part(run)}_{horizon}"
+            picture = stem.with_name(stem.name + ".png")
+            title = f"XCTFormer {dataset}, horizon {horizon}: learned CRAB mask"
+            write_atomically(picture, functools.partial(plot_dependency_map, dmap, title=title))
             channels = channel_dependencies(dmap)
-            channels.to_csv(output / f"dependency_{file_name(dataset)}_{horizon}_channels.csv")
-            lag_dependencies(dmap).to_csv(output / f"dependency_{file_name(dataset)}_{horizon}_lags.csv")
+            write_atomically(stem.with_name(stem.name + "_channels.csv"), channels.to_csv)
+            write_atomically(stem.with_name(stem.name + "_lags.csv"), lag_dependencies(dmap).to_csv)
             pairs = channels.stack().sort_values(ascending=False)
             top = ", ".join(f"{q} <- {k} {v:.3f}" for (q, k), v in pairs.head(5).items())
             print(f"{dataset} H={horizon}: strongest channel pairs (query <- key, mean |mask|): {top}")

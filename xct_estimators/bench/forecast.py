@@ -321,12 +321,13 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
     from functools import partial
 
     from .backends import Job
-    from .datasets import load_forecast_dataset
+    from .datasets import dataset_fingerprint, load_forecast_dataset
 
     horizons = settings.horizons or (list(paper.HORIZONS) if settings.full else [96])
     output = Path(settings.output)
-    datasets = {}
+    datasets, fingerprints = {}, {}
     for dataset in settings.dataset:  # every dataset is read (and checked) before anything trains
+        fingerprints[dataset] = dataset_fingerprint(dataset, settings.data_dir)
         data = load_forecast_dataset(dataset, settings.data_dir, seed=settings.seed)
         features = settings.features or ("MS" if dataset == "synthetic" else "M")
         datasets[dataset] = prepare(data, settings.seq_len, features)
@@ -341,6 +342,8 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         build.update(work_dir=output / "darts_logs", compile=settings.compile, precision=settings.precision)
         model = build_model(**build)  # not trained here: it names the run's settings
         run = {"task": "forecast", "dataset": dataset, "horizon": horizon, "model": model_name, "seed": settings.seed}
+        if fingerprints[dataset]:  # the file's content, so a changed file is a new run
+            run["data_sha256"] = fingerprints[dataset]
         run.update(
             features=data.features, seq_len=settings.seq_len, epochs=None if model_name == NAIVE else model.n_epochs
         )

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from ..nn.fill import linear_fill
 from ..nn.presets import ABLATIONS, IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
-from .datasets import load_forecast_dataset
+from .datasets import dataset_fingerprint, load_forecast_dataset
 from .models import ABLATION_DESCRIPTIONS, ABLATION_MODELS, finished, preset_name, reconstruction_engine
 from .provenance import run_fields
 from .results import run_key
@@ -309,12 +309,15 @@ def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) 
 
     args = settings.replace(no_progress=settings.no_progress or not progress)
     window_length = TASK_SEQ_LEN["impute"]
+    fingerprints = {d: dataset_fingerprint(d, args.data_dir) for d in args.dataset}
     splits = {d: imputation_splits(d, args.data_dir, args.seed) for d in args.dataset}  # all checked first
     rates, models = args.mask_rates or IMPUTATION_MASK_RATES, args.models or DEFAULT_IMPUTATION_MODELS
     jobs = []
     for dataset, rate, model in ((d, r, m) for d in args.dataset for r in rates for m in models):
         imputer = build_imputer(model, dataset, rate, args)  # not trained here: it names the run's settings
         run = {"task": "impute", "dataset": dataset, "mask_rate": rate, "model": model, "seed": args.seed}
+        if fingerprints[dataset]:  # the file's content, so a changed file is a new run
+            run["data_sha256"] = fingerprints[dataset]
         run["protocol"], run["eval_stride"] = args.protocol, args.eval_stride if args.protocol == "tslib" else None
         run["train_stride"] = args.train_stride if model in _STRIDED else None
         run.update(window_length=window_length, settings=plain_settings(imputer.settings))

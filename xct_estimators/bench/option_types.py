@@ -8,10 +8,15 @@ import argparse
 from ..nn.hyperparameters import ARCHITECTURE_PARAMS, architecture_type
 
 
+def unique(items: list) -> list:
+    """``items`` without repeats, in their order: ``--horizons 24,24`` is one run, not two."""
+    return list(dict.fromkeys(items))
+
+
 def csv(kind):
     def parse(text: str):
         try:
-            return [kind(item.strip()) for item in text.split(",") if item.strip()]
+            return unique([kind(item.strip()) for item in text.split(",") if item.strip()])
         except ValueError as error:
             raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}") from error
 
@@ -37,7 +42,7 @@ def csv_of(choices):
         unknown = [item for item in items if item not in choices]
         if unknown or not items:
             raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
-        return items
+        return unique(items)
 
     return parse
 
@@ -71,14 +76,45 @@ def csv_ints(text: str) -> list[int]:
         items = []
     if not items:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    return items
+    return unique(items)
 
 
 def csv_positive_ints(text: str) -> list[int]:
     items = [item.strip() for item in text.split(",") if item.strip()]
     if not items:
         raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
-    return [positive_int(item) for item in items]
+    return unique([positive_int(item) for item in items])
+
+
+def mask_rate(text: str) -> float:
+    """A share of points to hide: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:  # nan fails too
+        raise argparse.ArgumentTypeError(f"expected a mask rate between 0 and 1 (exclusive), got {text!r}")
+    return value
+
+
+def mask_rates(text: str) -> list[float]:
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected comma-separated mask rates between 0 and 1, got {text!r}")
+    return unique([mask_rate(item) for item in items])
 
 
 positive_float = positive(float, "number")
+
+
+def devices(text: str) -> str:
+    """Lightning's ``devices`` as text: ``auto``, a count, ``-1`` (all), or indices such as ``0,1``."""
+    text = text.strip()
+    indices = [part.strip() for part in text.split(",") if part.strip()]
+    count = text.isdigit() and int(text) > 0
+    listed = "," in text and indices and all(index.isdigit() for index in indices)
+    if text in ("auto", "-1") or count or listed:
+        return text
+    raise argparse.ArgumentTypeError(
+        f"expected 'auto', a number of devices (1, 2, ...), -1 for all, or device indices such as 0,1; got {text!r}"
+    )

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Optional
@@ -365,10 +368,21 @@ def full_report(records: list[dict]) -> str:
     return "\n\n".join(sections) if sections else "No results yet."
 
 
-def save_example(output: Path, record: dict, example: dict) -> None:
-    path = _example_path(output, record)
+def write_atomically(path: Path, write) -> None:
+    """``write(temporary path)``, then a rename onto ``path``: a crash or a full disk leaves the
+    old file or none, never a torn one."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(example))
+    partial = path.with_name(f".{path.stem}.partial{path.suffix}")  # the suffix still names the format
+    try:
+        write(partial)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def save_example(output: Path, record: dict, example: dict) -> None:
+    write_atomically(_example_path(output, record), lambda path: path.write_text(json.dumps(example)))
 
 
 def file_name(text) -> str:
@@ -380,8 +394,15 @@ def file_name(text) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "dataset"
 
 
+def dataset_part(record: dict) -> str:
+    """The dataset's part of a file name: a CSV's stem with its content hash, so two files of one
+    name (``a/data.csv``, ``b/data.csv``) never write over each other's pictures."""
+    sha = record.get("data_sha256") or record.get("run", {}).get("data_sha256")
+    return file_name(record["dataset"]) + (f"-{sha[:8]}" if sha else "")
+
+
 def _example_path(output: Path, record: dict) -> Path:
-    parts = (record["dataset"], record["horizon"], record["model"], record["seed"])
+    parts = (dataset_part(record), record["horizon"], record["model"], record["seed"])
     name = "_".join(file_name(part) for part in parts) + ".json"
     return Path(output) / EXAMPLES_DIR / name
 
@@ -399,8 +420,8 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in records:
         if r["task"] == "forecast":
-            groups[(r["dataset"], r["horizon"])].append(r)
-    for (dataset, horizon), group in sorted(groups.items()):
+            groups[(dataset_part(r), r["dataset"], r["horizon"])].append(r)
+    for (part, dataset, horizon), group in sorted(groups.items()):
         group = sorted(group, key=lambda r: r["mse"])
         fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4), gridspec_kw={"width_ratios": [2, 1]})
         plotted_truth = False
@@ -423,8 +444,8 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
         right.set_xlabel("test MSE (standardised)")
         right.set_title("MSE by model")
         fig.tight_layout()
-        path = output / f"forecast_{file_name(dataset)}_{horizon}.png"
-        fig.savefig(path, dpi=110)
+        path = output / f"forecast_{part}_{horizon}.png"
+        write_atomically(path, functools.partial(fig.savefig, dpi=110, format="png"))
         plt.close(fig)
         written.append(path)
     return written
@@ -432,7 +453,13 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
 
 def _load_example(output: Path, record: dict) -> Optional[dict]:
     path = _example_path(output, record)
-    return json.loads(path.read_text()) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, OSError) as error:  # written before atomic writes, or edited
+        warnings.warn(f"{path}: unreadable example ({error}); its model is left out of the plot.", stacklevel=2)
+        return None
 
 
 def write_report(output: Path) -> tuple[str, list[Path]]:
@@ -441,6 +468,6 @@ def write_report(output: Path) -> tuple[str, list[Path]]:
     text = full_report(records)
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
-    (output / "report.md").write_text("# xct-bench results\n\n" + text + "\n")
+    write_atomically(output / "report.md", lambda path: path.write_text("# xct-bench results\n\n" + text + "\n"))
     plots = plot_forecasts(output, records)
     return text, [output / "report.md", *plots]

@@ -29,8 +29,25 @@ KEY_FIELDS = (
     "train_stride",
     "arch",
 )
-#: Fields a line must have to be a record.
-REQUIRED_FIELDS = ("task", "dataset", "model")
+#: Fields a line must have, with their types, to be a record: every task's, then each task's own.
+_NUMBER = (int, float)
+REQUIRED_FIELDS = {"task": str, "dataset": str, "model": str, "seed": int}
+TASK_FIELDS = {
+    "forecast": {"horizon": int, "mse": _NUMBER, "mae": _NUMBER},
+    "impute": {"mask_rate": _NUMBER, "mse": _NUMBER, "mae": _NUMBER},
+    "detect": {"protocol": str, "f1": _NUMBER, "f1_adjusted": _NUMBER, "auc_pr": _NUMBER},
+}
+
+
+def is_record(value) -> bool:
+    """Whether a parsed line is a result record: a known task with every field the reports read,
+    each of its type (``bool`` is not a number here)."""
+    if not isinstance(value, dict) or value.get("task") not in TASK_FIELDS:
+        return False
+    fields = {**REQUIRED_FIELDS, **TASK_FIELDS[value["task"]], "fit_seconds": _NUMBER, "eval_seconds": _NUMBER}
+    return all(
+        isinstance(value.get(name), kind) and not isinstance(value.get(name), bool) for name, kind in fields.items()
+    )
 
 
 def run_key(record: dict) -> tuple:
@@ -72,7 +89,7 @@ class ResultStore:
                     record = json.loads(raw.decode("utf-8"))
                 except (UnicodeDecodeError, json.JSONDecodeError):
                     record = None
-                if isinstance(record, dict) and all(field in record for field in REQUIRED_FIELDS):
+                if is_record(record):
                     yield record
                 else:
                     skipped.append(number)

@@ -83,10 +83,19 @@ def locked_output(output: Path) -> Iterator[None]:
 
 
 def check_compute(settings) -> None:
-    """Refuse ``--compile`` and ``--precision`` that this machine cannot run, before any data is read."""
-    if not settings.compile and settings.precision == "32":
-        return
+    """Refuse ``--accelerator``, ``--compile`` and ``--precision`` that this machine cannot run,
+    before any data is read."""
     import torch
+
+    remote = getattr(settings, "backend", "local") == "ray" and getattr(settings, "ray_address", None)
+    gpu_here = torch.cuda.is_available() or torch.backends.mps.is_available()
+    if settings.accelerator == "gpu" and not gpu_here and not remote:  # a cluster's GPUs are its workers'
+        raise ValueError(
+            "--accelerator gpu: torch sees no GPU on this machine (torch.cuda.is_available() is False); "
+            "use --accelerator cpu, or auto to take a GPU where there is one."
+        )
+    if not getattr(settings, "compile", False) and getattr(settings, "precision", "32") == "32":
+        return
 
     gpu = settings.accelerator == "gpu" or (settings.accelerator in ("auto", None) and torch.cuda.is_available())
     if settings.compile:
