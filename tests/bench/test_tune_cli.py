@@ -65,3 +65,58 @@ def test_two_workers_share_one_study(small_csv, tmp_path):
     assert n_trials <= len(trials) <= n_trials + 1
     workers_seen = {t.user_attrs["worker"] for t in trials}
     assert len(workers_seen) == 2, workers_seen  # both worked on the one study
+
+
+def test_joining_a_study_with_other_fixed_settings_is_refused(small_csv, tmp_path, capsys):
+    csv, space = small_csv
+    out = tmp_path / "out"
+    assert main(_argv(csv, space, out, 1)) == 0
+    changed = _argv(csv, space, out, 2)
+    changed[changed.index("--epochs") + 1] = "2"
+    assert main(changed) == 2
+    err = capsys.readouterr().err
+    assert "was started with other settings" in err and '"n_epochs": 1' in err and '"n_epochs": 2' in err
+    study = optuna.load_study(study_name="xctformer-forecast-small-H24", storage=open_storage(out / "optuna.journal"))
+    assert len(study.trials) == 1  # nothing ran under the other settings
+
+
+@pytest.mark.parametrize(
+    "storage, fragment", [("nosuchdb://x/y", "Optuna cannot open the storage"), ("DIR", "is a folder")]
+)
+def test_a_bad_storage_is_one_line(small_csv, tmp_path, capsys, storage, fragment):
+    csv, space = small_csv
+    storage = str(tmp_path) if storage == "DIR" else storage
+    assert main(_argv(csv, space, tmp_path / "out", 1, "--storage", storage)) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err
+
+
+def test_an_interrupted_trial_does_not_use_up_the_budget(small_csv, tmp_path):
+    """A real SIGTERM in the middle of the only trial; the same command then completes it."""
+    import signal
+    import time
+
+    csv, space = small_csv
+    out = tmp_path / "out"
+    argv = _argv(csv, space, out, 1)
+    argv[argv.index("--epochs") + 1] = "30"
+    command = [sys.executable, "-m", "xct_estimators.bench", *argv]
+    worker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while True:  # until its trial is running
+        assert worker.poll() is None and time.time() < deadline, worker.communicate()
+        if (out / "optuna.journal").is_file():
+            study = optuna.load_study(
+                study_name="xctformer-forecast-small-H24", storage=open_storage(out / "optuna.journal")
+            )
+            if any(t.state.name == "RUNNING" for t in study.trials):
+                break
+        time.sleep(0.2)
+    time.sleep(1)
+    worker.send_signal(signal.SIGTERM)
+    worker.communicate(timeout=60)
+    assert worker.returncode == 143
+    rerun = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    study = optuna.load_study(study_name="xctformer-forecast-small-H24", storage=open_storage(out / "optuna.journal"))
+    assert [t.state.name for t in study.trials] == ["FAIL", "COMPLETE"]

@@ -119,9 +119,9 @@ def execute(jobs: list[Job], output: Path, backend, progress: bool = True) -> in
 
     def finished(job: Job, outcome: Outcome) -> None:
         for record, example in outcome:
-            store.append(record)
-            if example is not None:
+            if example is not None:  # first: a recorded run always has its example
                 save_example(output, record, example)
+            store.append(record)
             bar.write(job.summary(record))
         bar.update()
 

@@ -423,6 +423,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (ValueError, FileNotFoundError, ImportError) as error:
         print(f"xct-bench: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # a full disk, a folder without write permission: finished runs are kept
+        print(f"xct-bench: error: {error}{interrupted_message(output)}", file=sys.stderr)
+        return 1
 
 
 def _run_jobs(command: str, settings) -> int:

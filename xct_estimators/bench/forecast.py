@@ -183,6 +183,11 @@ def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M") -> Pr
     the other columns past covariates)."""
     if features not in FEATURES:
         raise ValueError(f"features must be one of {FEATURES}, got {features!r}.")
+    if features == "MS" and data.target not in data.series.components:
+        raise ValueError(
+            f"--features MS: {data.name} has no column {data.target!r}, the target MS forecasts from the other "
+            f"columns. Name the target column {data.target!r} (the Time-Series-Library convention) or use --features M."
+        )
     splits = data.splits(seq_len)
     scaler = Scaler(StandardScaler())
     scaler.fit(data.series[splits.train[0] : splits.train[1]])
