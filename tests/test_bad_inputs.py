@@ -182,3 +182,18 @@ def test_window_stride_must_be_positive(window_stride):
 def test_detector_alpha_must_be_a_share(alpha):
     with pytest.raises(ValueError, match="alpha must be a number in \\(0, 1\\)"):
         XCTFormerAnomalyDetector(alpha=alpha)
+
+
+def test_a_checkpoint_of_another_model_beside_a_save_is_refused(tmp_path):
+    import os
+
+    series = TimeSeries.from_values(sines())
+    small, large = model(tmp_path, d_model=8), model(tmp_path, d_model=16)
+    small.fit(series)
+    large.fit(series)
+    small.save(str(tmp_path / "small.pt"))
+    large.save(str(tmp_path / "large.pt"))
+    assert XCTFormerModel.load(str(tmp_path / "small.pt")).network_.config.d_model == 8
+    os.replace(tmp_path / "large.pt.ckpt", tmp_path / "small.pt.ckpt")
+    with pytest.raises(ValueError, match=r"small.pt.ckpt is not the checkpoint of .*small.pt: d_model 8 in .*, 16 in"):
+        XCTFormerModel.load(str(tmp_path / "small.pt"))

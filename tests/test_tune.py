@@ -154,3 +154,13 @@ def test_fixed_settings_leave_the_space():
         _values(), "detect", space=space, fixed={**TINY_RECONSTRUCTION, "n_heads": 1}, n_trials=1, accelerator="cpu"
     )
     assert study.trials[0].params == {"d_model": 8} and tune.best_params(study)["n_heads"] == 1
+
+
+def test_continuing_a_study_with_other_fixed_settings_names_the_difference(tmp_path):
+    storage = str(tmp_path / "study.journal")
+    kwargs = dict(space=TINY_SPACE, accelerator="cpu", storage=storage, study_name="s")
+    tune.search(_values(), "detect", n_trials=1, fixed=TINY_RECONSTRUCTION, **kwargs)
+    other = {**TINY_RECONSTRUCTION, "n_epochs": TINY_RECONSTRUCTION.get("n_epochs", 1) + 1}
+    with pytest.raises(ValueError, match=r"Study 's' was started with other settings \(fixed: .*n_epochs"):
+        tune.search(_values(), "detect", n_trials=2, fixed=other, **kwargs)
+    assert len(optuna.load_study(study_name="s", storage=tune.open_storage(storage)).trials) == 1

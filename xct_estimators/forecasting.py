@@ -27,10 +27,36 @@ from .forecasting_module import _XCTFormerModule  # saved models name it here to
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, auto_decop_k, get_preset
 from .nn.attention import plain_attention
 from .nn.compiling import COMPILE, CompileOption, compile_options, uncompiled
-from .nn.hyperparameters import DECOP_AUTO_DOC, hyperparameters_of, network_kwargs, with_network_parameters
+from .nn.hyperparameters import (
+    ARCHITECTURE_PARAMS,
+    DECOP_AUTO_DOC,
+    hyperparameters_of,
+    network_kwargs,
+    with_network_parameters,
+)
 from .nn.presets import PAPER_PCT_START
 
 DecopK = Union[int, Literal["auto"], None]
+
+
+def _check_checkpoint_matches(model, path: str) -> None:
+    """The network comes from ``path.ckpt`` and the settings from ``path``: a checkpoint of another
+    model beside a save would predict under settings that are not its own."""
+    if model.model is None:
+        return
+    saved = model.model.network_params
+    expected = {name: model.model_params[name] for name in ARCHITECTURE_PARAMS if name in model.model_params}
+    if expected.get("decop_k") == "auto":
+        expected.pop("decop_k")  # resolved from the channel count when the network was built
+    expected["seq_len"] = model.model_params["input_chunk_length"]
+    different = [
+        f"{k} {v!r} in {path}, {saved[k]!r} in its checkpoint" for k, v in expected.items() if saved.get(k) != v
+    ]
+    if different:
+        raise ValueError(
+            f"{path}.ckpt is not the checkpoint of {path}: {'; '.join(different)}. Keep the two files of one "
+            "model.save(path) together, or save the model again."
+        )
 
 
 @with_network_parameters("darts", on_init=True, extra={"decop_k": DECOP_AUTO_DOC}, more={"compile": COMPILE})
@@ -325,6 +351,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
             ) from error
         if not isinstance(model, cls):
             raise ValueError(f"{path} holds a {type(model).__name__}, not an {cls.__name__}: load it with its class.")
+        _check_checkpoint_matches(model, path)
         if compile is not None:
             model.compile = model._model_params["compile"] = compile
             if model.model is not None:
