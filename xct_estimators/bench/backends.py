@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from .catalog import BACKENDS  # noqa: F401
 from .results import ResultStore
 
-BACKENDS = ("local", "ray")
 RAY_HINT = "--backend ray needs Ray: pip install 'xct-estimators[ray]' (or pip install ray)."
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours its task names

@@ -14,11 +14,20 @@ from typing import Optional
 
 from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
-from .backends import BACKENDS
-from .datasets import ANOMALY_DATASETS, DATA_DIR_ENV, FORECAST_DATASETS
-from .detect import DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
-from .forecast import DEFAULT_MODELS, MODELS
-from .impute import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS, PROTOCOLS
+from .catalog import (
+    ANOMALY_DATASETS,
+    BACKENDS,
+    DATA_DIR_ENV,
+    DEFAULT_DETECTION_MODELS,
+    DEFAULT_IMPUTATION_MODELS,
+    DEFAULT_MODELS,
+    DETECTION_MODELS,
+    DETECTION_PROTOCOLS,
+    FORECAST_DATASETS,
+    IMPUTATION_MODELS,
+    MODELS,
+)
+from .catalog import IMPUTATION_PROTOCOLS as PROTOCOLS
 from .option_types import (
     arch,
     csv,
@@ -380,13 +389,13 @@ def quiet_libraries() -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    quiet_libraries()
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     command = command_line(["xct-bench", *argv])
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = ["forecast", *argv]  # the main job; its options may be given without the subcommand
     args = parser.parse_args(argv)
+    quiet_libraries()  # after the arguments: --help and their errors answer without loading Lightning
     output = Path(getattr(args, "output", DEFAULT_OUTPUT))
     try:
         if args.command == "profile":

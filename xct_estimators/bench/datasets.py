@@ -20,22 +20,8 @@ import numpy as np
 import pandas as pd
 from darts import TimeSeries
 
+from .catalog import ANOMALY_DATASETS, DATA_DIR_ENV, ETT_KINDS, FORECAST_DATASETS, TSLIB_CSVS  # noqa: F401
 from .synthetic import make_synthetic
-
-DATA_DIR_ENV = "XCT_DATA_DIR"
-
-#: Split rules: "ett_hour" / "ett_minute" use the ETT borders (12/4/4 months), "ratio" 70/10/20.
-ETT_KINDS = {"ETTh1": "ett_hour", "ETTh2": "ett_hour", "ETTm1": "ett_minute", "ETTm2": "ett_minute"}
-#: Time-Series-Library CSV layout: name -> path under the data directory.
-TSLIB_CSVS = {
-    "weather": "weather/weather.csv",
-    "exchange_rate": "exchange_rate/exchange_rate.csv",
-    "illness": "illness/national_illness.csv",
-    "electricity": "electricity/electricity.csv",
-    "traffic": "traffic/traffic.csv",
-}
-ANOMALY_DATASETS = ("MSL", "SMAP")
-FORECAST_DATASETS = ("synthetic", *ETT_KINDS, *TSLIB_CSVS)
 
 _HOURS_PER_MONTH = 30 * 24
 

@@ -36,8 +36,9 @@ from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
 from ..nn.presets import ABLATIONS, COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
+from .catalog import DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS  # noqa: F401
 from .datasets import load_anomaly_dataset
-from .models import ABLATION_DESCRIPTIONS, ABLATION_MODELS, finished, reconstruction_engine
+from .models import ABLATION_MODELS, finished, reconstruction_engine
 from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
@@ -47,7 +48,6 @@ from .settings import DetectSettings
 TASK = COMMAND_TASKS["detect"]
 #: The paper's anomaly ratio per dataset, in percent (the threshold percentile is 100 - ratio).
 ANOMALY_RATIOS = {"SMD": 0.5, "MSL": 1.0, "SMAP": 1.0, "PSM": 1.0, "SWaT": 1.0}
-DETECTION_PROTOCOLS = ("tslib", "point")
 
 
 def point_adjust(predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -146,14 +146,6 @@ def evaluate_point(detector, train, test, labels, anomaly_ratio: float) -> dict:
     return {**metrics, "n_windows": n_windows}
 
 
-DETECTION_MODELS = {
-    "xctformer": "XCTFormer reconstruction (the paper's preset, or --arch overrides)",
-    "window_mean": "no training: each window reconstructed by its per-channel mean (a floor)",
-    "darts_kmeans": "darts.ad.KMeansScorer(k=8, window=10) on the training series",
-    "darts_iforest": "darts.ad.PyODScorer(pyod IForest, window=10) (needs pyod: pip install pyod)",
-    **{name: f"ablation: xctformer with {text}" for name, text in ABLATION_DESCRIPTIONS.items()},
-}
-DEFAULT_DETECTION_MODELS = ("xctformer", "window_mean")
 #: Window of the Darts scorers: ten steps of context for a per-step score.
 DARTS_SCORER_WINDOW = 10
 

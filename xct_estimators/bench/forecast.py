@@ -32,6 +32,7 @@ from sklearn.preprocessing import StandardScaler
 
 from ..nn.presets import get_preset
 from . import paper
+from .catalog import BASELINE_SETTINGS, DEFAULT_MODELS, MODELS, NAIVE, NEURALFORECAST_SETTINGS  # noqa: F401
 from .datasets import ForecastDataset
 from .models import ABLATION_MODELS, ABLATIONS, preset_name
 from .provenance import run_fields
@@ -42,39 +43,6 @@ from .settings import ForecastSettings
 FEATURES = ("M", "MS")
 
 PAPER_BATCH_SIZE = 32
-
-# fmt: off
-#: model name -> (Darts class name, keyword arguments). Learning rates are Adam's.
-BASELINE_SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
-    # shared_weights=True is the paper's DLinear/NLinear (one linear map per channel, shared by all
-    # channels); Darts' default (False) is one linear map over all channels and time steps.
-    "dlinear": ("DLinearModel", {"kernel_size": 25, "shared_weights": True, "lr": 1e-3}),
-    "nlinear": ("NLinearModel", {"normalize": True, "shared_weights": True, "lr": 1e-3}),
-    "dlinear_mixing": ("DLinearModel", {"kernel_size": 25, "shared_weights": False, "lr": 1e-3}),
-    "tide": ("TiDEModel", {"num_encoder_layers": 2, "num_decoder_layers": 2, "decoder_output_dim": 8,
-                           "hidden_size": 256, "temporal_decoder_hidden": 64, "dropout": 0.3,
-                           "use_reversible_instance_norm": True, "lr": 1e-3}),
-    "tsmixer": ("TSMixerModel", {"hidden_size": 64, "ff_size": 64, "num_blocks": 2, "dropout": 0.1,
-                                 "use_reversible_instance_norm": True, "lr": 1e-3}),
-}
-
-#: neuralforecast models hosted by Darts' NeuralForecastModel: name -> (neuralforecast class, model_kwargs, lr).
-NEURALFORECAST_SETTINGS: dict[str, tuple[str, dict[str, Any], float]] = {
-    "patchtst": ("PatchTST", {"patch_len": 16, "stride": 8, "hidden_size": 128, "n_heads": 16, "encoder_layers": 3,
-                              "linear_hidden_size": 256, "dropout": 0.2, "revin": True}, 1e-4),
-    "itransformer": ("iTransformer", {"hidden_size": 512, "n_heads": 8, "e_layers": 2, "d_ff": 512, "dropout": 0.1},
-                     1e-4),
-    "timemixer": ("TimeMixer", {"d_model": 16, "d_ff": 32, "e_layers": 2, "down_sampling_layers": 3,
-                                "down_sampling_window": 2, "dropout": 0.1}, 1e-2),
-    "nf_tsmixer": ("TSMixer", {"n_block": 2, "ff_dim": 64, "dropout": 0.1, "revin": True}, 1e-3),
-    "nf_tide": ("TiDE", {"hidden_size": 256, "decoder_output_dim": 8, "dropout": 0.3}, 1e-3),
-}
-# fmt: on
-#: The trivial baseline: every channel's last input value, repeated over the horizon (Darts'
-#: ``GlobalNaiveSeasonal`` with a one-step input; nothing to train).
-NAIVE = "naive"
-MODELS = ("xctformer", *ABLATION_MODELS, NAIVE, *BASELINE_SETTINGS, *NEURALFORECAST_SETTINGS)
-DEFAULT_MODELS = ("xctformer", NAIVE, "dlinear", "nlinear", "tide", "tsmixer")
 
 
 def trainer_kwargs(

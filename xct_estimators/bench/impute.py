@@ -29,8 +29,10 @@ from tqdm.auto import tqdm
 
 from ..nn.fill import linear_fill
 from ..nn.presets import ABLATIONS, IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
+from .catalog import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS  # noqa: F401
+from .catalog import IMPUTATION_PROTOCOLS as PROTOCOLS  # noqa: F401
 from .datasets import dataset_fingerprint, load_forecast_dataset
-from .models import ABLATION_DESCRIPTIONS, ABLATION_MODELS, finished, preset_name, reconstruction_engine
+from .models import ABLATION_MODELS, finished, preset_name, reconstruction_engine
 from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
@@ -42,7 +44,6 @@ def random_mask(shape: tuple[int, ...], rate: float, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).random(shape) < rate
 
 
-PROTOCOLS = ("tslib", "series")
 #: Windows whose masks are drawn and imputed together (a memory bound, not a result setting).
 _CHUNK = 64
 
@@ -117,16 +118,6 @@ def series_by_windows(impute: WindowImputer, values: np.ndarray, window_length: 
     return np.where(visible_all, values, total / count).astype(np.float32)
 
 
-#: model name -> one line for ``--help``.
-IMPUTATION_MODELS = {
-    "xctformer": "XCTFormer, the paper's preset and zero fill (the paper's rows)",
-    "xctformer_linear": "XCTFormer, the paper's preset, hidden inputs started from linear interpolation",
-    "linear": "per window and channel, linear interpolation of the observed points (no training)",
-    "sktime_imputer": "sktime's Imputer(method='nearest') per window (no training)",
-    "saits": "PyPOTS SAITS, a learned imputation transformer (extra: pip install 'xct-estimators[baselines]')",
-    **{name: f"ablation: the xctformer row with {text}" for name, text in ABLATION_DESCRIPTIONS.items()},
-}
-DEFAULT_IMPUTATION_MODELS = ("xctformer", "linear", "sktime_imputer")
 #: sktime Imputer method: the best of its cheap methods on ETTh1 (docs/dev/history.md).
 SKTIME_METHOD = "nearest"
 

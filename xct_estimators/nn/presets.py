@@ -4,10 +4,12 @@ settings"), its training recipe's constants, the ablations and the DeCoP rule.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from .config import XCTFormerConfig
 from .hyperparameters import ARCHITECTURE_PARAMS
+
+if TYPE_CHECKING:  # the config module loads torch; the presets are plain data
+    from .config import XCTFormerConfig
 
 TASKS = ("forecast", "impute", "anomaly")
 #: ``xct-bench`` and the tuner name the anomaly task by its command, ``detect``.
@@ -107,6 +109,8 @@ class XCTFormerPreset:
         fields = {"seq_len": self.seq_len, "n_channels": self.n_channels, "out_len": out_len}
         fields.update(self.architecture())
         fields.update(overrides)
+        from .config import XCTFormerConfig
+
         return XCTFormerConfig(**fields)
 
 

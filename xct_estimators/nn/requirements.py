@@ -7,9 +7,8 @@ check names the fix where an environment was put together another way.
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
-
-import torch
 
 #: The oldest supported torch, as (major, minor); ``pyproject.toml`` and the sktime estimators'
 #: dependency tags say the same (``tests/nn/test_requirements.py``).
@@ -28,4 +27,15 @@ def check_torch(version: str) -> None:
     )
 
 
-check_torch(torch.__version__)
+def installed_torch() -> str:
+    """The installed torch's version, from its metadata (importing torch takes a second), else from
+    torch itself (a build without metadata)."""
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        import torch
+
+        return torch.__version__
+
+
+check_torch(installed_torch())
