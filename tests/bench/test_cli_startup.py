@@ -30,6 +30,7 @@ print(json.dumps({"code": code, "loaded": sorted(m for m in %r if m in sys.modul
         ["forecast", "--models", "prophet"],
         ["forecast", "--devices", "bogus"],
         ["detect", "--protocol", "nope"],
+        ["report", "--output", "/nonexistent/xct-bench-results"],
     ],
 )
 def test_help_and_argument_errors_load_no_heavy_library(argv):

@@ -395,7 +395,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = ["forecast", *argv]  # the main job; its options may be given without the subcommand
     args = parser.parse_args(argv)
-    quiet_libraries()  # after the arguments: --help and their errors answer without loading Lightning
     output = Path(getattr(args, "output", DEFAULT_OUTPUT))
     try:
         if args.command == "profile":
@@ -415,6 +414,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 what = "is a file, not a results folder" if output.exists() else "does not exist"
                 parser.error(f"--output {output} {what}: give the folder an xct-bench run wrote (its --output)")
             return print_report(output)
+        quiet_libraries()  # here, not before: --help, argument errors and reports answer without Lightning
         settings = settings_from(args).replace(command_line=command)
         check_compute(settings)
         if args.command == "tune":  # Optuna's storage coordinates workers: no output lock
