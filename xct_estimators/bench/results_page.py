@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .report import full_report, markdown_table
+from .report import full_report, markdown_table, write_atomically
 from .results import ResultStore
 
 HEADER = """# Results
@@ -114,5 +114,5 @@ def write_results_page(path: Path, folders: list[Path]) -> Path:
     path = Path(path)
     if not path.parent.is_dir():
         raise ValueError(f"--markdown {path}: folder {path.parent} does not exist.")
-    path.write_text(text)
+    write_atomically(path, lambda partial: partial.write_text(text))
     return path

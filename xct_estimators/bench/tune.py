@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from .provenance import run_fields
-from .report import file_name
+from .report import file_name, write_atomically
 from .settings import TuneSettings
 
 #: The default storage: an Optuna journal file in the output folder (no server needed).
@@ -76,7 +76,8 @@ def run_tune(args: TuneSettings) -> int:
         **run_fields(args.accelerator),
     }
     path = output / f"tune_{file_name(name)}.json"
-    path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    text = json.dumps(result, indent=2, default=str) + "\n"
+    write_atomically(path, lambda partial: partial.write_text(text))
     states = ", ".join(f"{count} {state}" for state, count in result["trials"].items() if count)
     print(f"trials: {states}")
     if result["best_params"] is None:
