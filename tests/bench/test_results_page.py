@@ -85,3 +85,13 @@ def test_an_imputation_row_shows_the_epoch_whose_weights_were_kept():
     header, _, row = imputation_table([record]).splitlines()[2:5]
     cells = dict(zip([c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")], strict=True))
     assert cells["best epoch"] == "4" and cells["epochs"] == "10"  # a run that stopped improving early shows
+
+
+def test_a_folder_with_runs_from_two_machines_gets_a_table_each(tmp_path):
+    where = {"git_dirty": False, "precision": "32", "command": "xct-bench forecast"}
+    h100 = {**RECORD, **where, "git_commit": "a" * 40, "device": {"gpu": "NVIDIA H100"}}
+    h200 = {**RECORD, **where, "dataset": "ETTh2", "git_commit": "b" * 40, "device": {"gpu": "NVIDIA H200"}}
+    page = results_page([_write(tmp_path / "runs", [h100, h200])])
+    first, second = page.split("## `")[1:]
+    assert first.startswith(f"{tmp_path / 'runs'}`: NVIDIA H100, commit aaaaaaa") and "| ETTh2" not in first
+    assert "- device: NVIDIA H200" in second and "| ETTh2" in second and "| ETTh1" not in second

@@ -104,8 +104,12 @@ def results_page(folders: list[Path]) -> str:
         records = ResultStore(folder).latest()
         if not records:
             raise ValueError(f"{folder} holds no results.jsonl records: pass folders that xct-bench wrote.")
-        lines = [f"## `{folder}`", "", *provenance_lines(records), "", _demoted(full_report(records))]
-        sections.append("\n".join(lines))
+        machines: dict[tuple[str, str], list[dict]] = {}
+        for record in records:  # one table per device and commit: every row's origin is its section's
+            machines.setdefault((_device(record), _commit(record)), []).append(record)
+        for (device, commit), group in sorted(machines.items()):
+            title = f"## `{folder}`" + (f": {device}, commit {commit}" if len(machines) > 1 else "")
+            sections.append("\n".join([title, "", *provenance_lines(group), "", _demoted(full_report(group))]))
     return "\n\n".join(sections) + "\n"
 
 
