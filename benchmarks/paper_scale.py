@@ -16,10 +16,10 @@ left of ``--budget-s``; none is cut in the middle.
 
 Estimates: the training step time of the paper-scale networks measured on a GPU (the newest
 ``benchmarks/results/gpu_check/*/compile_modes.jsonl``), scaled by each network's FLOPs and
-batch, times the windows each epoch and evaluation see, then scaled, training and evaluation
-apart, by what the XCTFormer runs already recorded on a GPU took against their own estimate (the
-FLOPs leave out the data loader and the scoring on the CPU). They are upper bounds where early
-stopping ends training sooner. The device image lacks Darts: install the two wheels that
+batch, times the windows each epoch and evaluation see, then fitted to what the XCTFormer runs
+already recorded on a GPU took against their own estimate: training by a factor (the FLOPs leave
+out the loader and the loop), evaluation by a fixed part (compiling the inference graphs) plus a
+factor. They are upper bounds where early stopping ends training sooner. The device image lacks Darts: install the two wheels that
 ``gpu_check.py``'s docstring names.
 """
 
@@ -152,11 +152,38 @@ def run_seconds(task: str, dataset: str, protocols, mode: str, steps: dict) -> d
     return {"train": train + setup, "evaluate": evaluate}
 
 
-def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[str, str], float]:
-    """(task, part) -> measured / estimated seconds of the XCTFormer runs recorded on a GPU, the
-    largest ratio so the budget holds: what the FLOP count leaves out (the data loader, scoring on
-    the CPU, another GPU). A task with no such record takes the largest factor of any task for
-    that part; none at all, 1."""
+@dataclass(frozen=True)
+class Fit:
+    """Measured seconds of a part = ``overhead`` + ``factor`` x its FLOP estimate."""
+
+    overhead: float = 0.0
+    factor: float = 1.0
+
+    def __call__(self, estimate: float) -> float:
+        return self.overhead + self.factor * estimate
+
+    def __str__(self) -> str:
+        return f"{self.overhead:.0f} s + {self.factor:.1f} x"
+
+
+def fit_line(points: list[tuple[float, float]], overhead: bool = True) -> Fit:
+    """A line over (estimate, measured) points that no point lies above: the least-squares slope
+    (at least 1: the FLOPs are a floor), then the smallest overhead that covers every point.
+    Without ``overhead`` (or from one estimate): the largest ratio."""
+    estimates = [e for e, _ in points]
+    if not overhead or len(set(estimates)) < 2:
+        return Fit(0.0, max(max(m / e for e, m in points), 1.0))
+    mean_e, mean_m = sum(estimates) / len(points), sum(m for _, m in points) / len(points)
+    slope = sum((e - mean_e) * (m - mean_m) for e, m in points) / sum((e - mean_e) ** 2 for e in estimates)
+    slope = max(slope, 1.0)
+    return Fit(max(max(m - slope * e for e, m in points), 0.0), slope)
+
+
+def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[str, str], Fit]:
+    """(task, part) -> how the XCTFormer runs recorded on a GPU took against their FLOP estimate
+    (:func:`fit_line`): the FLOPs leave out the data loader, scoring on the CPU, compiling the
+    inference graphs, another GPU. A task with no such record takes the fit of all records of
+    that part; none at all, the estimate as it is."""
     trainings: dict[tuple, dict] = {}
     for path in RECORDS.glob(pattern):
         for record in map(json.loads, filter(str.strip, path.read_text().splitlines())):
@@ -167,22 +194,25 @@ def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[st
             run = trainings.setdefault(key, {"record": record, "protocols": [], "evaluate": 0.0})
             run["protocols"].append(record.get("protocol"))
             run["evaluate"] += record["eval_seconds"]
-    factors: dict[tuple[str, str], float] = {}
+    points: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for run in trainings.values():
         record = run["record"]
         mode = "bf16+compile" if record.get("compile") else "fp32" if record.get("precision") == "32" else "bf16"
         estimate = run_seconds(record["task"], record["dataset"], tuple(run["protocols"]), mode, steps)
         measured = {"train": record["fit_seconds"], "evaluate": run["evaluate"]}
-        for part in PARTS:
-            key = (record["task"], part)
-            factors[key] = max(factors.get(key, 0.0), measured[part] / estimate[part])
-    fallback = {part: max((f for (_, p), f in factors.items() if p == part), default=1.0) for part in PARTS}
-    return {(task, part): factors.get((task, part), fallback[part]) for task in REFERENCE for part in PARTS}
+        for part in (part for part in PARTS if estimate[part] > 0):
+            points.setdefault((record["task"], part), []).append((estimate[part], measured[part]))
+    # training's extra time grows with its steps (the loader, the loop); evaluation's has a fixed
+    # part too (compiling the inference graphs) that dominates a short evaluation
+    fits = {key: fit_line(found, overhead=key[1] == "evaluate") for key, found in points.items()}
+    every = {part: [p for (_, q), found in points.items() if q == part for p in found] for part in PARTS}
+    fallback = {part: fit_line(every[part], part == "evaluate") if every[part] else Fit() for part in PARTS}
+    return {(task, part): fits.get((task, part), fallback[part]) for task in REFERENCE for part in PARTS}
 
 
 def entry_minutes(entry: Entry, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
-    """The entry's estimated GPU minutes: its XCTFormer runs (:func:`run_seconds`, each part times
-    its :func:`calibration` factor) and its baselines."""
+    """The entry's estimated GPU minutes: its XCTFormer runs (:func:`run_seconds`, each part through
+    its :func:`calibration` fit) and its baselines."""
     if entry.task == "converged":
         total = 0.0
         import gpu_check
@@ -195,7 +225,7 @@ def entry_minutes(entry: Entry, mode: str, steps: dict, factors: Optional[dict] 
             total += sum(epochs * train_windows / batch * s for s in per_mode)
         return total / 60
     parts = run_seconds(entry.task, entry.dataset, entry.protocols, mode, steps)
-    one = sum(seconds * (factors or {}).get((entry.task, part), 1.0) for part, seconds in parts.items())
+    one = sum((factors or {}).get((entry.task, part), Fit())(seconds) for part, seconds in parts.items())
     runs = max(len(entry.mask_rates), 1)
     ours = runs * sum(1 for m in entry.models if m.startswith("xctformer")) * one / 60
     baselines = runs * sum(
@@ -232,9 +262,11 @@ def _train_windows(dataset: str, task: str) -> int:
 
 
 def _eval_windows(dataset: str, task: str, protocols) -> int:
-    if task == "detect":  # tslib: every stride-1 window of the training and the test array
+    if task == "detect":  # tslib: every stride-1 window of both arrays; point: a window every half length
         train, test = DATASET_ROWS[dataset]
-        return (train + test - 2 * TASK_SEQ_LEN["anomaly"] + 2) * ("tslib" in protocols)
+        length = TASK_SEQ_LEN["anomaly"]
+        tslib = (train + test - 2 * length + 2) * ("tslib" in protocols)
+        return tslib + (train + test) // (length // 2) * ("point" in protocols)
     start, stop = _splits(dataset).test  # moved back by the input length: its first window is whole
     return stop - start - TASK_SEQ_LEN["impute"] + 1
 
@@ -407,7 +439,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         f"{'not yet known' if safe is None else safe}; the runs train in {mode}"
     )
     factors = calibration(steps)
-    measured = ", ".join(f"{task} {part} x{f:.1f}" for (task, part), f in factors.items())
+    measured = ", ".join(f"{task} {part} {fit}" for (task, part), fit in factors.items())
     print(f"scaled by what the runs recorded on a GPU took against the estimate: {measured}")
     entries = plan(mode, steps, factors)
     for entry, minutes in entries:

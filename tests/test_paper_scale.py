@@ -42,7 +42,7 @@ def test_dry_run_prints_the_plan_in_order(queue, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert [line[:3] for line in lines[2:-1]] == [f"({entry.key})" for entry in queue.QUEUE]
     assert all("GPU min" in line for line in lines[2:])
-    assert "compile_modes.jsonl" in lines[0] and "detect evaluate x" in lines[1]
+    assert "compile_modes.jsonl" in lines[0] and "detect evaluate " in lines[1]
 
 
 def test_recorded_gpu_runs_calibrate_training_and_evaluation_apart(queue, tmp_path, monkeypatch):
@@ -68,14 +68,23 @@ def test_recorded_gpu_runs_calibrate_training_and_evaluation_apart(queue, tmp_pa
     (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     monkeypatch.setattr(queue, "RECORDS", tmp_path)
     factors = queue.calibration(steps)
-    assert factors[("detect", "train")] == pytest.approx(2.0)
-    assert factors[("detect", "evaluate")] == pytest.approx(3.0)
-    assert factors[("impute", "train")] == pytest.approx(2.0)  # no imputation run yet: the largest factor
+    assert factors[("detect", "train")] == queue.Fit(0.0, pytest.approx(2.0))
+    assert factors[("detect", "evaluate")] == queue.Fit(0.0, pytest.approx(3.0))  # one point: its ratio
+    assert factors[("impute", "train")] == factors[("detect", "train")]  # no imputation run yet: all records' fit
     msl = queue.QUEUE[1]
     plain = queue.entry_minutes(msl, "bf16+compile", steps)
     assert queue.entry_minutes(msl, "bf16+compile", steps, factors) > plain
     monkeypatch.setattr(queue, "RECORDS", tmp_path / "none")
-    assert set(queue.calibration(steps).values()) == {1.0}
+    assert set(queue.calibration(steps).values()) == {queue.Fit()}
+
+
+def test_an_evaluation_fit_covers_every_measurement_with_a_fixed_part(queue):
+    points = [(1.0, 80.0), (10.0, 98.0), (5.0, 95.0)]  # a compile-like fixed cost, then about 2 s per unit
+    fit = queue.fit_line(points)
+    assert fit.factor >= 1.0 and fit.overhead > 70.0
+    assert all(fit(e) >= m - 1e-9 for e, m in points)  # the budget holds for every run seen
+    assert queue.fit_line([(1.0, 3.0), (2.0, 4.0)], overhead=False) == queue.Fit(0.0, 3.0)  # the largest ratio
+    assert queue.fit_line([(1.0, 0.5), (2.0, 1.0)]).factor == 1.0  # never faster than the FLOPs
 
 
 def test_estimates_agree_with_the_h100_measurements(queue):
