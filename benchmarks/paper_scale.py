@@ -19,8 +19,9 @@ Estimates: the training step time of the paper-scale networks measured on a GPU 
 batch, times the windows each epoch and evaluation see, then fitted to what the XCTFormer runs
 already recorded on a GPU took against their own estimate: training by a factor (the FLOPs leave
 out the loader and the loop), evaluation by a fixed part (compiling the inference graphs) plus a
-factor. They are upper bounds where early stopping ends training sooner. The device image lacks Darts: install the two wheels that
-``gpu_check.py``'s docstring names.
+factor. They are upper bounds where early stopping ends training sooner. The device image lacks
+Darts: install the two wheels that ``gpu_check.py``'s docstring names (and PyOD's for
+``darts_iforest``).
 """
 
 from __future__ import annotations
