@@ -249,7 +249,8 @@ def baseline_minutes(task: str, dataset: str, model: str) -> float:
 
 def _splits(dataset: str):
     """The imputation splits of ``dataset`` (xct-bench's borders for its row count)."""
-    from xct_estimators.bench.datasets import ETT_KINDS, split_borders
+    from xct_estimators.bench.catalog import ETT_KINDS
+    from xct_estimators.bench.datasets import split_borders
 
     kind = ETT_KINDS.get(dataset, "ratio")
     return split_borders(DATASET_ROWS[dataset], kind, TASK_SEQ_LEN["impute"])

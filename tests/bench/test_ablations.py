@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from xct_estimators.bench.forecast import MODELS, build_model
+from xct_estimators.bench.catalog import MODELS
+from xct_estimators.bench.forecast import build_model
 from xct_estimators.bench.models import ABLATION_MODELS
 from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
 from xct_estimators.nn.attention import normalise

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from .catalog import BACKENDS  # noqa: F401
 from .results import ResultStore
 
 RAY_HINT = "--backend ray needs Ray: pip install 'xct-estimators[ray]' (or pip install ray)."

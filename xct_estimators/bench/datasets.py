@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from darts import TimeSeries
 
-from .catalog import ANOMALY_DATASETS, DATA_DIR_ENV, ETT_KINDS, FORECAST_DATASETS, TSLIB_CSVS  # noqa: F401
+from .catalog import ANOMALY_DATASETS, DATA_DIR_ENV, ETT_KINDS, FORECAST_DATASETS, TSLIB_CSVS
 from .synthetic import make_synthetic
 
 _HOURS_PER_MONTH = 30 * 24

@@ -36,7 +36,7 @@ from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
 from ..nn.presets import ABLATIONS, COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
-from .catalog import DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS  # noqa: F401
+from .catalog import DEFAULT_DETECTION_MODELS, DETECTION_MODELS
 from .datasets import load_anomaly_dataset
 from .models import ABLATION_MODELS, finished, reconstruction_engine
 from .provenance import run_fields

@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from ..explain import channel_dependencies, dependency_map, lag_dependencies, plot_dependency_map
 from .datasets import dataset_fingerprint, load_forecast_dataset
 from .forecast import build_model, fit_model, model_settings, prepare
-from .report import dataset_part, write_atomically
+from .report import dataset_part
+from .runs import write_atomically
 from .settings import EXPLAIN_EPOCHS, ExplainSettings
 
 MODELS_DIR = "models"
@@ -22,23 +22,6 @@ def model_identity(run: dict) -> str:
     horizon, features, epochs, seed, every network setting), so another run never loads it."""
     digest = hashlib.sha256(json.dumps(run, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return f"xctformer_{dataset_part(run)}_{run['horizon']}_{run['seed']}_{digest}"
-
-
-def save_model(model, path: Path) -> None:
-    """Darts' ``save`` (``path`` and ``path.ckpt``) under temporary names, then renamed, the
-    ``.pt`` last: a model file that exists is whole, so a crash never leaves one to load."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.stem}.partial{path.suffix}")
-    try:
-        model.save(str(partial))
-        for suffix in (".ckpt",):
-            extra = partial.with_name(partial.name + suffix)
-            if extra.is_file():
-                os.replace(extra, path.with_name(path.name + suffix))
-        os.replace(partial, path)
-    finally:
-        for leftover in (partial, partial.with_name(partial.name + ".ckpt")):
-            leftover.unlink(missing_ok=True)
 
 
 def run_explain(args: ExplainSettings) -> int:
@@ -63,7 +46,7 @@ def run_explain(args: ExplainSettings) -> int:
                 print(f"loaded {saved}")
             else:
                 seconds = fit_model(model, prepared)
-                save_model(model, saved)
+                write_atomically(saved, lambda path, model=model: model.save(str(path)), companions=(".ckpt",))
                 print(f"trained in {seconds:.0f} s, saved {saved}")
             dmap = dependency_map(model)
             stem = output / f"dependency_{dataset_part(run)}_{horizon}"

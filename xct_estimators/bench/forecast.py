@@ -32,7 +32,7 @@ from sklearn.preprocessing import StandardScaler
 
 from ..nn.presets import get_preset
 from . import paper
-from .catalog import BASELINE_SETTINGS, DEFAULT_MODELS, MODELS, NAIVE, NEURALFORECAST_SETTINGS  # noqa: F401
+from .catalog import BASELINE_SETTINGS, DEFAULT_MODELS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
 from .datasets import ForecastDataset
 from .models import ABLATION_MODELS, ABLATIONS, preset_name
 from .provenance import run_fields

@@ -29,8 +29,7 @@ from tqdm.auto import tqdm
 
 from ..nn.fill import linear_fill
 from ..nn.presets import ABLATIONS, IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
-from .catalog import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS  # noqa: F401
-from .catalog import IMPUTATION_PROTOCOLS as PROTOCOLS  # noqa: F401
+from .catalog import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS
 from .datasets import dataset_fingerprint, load_forecast_dataset
 from .models import ABLATION_MODELS, finished, preset_name, reconstruction_engine
 from .provenance import run_fields

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import warnings
 from collections import defaultdict
@@ -17,6 +16,7 @@ from ..nn.presets import IMPUTATION_MASK_RATES, get_preset
 from . import paper
 from .models import ABLATION_MODELS, preset_name
 from .results import ResultStore
+from .runs import write_atomically
 
 EXAMPLES_DIR = "examples"
 
@@ -366,19 +366,6 @@ def full_report(records: list[dict]) -> str:
     if ablation:
         sections.append(f"## Ablation\n\n{ablation}")
     return "\n\n".join(sections) if sections else "No results yet."
-
-
-def write_atomically(path: Path, write) -> None:
-    """``write(temporary path)``, then a rename onto ``path``: a crash or a full disk leaves the
-    old file or none, never a torn one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.stem}.partial{path.suffix}")  # the suffix still names the format
-    try:
-        write(partial)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def save_example(output: Path, record: dict, example: dict) -> None:

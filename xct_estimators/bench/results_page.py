@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .report import full_report, markdown_table, write_atomically
+from .report import full_report, markdown_table
 from .results import ResultStore
+from .runs import write_atomically
 
 HEADER = """# Results
 

@@ -11,6 +11,7 @@ import math
 import os
 import signal
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -148,3 +149,22 @@ def plain_settings(params: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[s
         return type(value).__name__
 
     return {key: plain(value) for key, value in params.items() if key not in skip}
+
+
+def write_atomically(path: Path, write, companions: tuple[str, ...] = ()) -> None:
+    """``write(temporary path)``, then a rename onto ``path``: a crash or a full disk leaves the
+    old file or none, never a torn one. ``companions``: suffixes of files ``write`` puts beside
+    its path (Darts' ``save`` writes ``.ckpt``), renamed before ``path``, so ``path`` existing
+    means all of them are whole."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # its own name per writer (two tune workers write one summary); the suffix still names the format
+    partial = path.with_name(f".{path.stem}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial{path.suffix}")
+    try:
+        write(partial)
+        for suffix in companions:
+            os.replace(f"{partial}{suffix}", f"{path}{suffix}")
+        os.replace(partial, path)
+    finally:
+        for leftover in (partial, *(Path(f"{partial}{suffix}") for suffix in companions)):
+            leftover.unlink(missing_ok=True)

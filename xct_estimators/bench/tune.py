@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 from .provenance import run_fields
-from .report import file_name, write_atomically
+from .report import file_name
+from .runs import write_atomically
 from .settings import TuneSettings
 
 #: The default storage: an Optuna journal file in the output folder (no server needed).
