@@ -87,7 +87,8 @@ class CRABAttention(nn.Module):
 
     ``fused=True`` runs the chain from Q, K, V to the weighted values as one autograd function
     (:mod:`xct_estimators.nn.fused`: no N x N tensors kept for the backward pass) for AbsAct and
-    its clipped variant outside autocast; softmax and mixed precision take the plain path.
+    its clipped variant, under mixed precision too (its statistics stay in float32); softmax
+    takes the plain path.
     """
 
     def __init__(
@@ -125,7 +126,7 @@ class CRABAttention(nn.Module):
         return weights_in_float32(scores, self.mask, self.activation), v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.fused and not torch.is_autocast_enabled(x.device.type):
+        if self.fused:
             q, k, v = (_split_heads(proj(x), self.n_heads) for proj in (self.q_proj, self.k_proj, self.v_proj))
             p = self.attn_dropout.p if self.training else 0.0
             return self.out_proj(_merge_heads(_fused.fused_crab(q, k, v, self.mask, self.scale, self.activation, p)))
@@ -198,7 +199,7 @@ class DeCoPAttention(nn.Module):
         return weights_in_float32(scores, None, self.activation), v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.fused and not torch.is_autocast_enabled(x.device.type):
+        if self.fused:
             q, key_summary, v = self._scores_inputs(x)
             p = self.attn_dropout.p if self.training else 0.0
             weighted = _fused.fused_crab(q, key_summary.transpose(-2, -1), v, None, self.scale, self.activation, p)

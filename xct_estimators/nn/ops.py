@@ -13,7 +13,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from . import crab_kernel, fused
+from . import crab_gpu, crab_kernel, fused
 
 _EMPTY = (0,)
 
@@ -33,19 +33,52 @@ def _or_none(t: Tensor) -> Optional[Tensor]:
 
 
 # -- fused CRAB ----------------------------------------------------------------------------------
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _stats_dtype(q: Tensor) -> torch.dtype:
+    """The minimum's and the denominators' dtype: float32 for half-precision inputs."""
+    return torch.float32 if q.dtype in _HALF else q.dtype
+
+
+def _float32(*tensors: Optional[Tensor]) -> list[Optional[Tensor]]:
+    """Half-precision tensors in float32 (the CPU path computes in float32 under autocast)."""
+    return [t.float() if t is not None and t.dtype in _HALF else t for t in tensors]
+
+
+def _forward_chunked(q, k, v, mask, scale, clipped, p, seed):
+    out, minimum, denominator = fused.crab_forward(*_float32(q, k, v, mask), scale, clipped, p, int(seed.item()))
+    return out.to(q.dtype), q.new_empty(_EMPTY) if minimum is None else minimum, denominator
+
+
 @torch.library.custom_op("xct::crab_forward", mutates_args=())
 def crab_forward(
     q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], scale: float, clipped: bool, p: float, seed: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
-    out, minimum, denominator = fused.crab_forward(q, k, v, mask, scale, clipped, p, int(seed.item()))
-    return out, q.new_empty(_EMPTY) if minimum is None else minimum, denominator
+    return _forward_chunked(q, k, v, mask, scale, clipped, p, seed)
+
+
+@crab_forward.register_kernel("cuda")
+def _(q, k, v, mask, scale, clipped, p, seed):
+    if crab_gpu.usable(q):
+        return crab_gpu.module().forward(q, k, v, mask, scale, clipped, p, seed)
+    return _forward_chunked(q, k, v, mask, scale, clipped, p, seed)
 
 
 @crab_forward.register_fake
 def _(q, k, v, mask, scale, clipped, p, seed):
     batch, heads, n, _ = q.shape
-    minimum = q.new_empty(_EMPTY) if mask is None else q.new_empty(batch, heads, 1, 1)
-    return q.new_empty(batch, heads, n, v.shape[-1]), minimum, q.new_empty(batch, heads, n, 1)
+    stats = _stats_dtype(q)
+    minimum = q.new_empty(_EMPTY) if mask is None else q.new_empty(batch, heads, 1, 1, dtype=stats)
+    return q.new_empty(batch, heads, n, v.shape[-1]), minimum, q.new_empty(batch, heads, n, 1, dtype=stats)
+
+
+def _backward_chunked(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs):
+    del out  # the chunked path recomputes the row terms instead
+    grads = fused.crab_backward(
+        *_float32(grad_out, q, k, v, mask), _or_none(minimum), denominator, scale, clipped, p, int(seed.item()), needs
+    )
+    return tuple(q.new_empty(_EMPTY) if g is None else g.to(t.dtype) for g, t in zip(grads, (q, k, v, mask), strict=True))
 
 
 @torch.library.custom_op("xct::crab_backward", mutates_args=())
@@ -55,6 +88,7 @@ def crab_backward(
     k: Tensor,
     v: Tensor,
     mask: Optional[Tensor],
+    out: Tensor,
     minimum: Tensor,
     denominator: Tensor,
     scale: float,
@@ -63,30 +97,39 @@ def crab_backward(
     seed: Tensor,
     needs: list[bool],
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    grads = fused.crab_backward(
-        grad_out, q, k, v, mask, _or_none(minimum), denominator, scale, clipped, p, int(seed.item()), needs
+    return _backward_chunked(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs)
+
+
+@crab_backward.register_kernel("cuda")
+def _(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs):
+    if not crab_gpu.usable(q):
+        return _backward_chunked(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs)
+    grads = crab_gpu.module().backward(
+        grad_out, q, k, v, mask, out, _or_none(minimum), denominator, scale, clipped, p, seed, needs
     )
     return tuple(q.new_empty(_EMPTY) if g is None else g for g in grads)
 
 
 @crab_backward.register_fake
-def _(grad_out, q, k, v, mask, minimum, denominator, scale, clipped, p, seed, needs):
+def _(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs):
     wanted = zip((q, k, v, mask), needs, strict=True)
     return tuple(t.new_empty(t.shape) if want and t is not None else q.new_empty(_EMPTY) for t, want in wanted)
 
 
 def _crab_setup(ctx, inputs, output) -> None:
     q, k, v, mask, scale, clipped, p, seed = inputs
-    _, minimum, denominator = output
-    ctx.save_for_backward(q, k, v, mask, minimum, denominator, seed)
+    out, minimum, denominator = output
+    ctx.save_for_backward(q, k, v, mask, out, minimum, denominator, seed)
     ctx.scale, ctx.clipped, ctx.p = scale, clipped, p
 
 
 def _crab_grad(ctx, grad_out, _grad_minimum, _grad_denominator):
-    q, k, v, mask, minimum, denominator, seed = ctx.saved_tensors
+    q, k, v, mask, out, minimum, denominator, seed = ctx.saved_tensors
     needs = [bool(n) for n in ctx.needs_input_grad[:4]]
     needs[3] = needs[3] and mask is not None
-    grads = crab_backward(grad_out, q, k, v, mask, minimum, denominator, ctx.scale, ctx.clipped, ctx.p, seed, needs)
+    grads = crab_backward(
+        grad_out, q, k, v, mask, out, minimum, denominator, ctx.scale, ctx.clipped, ctx.p, seed, needs
+    )
     return *(g if want else None for g, want in zip(grads, needs, strict=True)), None, None, None, None
 
 

@@ -1,0 +1,142 @@
+"""CRAB's Triton kernels (the CUDA implementation of ``xct::crab_forward`` / ``crab_backward``)
+against the plain formula. Without a GPU they run on the CPU under Triton's interpreter."""
+
+import os
+
+import pytest
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # read when the kernels are defined
+pytest.importorskip("triton", reason="Triton is not installed (pip install -e '.[dev]' brings it)")
+
+from xct_estimators.nn import triton_crab  # noqa: E402
+from xct_estimators.nn.attention import normalise  # noqa: E402
+from xct_estimators.nn.fused import keep_masks  # noqa: E402
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+BLOCK = 16  # tiles smaller than the shapes below, so every kernel walks several and a ragged last one
+
+
+def plain(q, k, v, mask, scale, clipped, p, seed):
+    scores = (q @ k.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = mask * (scores - scores.amin(dim=(-2, -1), keepdim=True))
+    weights = normalise(scores, "absact_clipped" if clipped else "absact")
+    if p > 0:
+        weights = weights * keep_masks(weights.detach(), p, seed) / (1 - p)
+    return weights @ v
+
+
+def _inputs(b, h, n, m, d, use_mask, dtype=torch.float32, tie=False, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(b, h, rows, d, generator=generator) for rows in (n, m, m))
+    if tie:  # the smallest score four times: two equal queries against two equal keys
+        k[:, :, 0] = -3.0 * q[:, :, 0]
+        k[:, :, 1], q[:, :, 1] = k[:, :, 0], q[:, :, 0]
+    mask = torch.randn(h, n, n, generator=generator) * 0.5 if use_mask else None
+    return [None if t is None else t.to(DEVICE, dtype) for t in (q, k, v, mask)]
+
+
+def _kernel_grads(inputs, upstream, scale, clipped, p, seed):
+    q, k, v, mask = inputs
+    seed_tensor = torch.tensor([seed])
+    out, minimum, denominator = triton_crab.forward(q, k, v, mask, scale, clipped, p, seed_tensor, block=BLOCK)
+    needs = [True, True, True, mask is not None]
+    grads = triton_crab.backward(
+        upstream, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed_tensor, needs, block=BLOCK
+    )
+    return out, [g for g in grads if g is not None]
+
+
+def _plain_grads(inputs, upstream, scale, clipped, p, seed):
+    leaves = [t.detach().double().requires_grad_() for t in inputs if t is not None]
+    q, k, v, *mask = leaves
+    out = plain(q, k, v, mask[0] if mask else None, scale, clipped, p, seed)
+    return out, torch.autograd.grad(out, leaves, upstream.double())
+
+
+def _assert_close(actual, expected, tolerance, name):
+    """Relative to the reference's largest entry, so one tolerance fits every gradient."""
+    size = expected.abs().max().clamp_min(1e-12)
+    torch.testing.assert_close(actual.double() / size, expected / size, rtol=tolerance, atol=tolerance, msg=name)
+
+
+@pytest.mark.parametrize(
+    "shape,use_mask,clipped,p,tie",
+    [
+        ((2, 3, 40, 40, 8), True, False, 0.0, False),
+        ((2, 3, 40, 40, 8), True, False, 0.3, True),
+        ((3, 2, 37, 37, 20), True, True, 0.3, False),  # N and d off the block
+        ((1, 2, 33, 33, 16), True, True, 0.0, True),
+        ((2, 3, 40, 24, 8), False, False, 0.3, False),  # DeCoP: rectangular N x k, no mask
+        ((2, 2, 50, 17, 12), False, True, 0.0, False),
+    ],
+)
+def test_float32_outputs_and_gradients_equal_the_plain_formula(shape, use_mask, clipped, p, tie):
+    inputs = _inputs(*shape, use_mask, tie=tie)
+    b, h, n, _, d = shape
+    upstream = torch.randn(b, h, n, d, generator=torch.Generator().manual_seed(1)).to(DEVICE)
+    args = (0.5, clipped, p, 1234)
+    out, grads = _kernel_grads(inputs, upstream, *args)
+    ref_out, ref_grads = _plain_grads(inputs, upstream, *args)
+    _assert_close(out, ref_out, 1e-5, "output")
+    assert len(grads) == len(ref_grads) == (4 if use_mask else 3)
+    for name, grad, ref in zip("qkvm", grads, ref_grads, strict=False):
+        _assert_close(grad, ref, 1e-5, f"gradient of {name}")
+
+
+def test_the_minimum_gradient_is_split_among_ties():
+    """Four arg-min scores per (sample, head): a wrong split moves Q's and K's gradients."""
+    inputs = _inputs(2, 2, 20, 20, 8, True, tie=True)
+    q, k = inputs[:2]
+    scores = q @ k.transpose(-2, -1)
+    low = scores.amin(dim=(-2, -1), keepdim=True)
+    assert ((scores == low).sum(dim=(-2, -1)) == 4).all()
+    upstream = torch.randn(2, 2, 20, 8, generator=torch.Generator().manual_seed(2)).to(DEVICE)
+    _, grads = _kernel_grads(inputs, upstream, 1.0, False, 0.0, 0)
+    _, ref_grads = _plain_grads(inputs, upstream, 1.0, False, 0.0, 0)
+    for name, grad, ref in zip("qk", grads, ref_grads, strict=False):
+        _assert_close(grad, ref, 1e-5, f"gradient of {name}")
+
+
+@pytest.mark.parametrize("use_mask", [True, False])
+def test_dropout_keeps_the_cpu_kernels_entries(use_mask):
+    """With V the identity, O = K o Z / (D (1 - p)): its zeros are the dropped entries, which
+    must be the CPU kernel's (fused.keep_masks) for the same seed."""
+    b, h, n, m = 3, 2, 36, 36 if use_mask else 20
+    q, k, _, mask = _inputs(b, h, n, m, 8, use_mask)
+    identity = torch.eye(m, device=DEVICE).expand(b, h, m, m)
+    seed = 2**40 + 17
+    out, *_ = triton_crab.forward(q, k, identity, mask, 1.0, False, 0.4, torch.tensor([seed]), block=BLOCK)
+    expected = keep_masks(out.cpu(), 0.4, seed).bool()
+    assert torch.equal(out.cpu() != 0, expected)
+    assert 0.5 < expected.float().mean() < 0.7
+
+
+INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        pytest.param(
+            torch.bfloat16,
+            marks=pytest.mark.skipif(INTERPRETED, reason="Triton's interpreter multiplies bfloat16 as raw bits"),
+        ),
+        torch.float16,
+    ],
+)
+def test_half_inputs_accumulate_in_float32(dtype):
+    """bf16/fp16 Q, K, V with a float32 mask (what autocast hands over): float32 statistics,
+    outputs and gradients in each input's dtype, close to the float32 result."""
+    inputs = _inputs(2, 2, 40, 40, 16, True, seed=5)
+    q, k, v, mask = inputs
+    low = [t.to(dtype) for t in (q, k, v)] + [mask]
+    upstream = torch.randn(2, 2, 40, 16, generator=torch.Generator().manual_seed(3)).to(DEVICE)
+    out, grads = _kernel_grads(low, upstream.to(dtype), 1.0, False, 0.2, 9)
+    assert out.dtype == dtype and [g.dtype for g in grads] == [dtype, dtype, dtype, torch.float32]
+    ref_out, ref_grads = _plain_grads(low, upstream.to(dtype), 1.0, False, 0.2, 9)
+    _assert_close(out, ref_out, 3e-2, "output")
+    for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
+        _assert_close(grad, ref, 5e-2, f"gradient of {name}")

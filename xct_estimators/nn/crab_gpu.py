@@ -1,0 +1,58 @@
+"""Whether CRAB's Triton kernels (:mod:`.triton_crab`) run for a CUDA tensor.
+
+They need Triton (shipped with PyTorch's CUDA builds on Linux) and a GPU of compute capability
+7.0 or newer (8.0 for bfloat16). Elsewhere, or with ``XCT_TRITON=0``, CUDA tensors take the
+chunked PyTorch path of :mod:`.fused`: the same results, slower. Triton is imported on first use
+only, so the package imports and runs without it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from types import ModuleType
+from typing import Optional
+
+import torch
+
+SWITCH = "XCT_TRITON"
+
+_log = logging.getLogger(__name__)
+_loaded: dict[str, Optional[object]] = {}
+
+
+def module() -> Optional[ModuleType]:
+    """:mod:`.triton_crab`, or None where Triton is switched off or cannot be imported
+    (:func:`unavailable_reason` says why)."""
+    if "module" not in _loaded:
+        _loaded["module"], _loaded["reason"] = None, None
+        if os.environ.get(SWITCH, "1") == "0":
+            _loaded["reason"] = f"switched off by {SWITCH}=0"
+        else:
+            try:
+                from . import triton_crab
+
+                _loaded["module"] = triton_crab
+            except ImportError as error:
+                _loaded["reason"] = f"{type(error).__name__}: {error}"
+                _log.warning(
+                    "xct-estimators: Triton is unavailable (%s); CRAB runs as PyTorch operations on the GPU: "
+                    "same results, slower. Install PyTorch's CUDA build (it ships Triton), or set %s=0 to skip "
+                    "this message.",
+                    _loaded["reason"],
+                    SWITCH,
+                )
+    return _loaded["module"]  # type: ignore[return-value]
+
+
+def unavailable_reason() -> Optional[str]:
+    """Why :func:`module` returned None (None when it loaded or was not tried yet)."""
+    return _loaded.get("reason")  # type: ignore[return-value]
+
+
+def usable(q: torch.Tensor) -> bool:
+    """Whether the Triton kernels take CRAB's inputs like ``q`` (a CUDA tensor)."""
+    if not q.is_cuda or module() is None or q.dtype not in module().DTYPES:
+        return False
+    major, _ = torch.cuda.get_device_capability(q.device)
+    return major >= 8 or (major >= 7 and q.dtype != torch.bfloat16)

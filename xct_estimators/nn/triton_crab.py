@@ -1,0 +1,399 @@
+"""CRAB's fused chain as Triton kernels: the CUDA implementation of ``xct::crab_forward`` and
+``xct::crab_backward`` (:mod:`.ops`), computing what :mod:`.fused` computes on the CPU.
+
+Per (sample, head), with S = scale Q K^T (N x M), Z = M o (S - min S) + eps (or S + eps without a
+mask), D = rowsum |Z| + delta and the hashed keep mask K of :func:`.fused.keep_masks`::
+
+    O = (K o clamp(Z)) V / (D (1 - p))
+
+The numerator and D are sums over keys, so a program that owns a tile of query rows walks the
+key tiles once and accumulates both, with no rescaling; the global minimum is one more pass
+(:func:`_min_kernel`). No score matrix is ever written to memory.
+
+Backward (FlashAttention-2's shape, scores recomputed tile by tile). With G = dO / (D (1 - p))
+and r = rowsum(dO o O) / D (the AbsAct row term <G V^T o K, clamp(Z)> / D, read off the output):
+
+    dZ  = K o [Z >= 0 if clipped] o (G V^T) - sign(Z) r
+    dSh = dZ o M,  dM = sum over samples of dZ o (S - min S),  dV = (K o clamp(Z))^T G
+
+and the minimum's gradient, -sum dSh, goes to the arg-min scores split equally among ties (as
+``amin`` splits it): dS = dSh + c T with T the 0/1 tie matrix and c = -sum dSh / sum T, so
+dQ = scale (dSh K + c T K) and dK = scale (dSh^T Q + c T^T Q). One kernel owns key tiles (dK, dV,
+T^T Q), one owns query tiles (dQ, T K and the per-tile sums), and one owns a (query, key) tile of
+the mask and loops over the batch, so dM is summed in registers without a B x N x N buffer.
+
+Half-precision inputs (bf16, fp16) are multiplied on the tensor cores and accumulate in float32;
+the minimum, the denominators and every elementwise step are float32. Float32 products use TF32
+where ``torch.backends.cuda.matmul.allow_tf32`` says so (:func:`.precision.set_tf32`).
+
+Tests run these kernels on the CPU under Triton's interpreter (``TRITON_INTERPRET=1``).
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from .absact import ABSACT_DELTA, ABSACT_EPS
+
+#: Dtypes the kernels take (float64 runs the PyTorch path of :mod:`.fused`).
+DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+_GOLDEN = 0x9E3779B9
+
+
+@triton.jit
+def _mix32(x):
+    # The 32-bit avalanche mix of csrc/crab.cpp and fused._mix32 ("lowbias32").
+    x ^= x >> 16
+    x = x * 0x7FEB352D
+    x ^= x >> 15
+    x = x * 0x846CA68B
+    x ^= x >> 16
+    return x
+
+
+@triton.jit
+def _keep(seed_ptr, matrix, rows, cols, n_cols, threshold):
+    """The keep mask of entries (rows, cols) of matrix ``matrix`` (sample * H + head)."""
+    seed = tl.load(seed_ptr)
+    lo = (seed & 0xFFFFFFFF).to(tl.uint32)
+    hi = ((seed >> 32) & 0xFFFFFFFF).to(tl.uint32)
+    key = _mix32(_mix32(lo ^ _mix32(hi)) ^ matrix.to(tl.uint32))
+    index = (rows[:, None] * n_cols + cols[None, :]).to(tl.uint32)
+    return (_mix32(key + index * 0x9E3779B9) >> 16) >= threshold
+
+
+@triton.jit
+def _tile(ptr, rows, cols, stride_r, stride_c, n_rows, n_cols):
+    """A (rows, cols) tile, zero outside the matrix."""
+    inside = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    return tl.load(ptr + rows[:, None] * stride_r + cols[None, :] * stride_c, mask=inside, other=0.0)
+
+
+@triton.jit
+def _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK: tl.constexpr):
+    if HAS_MASK:
+        m_tile = _tile(Mask + h * sm_h, rows, cols, sm_n, sm_c, N, M).to(tl.float32)
+    else:
+        m_tile = tl.zeros((rows.shape[0], cols.shape[0]), tl.float32)
+    return m_tile
+
+
+@triton.jit
+def _low(Low, bh, HAS_MASK: tl.constexpr):
+    if HAS_MASK:
+        low = tl.load(Low + bh)
+    else:
+        low = 0.0
+    return low
+
+
+@triton.jit
+def _scores(q, k, scale, PRECISION: tl.constexpr):
+    return tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
+
+
+@triton.jit
+def _weights(s, m_tile, low, inside, HAS_MASK: tl.constexpr):
+    """Z = M o (S - min S) + eps (S + eps without a mask), zero outside the matrix."""
+    if HAS_MASK:
+        z = m_tile * (s - low) + ABSACT_EPS
+    else:
+        z = s + ABSACT_EPS
+    return tl.where(inside, z, 0.0)
+
+
+@triton.jit
+def _min_kernel(
+    Q, K, partial, sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, H, N, M, D, scale,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
+):  # fmt: skip
+    tile, bh = tl.program_id(0), tl.program_id(1)
+    b, h = bh // H, bh % H
+    rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims = tl.arange(0, BLOCK_D)
+    q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
+    low = tl.full((BLOCK_M,), float("inf"), tl.float32)
+    for start in range(0, M, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
+        s = _scores(q, k, scale, PRECISION)
+        inside = (rows[:, None] < N) & (cols[None, :] < M)
+        low = tl.minimum(low, tl.min(tl.where(inside, s, float("inf")), axis=1))
+    tl.store(partial + bh * tl.num_programs(0) + tile, tl.min(low, axis=0))
+
+
+@triton.jit
+def _forward_kernel(
+    Q, K, V, Mask, Low, Seed, Out, Den,
+    sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
+    so_b, so_h, so_n, so_d, H, N, M, D, DV, scale, threshold, inv_keep,
+    HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+    PRECISION: tl.constexpr,
+):  # fmt: skip
+    tile, bh = tl.program_id(0), tl.program_id(1)
+    b, h = bh // H, bh % H
+    rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
+    q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
+    low = _low(Low, bh, HAS_MASK)
+    acc = tl.zeros((BLOCK_M, BLOCK_DV), tl.float32)
+    den = tl.zeros((BLOCK_M,), tl.float32)
+    for start in range(0, M, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        inside = (rows[:, None] < N) & (cols[None, :] < M)
+        k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
+        m_tile = _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK)
+        z = _weights(_scores(q, k, scale, PRECISION), m_tile, low, inside, HAS_MASK)
+        den += tl.sum(tl.abs(z), axis=1)
+        if CLIPPED:
+            z = tl.maximum(z, 0.0)
+        if DROPOUT:
+            z = tl.where(_keep(Seed, bh, rows, cols, M, threshold), z, 0.0)
+        v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
+        acc += tl.dot(z.to(v.dtype), v, input_precision=PRECISION)
+    den += ABSACT_DELTA
+    out = acc * (inv_keep / den)[:, None]
+    inside_out = (rows[:, None] < N) & (vdims[None, :] < DV)
+    o_ptr = Out + b * so_b + h * so_h + rows[:, None] * so_n + vdims[None, :] * so_d
+    tl.store(o_ptr, out.to(Out.dtype.element_ty), mask=inside_out)
+    tl.store(Den + bh * N + rows, den, mask=rows < N)
+
+
+@triton.jit
+def _grad_scores(q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, M, scale, threshold,
+                 HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr, PRECISION: tl.constexpr):  # fmt: skip
+    """Recomputes a tile's scores; returns S, dZ and the dropped, clipped weights V saw."""
+    s = _scores(q, k, scale, PRECISION)
+    z = _weights(s, m_tile, low, inside, HAS_MASK)
+    seen = tl.maximum(z, 0.0) if CLIPPED else z
+    grad = tl.dot(g, tl.trans(v), input_precision=PRECISION)
+    if CLIPPED:
+        grad = tl.where(z >= 0.0, grad, 0.0)
+    if DROPOUT:
+        keep = _keep(Seed, bh, rows, cols, M, threshold)
+        seen = tl.where(keep, seen, 0.0)
+        grad = tl.where(keep, grad, 0.0)
+    sign = tl.where(z > 0.0, 1.0, tl.where(z < 0.0, -1.0, 0.0))
+    grad_z = tl.where(inside, grad - sign * delta[:, None], 0.0)
+    return s, grad_z, seen
+
+
+@triton.jit
+def _key_kernel(
+    Q, K, V, Mask, Low, Seed, G, Delta, GK, GV, TQ,
+    sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
+    sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold,
+    HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+    PRECISION: tl.constexpr,
+):  # fmt: skip
+    """dK (before the scale and the tie term), dV and T^T Q for one tile of keys."""
+    tile, bh = tl.program_id(0), tl.program_id(1)
+    b, h = bh // H, bh % H
+    cols = tile * BLOCK_N + tl.arange(0, BLOCK_N)
+    dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
+    k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
+    v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
+    low = _low(Low, bh, HAS_MASK)
+    grad_k = tl.zeros((BLOCK_N, BLOCK_D), tl.float32)
+    grad_v = tl.zeros((BLOCK_N, BLOCK_DV), tl.float32)
+    ties_q = tl.zeros((BLOCK_N, BLOCK_D), tl.float32)
+    for start in range(0, N, BLOCK_M):
+        rows = start + tl.arange(0, BLOCK_M)
+        inside = (rows[:, None] < N) & (cols[None, :] < M)
+        q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
+        g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
+        delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
+        m_tile = _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK)
+        s, grad_z, seen = _grad_scores(q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, M, scale,
+                                       threshold, HAS_MASK, CLIPPED, DROPOUT, PRECISION)  # fmt: skip
+        grad_v += tl.dot(tl.trans(seen.to(g.dtype)), g, input_precision=PRECISION)
+        grad_s = grad_z * m_tile if HAS_MASK else grad_z
+        grad_k += tl.dot(tl.trans(grad_s.to(q.dtype)), q, input_precision=PRECISION)
+        if HAS_MASK:
+            ties = tl.where(inside & (s == low), 1.0, 0.0)
+            if tl.sum(ties) > 0:  # rare: most tiles hold no arg-min score
+                ties_q += tl.dot(tl.trans(ties.to(q.dtype)), q, input_precision=PRECISION)
+    inside_k = (cols[:, None] < M) & (dims[None, :] < D)
+    at = bh * M * D + cols[:, None] * D + dims[None, :]
+    tl.store(GK + at, grad_k, mask=inside_k)
+    if HAS_MASK:
+        tl.store(TQ + at, ties_q, mask=inside_k)
+    inside_v = (cols[:, None] < M) & (vdims[None, :] < DV)
+    tl.store(GV + bh * M * DV + cols[:, None] * DV + vdims[None, :], grad_v.to(GV.dtype.element_ty), mask=inside_v)
+
+
+@triton.jit
+def _query_kernel(
+    Q, K, V, Mask, Low, Seed, G, Delta, GQ, TK, Total, Ties,
+    sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
+    sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold,
+    HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+    PRECISION: tl.constexpr,
+):  # fmt: skip
+    """dQ (before the scale and the tie term), T K, and this tile's sum of dSh and tie count."""
+    tile, bh = tl.program_id(0), tl.program_id(1)
+    b, h = bh // H, bh % H
+    rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
+    dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
+    q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
+    g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
+    delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
+    low = _low(Low, bh, HAS_MASK)
+    grad_q = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)
+    ties_k = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)
+    total = tl.zeros((BLOCK_M,), tl.float32)
+    count = tl.zeros((BLOCK_M,), tl.float32)
+    for start in range(0, M, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        inside = (rows[:, None] < N) & (cols[None, :] < M)
+        k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
+        v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
+        m_tile = _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK)
+        s, grad_z, _ = _grad_scores(q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, M, scale,
+                                    threshold, HAS_MASK, CLIPPED, DROPOUT, PRECISION)  # fmt: skip
+        grad_s = grad_z * m_tile if HAS_MASK else grad_z
+        grad_q += tl.dot(grad_s.to(k.dtype), k, input_precision=PRECISION)
+        if HAS_MASK:
+            total += tl.sum(grad_s, axis=1)
+            ties = tl.where(inside & (s == low), 1.0, 0.0)
+            count += tl.sum(ties, axis=1)
+            if tl.sum(ties) > 0:
+                ties_k += tl.dot(ties.to(k.dtype), k, input_precision=PRECISION)
+    inside_q = (rows[:, None] < N) & (dims[None, :] < D)
+    at = bh * N * D + rows[:, None] * D + dims[None, :]
+    tl.store(GQ + at, grad_q, mask=inside_q)
+    if HAS_MASK:
+        tl.store(TK + at, ties_k, mask=inside_q)
+        tl.store(Total + bh * tl.num_programs(0) + tile, tl.sum(total, axis=0))
+        tl.store(Ties + bh * tl.num_programs(0) + tile, tl.sum(count, axis=0))
+
+
+@triton.jit
+def _mask_kernel(
+    Q, K, V, Mask, Low, Seed, G, Delta, GM, B,
+    sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
+    sg_b, sg_h, sg_n, sg_d, H, N, D, DV, scale, threshold,
+    CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+    PRECISION: tl.constexpr,
+):  # fmt: skip
+    """dM for one (query, key) tile of one head's mask, summed over the batch in registers."""
+    row_tile, col_tile, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    rows = row_tile * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = col_tile * BLOCK_N + tl.arange(0, BLOCK_N)
+    dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
+    inside = (rows[:, None] < N) & (cols[None, :] < N)
+    m_tile = _tile(Mask + h * sm_h, rows, cols, sm_n, sm_c, N, N).to(tl.float32)
+    grad_m = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
+    for b in range(0, B):
+        bh = b * H + h
+        q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
+        k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, N, D)
+        g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
+        v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, N, DV)
+        delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
+        low = tl.load(Low + bh)
+        s, grad_z, _ = _grad_scores(q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, N, scale,
+                                    threshold, True, CLIPPED, DROPOUT, PRECISION)  # fmt: skip
+        grad_m += grad_z * (s - low)
+    at = h * N * N + rows[:, None] * N + cols[None, :]
+    tl.store(GM + at, grad_m.to(GM.dtype.element_ty), mask=inside)
+
+
+def _block(size: int) -> int:
+    return max(16, triton.next_power_of_2(size))
+
+
+def _precision(q: torch.Tensor) -> str:
+    if q.dtype == torch.float32 and q.is_cuda and torch.backends.cuda.matmul.allow_tf32:
+        return "tf32"
+    return "ieee"
+
+
+def _threshold(p: float) -> int:
+    return round(p * 65536)
+
+
+def _strides(t: torch.Tensor) -> tuple[int, ...]:
+    return tuple(t.stride())
+
+
+def _mask_strides(mask) -> tuple[int, int, int]:
+    return (0, 0, 0) if mask is None else _strides(mask)
+
+
+def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Tensor, block: int = 64):
+    """The operator's outputs: O in Q's dtype, and the float32 minimum (B, H, 1, 1) (empty
+    without a mask) and denominators (B, H, N, 1)."""
+    batch, heads, n, d = q.shape
+    cols, dv = k.shape[-2], v.shape[-1]
+    stats = dict(dtype=torch.float32, device=q.device)
+    low = torch.empty(batch * heads, **stats)
+    grid = (triton.cdiv(n, block), batch * heads)
+    common = dict(BLOCK_M=block, BLOCK_N=block, BLOCK_D=_block(d), PRECISION=_precision(q))
+    if mask is not None:
+        partial = torch.empty(batch * heads, grid[0], **stats)
+        _min_kernel[grid](q, k, partial, *_strides(q), *_strides(k), heads, n, cols, d, scale, **common)
+        torch.amin(partial, dim=1, out=low)
+    out = torch.empty(batch, heads, n, dv, dtype=q.dtype, device=q.device)
+    denominator = torch.empty(batch, heads, n, 1, **stats)
+    _forward_kernel[grid](
+        q, k, v, mask, low, seed.to(q.device), out, denominator,
+        *_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(out),
+        heads, n, cols, d, dv, scale, _threshold(p), 1.0 / (1.0 - p),
+        HAS_MASK=mask is not None, CLIPPED=clipped, DROPOUT=p > 0.0, BLOCK_DV=_block(dv), **common,
+    )  # fmt: skip
+    minimum = low.view(batch, heads, 1, 1) if mask is not None else low.new_empty(0)
+    return out, minimum, denominator
+
+
+def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs, block: int = 64):
+    """Gradients at Q, K, V and the mask (each in its input's dtype), or None where ``needs``
+    says it is not wanted."""
+    batch, heads, n, d = q.shape
+    cols, dv = k.shape[-2], v.shape[-1]
+    has_mask = mask is not None
+    seed = seed.to(q.device)
+    grad_out = grad_out.float()
+    delta = (grad_out * out.float()).sum(-1).div_(denominator.squeeze(-1))  # r, (B, H, N)
+    g = (grad_out / (denominator * (1.0 - p))).to(v.dtype)
+    low = minimum.view(-1) if has_mask else delta.new_empty(1)
+    stats = dict(dtype=torch.float32, device=q.device)
+    dims = dict(BLOCK_M=block, BLOCK_N=block, BLOCK_D=_block(d), BLOCK_DV=_block(dv), PRECISION=_precision(q))
+    flags = dict(CLIPPED=clipped, DROPOUT=p > 0.0, **dims)
+    strides = (*_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g))
+    sizes = (heads, n, cols, d, dv, scale, _threshold(p))
+    grad_k = torch.empty(batch, heads, cols, d, **stats)
+    ties_q = torch.empty_like(grad_k) if has_mask else grad_k
+    grad_v = torch.empty(batch, heads, cols, dv, dtype=v.dtype, device=q.device)
+    _key_kernel[(triton.cdiv(cols, block), batch * heads)](
+        q, k, v, mask, low, seed, g, delta, grad_k, grad_v, ties_q, *strides, *sizes, HAS_MASK=has_mask, **flags
+    )
+    query_tiles = triton.cdiv(n, block)
+    grad_q = torch.empty(batch, heads, n, d, **stats)
+    ties_k = torch.empty_like(grad_q) if has_mask else grad_q
+    total = torch.empty(batch, heads, query_tiles, **stats)
+    count = torch.empty_like(total)
+    _query_kernel[(query_tiles, batch * heads)](
+        q, k, v, mask, low, seed, g, delta, grad_q, ties_k, total, count, *strides, *sizes, HAS_MASK=has_mask, **flags
+    )
+    grad_mask = None
+    if has_mask:
+        # Ties are found again by exact comparison; a (sample, head) with none adds zero terms.
+        share = total.sum(-1).neg_().div_(count.sum(-1).clamp_min_(1.0))[..., None, None]
+        grad_q.addcmul_(share, ties_k)
+        grad_k.addcmul_(share, ties_q)
+        if needs[3]:
+            grad_mask = torch.empty(mask.shape, dtype=mask.dtype, device=q.device)
+            _mask_kernel[(query_tiles, query_tiles, heads)](
+                q, k, v, mask, low, seed, g, delta, grad_mask, batch, *strides,
+                heads, n, d, dv, scale, _threshold(p), **flags,
+            )  # fmt: skip
+    grad_q = grad_q.mul_(scale).to(q.dtype) if needs[0] else None
+    grad_k = grad_k.mul_(scale).to(k.dtype) if needs[1] else None
+    return grad_q, grad_k, grad_v if needs[2] else None, grad_mask
