@@ -4,6 +4,11 @@ from pathlib import Path
 import pytest
 import torch
 
+# Without a GPU, the Triton kernels' tests run under Triton's interpreter, which must be chosen
+# before anything (torch.compile among them) imports Triton.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
 # On 2 cores, intra-op threads oversubscribe with pytest and sktime's checks (15x slower).
 torch.set_num_threads(1)
 

@@ -158,15 +158,25 @@ def test_network_gradients_equal_the_plain_path(switches, path):
         torch.testing.assert_close(a.grad, b.grad, rtol=1e-9, atol=1e-12, msg=name)
 
 
-def test_softmax_and_autocast_take_the_plain_path():
+def test_softmax_takes_the_plain_path_and_autocast_the_fused_one(monkeypatch):
+    from xct_estimators.nn import ops
     from xct_estimators.nn.attention import CRABAttention
 
     assert not CRABAttention(8, 1, 10, activation="softmax", fused=True).fused
+    torch.manual_seed(0)
     layer = CRABAttention(8, 1, 10, fused=True)
     x = torch.randn(2, 10, 8)
+    calls = []
+    monkeypatch.setattr(ops, "crab", lambda *a, f=ops.crab: calls.append(a[0].dtype) or f(*a))
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = layer(x)
-    assert out.dtype == torch.bfloat16  # the plain path's float32 normalisation, cast back
+    assert calls == [torch.bfloat16] and out.dtype == torch.bfloat16
+    out.float().sum().backward()
+    assert layer.mask.grad.dtype == torch.float32 and torch.isfinite(layer.mask.grad).all()
+    layer.fused = False
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        plain = layer(x)  # the plain path normalises in float32 too: the two agree to bf16's resolution
+    torch.testing.assert_close(out.float(), plain.float(), rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.parametrize("chunk", [144, 288, 576, 1152])

@@ -1,13 +1,12 @@
 """CRAB's Triton kernels (the CUDA implementation of ``xct::crab_forward`` / ``crab_backward``)
-against the plain formula. Without a GPU they run on the CPU under Triton's interpreter."""
+against the plain formula. Without a GPU they run on the CPU under Triton's interpreter
+(``TRITON_INTERPRET=1``, set by conftest.py before Triton is first imported)."""
 
 import os
 
 import pytest
 import torch
 
-if not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")  # read when the kernels are defined
 pytest.importorskip("triton", reason="Triton is not installed (pip install -e '.[dev]' brings it)")
 
 from xct_estimators.nn import triton_crab  # noqa: E402
