@@ -58,6 +58,21 @@ def test_compiled_outputs_and_gradients_equal_eager(name, path):
         torch.testing.assert_close(grads[n], p.grad, rtol=0, atol=1e-5, msg=n)
 
 
+@pytest.mark.parametrize("name", ["reconstruct", "decop"])
+def test_mixed_precision_traces_the_fused_operator_as_one_graph(name):
+    """Under bf16 autocast the fused operator runs too (it used to send autocast to the plain
+    path), and its fake version gives the compiler float32 statistics."""
+    net, inputs = _net_and_inputs(name, dropout=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        explained = torch._dynamo.explain(net.train())(*inputs)
+        graph = "".join(str(g.graph) for g in explained.graphs)
+        out = torch.compile(net, backend="aot_eager", fullgraph=True)(*inputs)
+    assert explained.graph_count == 1 and explained.graph_break_count == 0, explained.break_reasons
+    assert "crab_forward" in graph
+    out.float().sum().backward()
+    assert all(torch.isfinite(p.grad).all() for p in net.parameters() if p.grad is not None)
+
+
 def test_inductor_compiles_a_training_step():
     """The real compiler (inductor, C++ on CPU), not only the tracing: forward and backward."""
     net, inputs = _net_and_inputs("forecast")

@@ -200,7 +200,8 @@ def _key_kernel(
     low = _low(Low, bh, HAS_MASK)
     grad_k = tl.zeros((BLOCK_N, BLOCK_D), tl.float32)
     grad_v = tl.zeros((BLOCK_N, BLOCK_DV), tl.float32)
-    ties_q = tl.zeros((BLOCK_N, BLOCK_D), tl.float32)
+    inside_k = (cols[:, None] < M) & (dims[None, :] < D)
+    at = bh * M * D + cols[:, None] * D + dims[None, :]
     for start in range(0, N, BLOCK_M):
         rows = start + tl.arange(0, BLOCK_M)
         inside = (rows[:, None] < N) & (cols[None, :] < M)
@@ -215,13 +216,10 @@ def _key_kernel(
         grad_k += tl.dot(tl.trans(grad_s.to(q.dtype)), q, input_precision=PRECISION)
         if HAS_MASK:
             ties = tl.where(inside & (s == low), 1.0, 0.0)
-            if tl.sum(ties) > 0:  # rare: most tiles hold no arg-min score
-                ties_q += tl.dot(tl.trans(ties.to(q.dtype)), q, input_precision=PRECISION)
-    inside_k = (cols[:, None] < M) & (dims[None, :] < D)
-    at = bh * M * D + cols[:, None] * D + dims[None, :]
+            if tl.sum(ties) > 0:  # rare: added to memory this program owns, not kept in registers
+                ties_q = tl.dot(tl.trans(ties.to(q.dtype)), q, input_precision=PRECISION)
+                tl.store(TQ + at, tl.load(TQ + at, mask=inside_k) + ties_q, mask=inside_k)
     tl.store(GK + at, grad_k, mask=inside_k)
-    if HAS_MASK:
-        tl.store(TQ + at, ties_q, mask=inside_k)
     inside_v = (cols[:, None] < M) & (vdims[None, :] < DV)
     tl.store(GV + bh * M * DV + cols[:, None] * DV + vdims[None, :], grad_v.to(GV.dtype.element_ty), mask=inside_v)
 
@@ -245,7 +243,8 @@ def _query_kernel(
     delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
     low = _low(Low, bh, HAS_MASK)
     grad_q = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)
-    ties_k = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)
+    inside_q = (rows[:, None] < N) & (dims[None, :] < D)
+    at = bh * N * D + rows[:, None] * D + dims[None, :]
     total = tl.zeros((BLOCK_M,), tl.float32)
     count = tl.zeros((BLOCK_M,), tl.float32)
     for start in range(0, M, BLOCK_N):
@@ -263,12 +262,10 @@ def _query_kernel(
             ties = tl.where(inside & (s == low), 1.0, 0.0)
             count += tl.sum(ties, axis=1)
             if tl.sum(ties) > 0:
-                ties_k += tl.dot(ties.to(k.dtype), k, input_precision=PRECISION)
-    inside_q = (rows[:, None] < N) & (dims[None, :] < D)
-    at = bh * N * D + rows[:, None] * D + dims[None, :]
+                ties_k = tl.dot(ties.to(k.dtype), k, input_precision=PRECISION)
+                tl.store(TK + at, tl.load(TK + at, mask=inside_q) + ties_k, mask=inside_q)
     tl.store(GQ + at, grad_q, mask=inside_q)
     if HAS_MASK:
-        tl.store(TK + at, ties_k, mask=inside_q)
         tl.store(Total + bh * tl.num_programs(0) + tile, tl.sum(total, axis=0))
         tl.store(Ties + bh * tl.num_programs(0) + tile, tl.sum(count, axis=0))
 
@@ -309,6 +306,14 @@ def _block(size: int) -> int:
     return max(16, triton.next_power_of_2(size))
 
 
+def _tiling(head_width: int, block) -> dict:
+    """Tile sizes and warps: narrower tiles and more warps for wide heads, so that a program's
+    accumulators stay in registers. ``block`` overrides the tile size (tests use small ones)."""
+    wide = _block(head_width) > 64
+    block = block or (32 if wide else 64)
+    return dict(BLOCK_M=block, BLOCK_N=block, num_warps=8 if wide else 4, num_stages=2)
+
+
 def _precision(q: torch.Tensor) -> str:
     if q.dtype == torch.float32 and q.is_cuda and torch.backends.cuda.matmul.allow_tf32:
         return "tf32"
@@ -327,15 +332,15 @@ def _mask_strides(mask) -> tuple[int, int, int]:
     return (0, 0, 0) if mask is None else _strides(mask)
 
 
-def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Tensor, block: int = 64):
+def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Tensor, block=None):
     """The operator's outputs: O in Q's dtype, and the float32 minimum (B, H, 1, 1) (empty
     without a mask) and denominators (B, H, N, 1)."""
     batch, heads, n, d = q.shape
     cols, dv = k.shape[-2], v.shape[-1]
     stats = dict(dtype=torch.float32, device=q.device)
     low = torch.empty(batch * heads, **stats)
-    grid = (triton.cdiv(n, block), batch * heads)
-    common = dict(BLOCK_M=block, BLOCK_N=block, BLOCK_D=_block(d), PRECISION=_precision(q))
+    common = dict(**_tiling(max(d, dv), block), BLOCK_D=_block(d), PRECISION=_precision(q))
+    grid = (triton.cdiv(n, common["BLOCK_M"]), batch * heads)
     if mask is not None:
         partial = torch.empty(batch * heads, grid[0], **stats)
         _min_kernel[grid](q, k, partial, *_strides(q), *_strides(k), heads, n, cols, d, scale, **common)
@@ -352,7 +357,7 @@ def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Te
     return out, minimum, denominator
 
 
-def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs, block: int = 64):
+def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs, block=None):
     """Gradients at Q, K, V and the mask (each in its input's dtype), or None where ``needs``
     says it is not wanted."""
     batch, heads, n, d = q.shape
@@ -364,19 +369,21 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
     g = (grad_out / (denominator * (1.0 - p))).to(v.dtype)
     low = minimum.view(-1) if has_mask else delta.new_empty(1)
     stats = dict(dtype=torch.float32, device=q.device)
-    dims = dict(BLOCK_M=block, BLOCK_N=block, BLOCK_D=_block(d), BLOCK_DV=_block(dv), PRECISION=_precision(q))
+    tiling = _tiling(max(d, dv), block)
+    block = tiling["BLOCK_M"]
+    dims = dict(**tiling, BLOCK_D=_block(d), BLOCK_DV=_block(dv), PRECISION=_precision(q))
     flags = dict(CLIPPED=clipped, DROPOUT=p > 0.0, **dims)
     strides = (*_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g))
     sizes = (heads, n, cols, d, dv, scale, _threshold(p))
     grad_k = torch.empty(batch, heads, cols, d, **stats)
-    ties_q = torch.empty_like(grad_k) if has_mask else grad_k
+    ties_q = torch.zeros_like(grad_k) if has_mask else grad_k
     grad_v = torch.empty(batch, heads, cols, dv, dtype=v.dtype, device=q.device)
     _key_kernel[(triton.cdiv(cols, block), batch * heads)](
         q, k, v, mask, low, seed, g, delta, grad_k, grad_v, ties_q, *strides, *sizes, HAS_MASK=has_mask, **flags
     )
     query_tiles = triton.cdiv(n, block)
     grad_q = torch.empty(batch, heads, n, d, **stats)
-    ties_k = torch.empty_like(grad_q) if has_mask else grad_q
+    ties_k = torch.zeros_like(grad_q) if has_mask else grad_q
     total = torch.empty(batch, heads, query_tiles, **stats)
     count = torch.empty_like(total)
     _query_kernel[(query_tiles, batch * heads)](
