@@ -1,0 +1,36 @@
+"""Which path CRAB takes on a GPU: the Triton kernels where they can run, else the chunked
+PyTorch operations, and the package imports either way."""
+
+import subprocess
+import sys
+
+import torch
+
+from xct_estimators.nn import crab_gpu
+
+
+def test_cpu_tensors_never_take_the_triton_kernels():
+    assert not crab_gpu.usable(torch.zeros(1))
+
+
+def test_without_triton_the_package_works_and_says_why(tmp_path):
+    """Triton blocked at import: the network still trains on the CPU, and the GPU switch reports the
+    reason instead of raising."""
+    code = (
+        "import sys; sys.modules['triton'] = None\n"
+        "import torch\n"
+        "from xct_estimators.nn import XCTFormerConfig, XCTFormerNet, crab_gpu\n"
+        "net = XCTFormerNet(XCTFormerConfig(32, 2, 8, patch_len=8, stride=4, d_model=8, n_heads=1, d_ff=16))\n"
+        "net(torch.randn(2, 32, 2)).sum().backward()\n"
+        "assert crab_gpu.module() is None\n"
+        "print(crab_gpu.unavailable_reason())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "import of triton halted" in done.stdout and "Triton is unavailable" in done.stderr
+
+
+def test_the_switch_turns_the_kernels_off(monkeypatch):
+    monkeypatch.setattr(crab_gpu, "_loaded", {})
+    monkeypatch.setenv(crab_gpu.SWITCH, "0")
+    assert crab_gpu.module() is None and crab_gpu.unavailable_reason() == "switched off by XCT_TRITON=0"
