@@ -59,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from xct_estimators.nn import (  # noqa: E402
     XCTFormerNet,
+    crab_gpu,
     crab_kernel,
     get_preset,
     memory,  # noqa: E402
@@ -67,6 +68,7 @@ from xct_estimators.nn import (  # noqa: E402
 #: (name, preset dataset, task, horizon) of every network measured; the paper-scale ones first,
 #: so that their compiled runs start inside the time budget.
 PRESETS = [
+    ("Weather imputation", "Weather", "impute", None),
     ("ETTh1 imputation", "ETTh1", "impute", None),
     ("MSL anomaly", "MSL", "anomaly", None),
     ("ETTh1 forecast", "ETTh1", "forecast", 96),
@@ -76,7 +78,7 @@ PRESETS = [
 PARITY = ("ETTh1 forecast", "ETTh1 imputation", "MSL anomaly")
 PAPER_SCALE = ("ETTh1 imputation", "MSL anomaly")
 SMOKE_ARCH = dict(d_model=8, n_heads=1, d_ff=16, e_layers=1)
-MODES = ("fp32", "fp32 plain", "fp32+compile", "bf16", "bf16+compile")
+MODES = ("fp32", "fp32 plain", "fp32+compile", "bf16", "bf16+compile", "bf16+compile plain")
 #: Fused-path chunk sizes (scores per chunk on the device) also measured for the paper-scale networks.
 CHUNK_MODES = {"fp32 chunk 2^20": 2**20, "fp32 chunk 2^27": 2**27}
 INFERENCE_MODES = ("fp32", "fp32 plain", *CHUNK_MODES)
@@ -108,7 +110,8 @@ def environment() -> dict:
         "fused CRAB on CPU": "C++ kernel"
         if crab_kernel.load() is not None
         else f"PyTorch operations ({crab_kernel.unavailable_reason()})",
-        "fused CRAB on the device": "PyTorch operations",
+        "fused CRAB on the device": _device_path(),
+        "TF32 matrix products": torch.backends.cuda.matmul.allow_tf32,
         "fused chunk scores (CPU, device)": (memory.chunk_scores("cpu"), memory.chunk_scores("cuda")),
         "git commit": _git_commit(),
     }
@@ -118,6 +121,110 @@ def environment() -> dict:
         except Exception as error:  # a missing library is a finding, not a crash
             env[name] = f"not importable ({type(error).__name__})"
     return env
+
+
+def _device_path() -> str:
+    if not torch.cuda.is_available():
+        return "no GPU"
+    if crab_gpu.usable(torch.empty(0, device="cuda")):
+        return "Triton kernels"
+    return f"PyTorch operations ({crab_gpu.unavailable_reason() or 'GPU too old for Triton'})"
+
+
+#: Dense bf16 peak, TFLOP/s, by a part of the GPU's name (vendor datasheets; SXM parts).
+BF16_PEAK_TFLOPS = {"H100 80GB HBM3": 989.0, "H100 SXM": 989.0, "H200": 989.0, "H100 PCIe": 756.0, "A100": 312.0}
+#: The CRAB layer measured on its own: the Weather imputation preset's attention.
+KERNEL_PRESET = ("Weather imputation", "Weather", "impute", None)
+
+
+def _bf16_peak(device: str):
+    name = torch.cuda.get_device_name(0) if device == "cuda" else ""
+    return next((peak for part, peak in BF16_PEAK_TFLOPS.items() if part in name), None)
+
+
+def _crab_inputs(batch, heads, n, cols, d, device, dtype, tie=False, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(batch, heads, rows, d, generator=generator) for rows in (n, cols, cols))
+    if tie:  # the smallest score four times per (sample, head)
+        k[:, :, 0] = -3.0 * q[:, :, 0]
+        k[:, :, 1], q[:, :, 1] = k[:, :, 0], q[:, :, 0]
+    mask = torch.randn(heads, n, n, generator=generator) * 0.5 if n == cols else None
+    return [None if t is None else t.to(device, dtype).requires_grad_() for t in (q, k, v, mask)]
+
+
+def _plain_crab(q, k, v, mask, p, seed):
+    from xct_estimators.nn.attention import weights_in_float32
+    from xct_estimators.nn.fused import keep_masks
+
+    weights = weights_in_float32(q @ k.transpose(-2, -1), mask, "absact")
+    if p > 0:
+        weights = weights * keep_masks(weights.detach(), p, seed) / (1 - p)
+    return weights @ v
+
+
+def _fused_crab(q, k, v, mask, p, seed):
+    from xct_estimators.nn import ops
+
+    return ops.crab(q, k, v, mask, 1.0, False, p, torch.tensor([seed]))
+
+
+def kernel_correctness(device: str, smoke: bool) -> list[dict]:
+    """The fused operator (Triton on a GPU) against the plain formula in float64, TF32 off:
+    the largest error of the output and each gradient, relative to the reference's largest entry."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    n = 40 if smoke else 300
+    rows = []
+    for name, shape, p, tie in [("masked, ties, dropout", (2, 2, n, n, 32), 0.3, True), ("DeCoP N x k", (2, 2, n, 24, 32), 0.3, False)]:  # fmt: skip
+        inputs = [t for t in _crab_inputs(*shape, device, torch.float32, tie=tie) if t is not None]
+        upstream = torch.randn(*shape[:3], shape[4], device=device)
+        results = []
+        for fn, dtype in ((_fused_crab, torch.float32), (_plain_crab, torch.float64)):
+            leaves = [t.detach().to(dtype).requires_grad_() for t in inputs]
+            out = fn(*leaves[:3], leaves[3] if len(leaves) == 4 else None, p, 7)
+            results.append([out, *torch.autograd.grad(out, leaves, upstream.to(dtype))])
+        errors = {
+            what: float((a.detach().double() - b.detach()).abs().max() / b.detach().abs().max())
+            for what, a, b in zip(("output", "dQ", "dK", "dV", "dM"), *results, strict=False)
+        }
+        rows.append({"case": name, "shape": shape, "errors": errors, "ok": max(errors.values()) < 1e-4})
+    return rows
+
+
+def kernel_speed(device: str, smoke: bool, repeats: int, warmup: int) -> list[dict]:
+    """One CRAB layer's forward and backward in bf16 at the Weather imputation shape: the fused
+    operator against the plain path compiled, with the plain formula's FLOPs."""
+    config, batch, _ = build(*KERNEL_PRESET[1:], smoke)
+    heads, n, d = config.n_heads, config.n_tokens, config.d_model // config.n_heads
+    flops = 12 * batch * heads * n * n * d  # Q K^T and W V forward; dV, G V^T, dQ, dK backward
+    peak = _bf16_peak(device)
+    rows = []
+    plain = ("plain", _plain_crab) if smoke else ("plain+compile", torch.compile(_plain_crab))
+    for name, fn in (("fused", _fused_crab), plain):
+        q, k, v, mask = _crab_inputs(batch, heads, n, n, d, device, torch.bfloat16)
+        mask = mask.detach().float().requires_grad_()
+        upstream = torch.randn(batch, heads, n, d, device=device, dtype=torch.bfloat16)
+        _reset_peak(device)
+        times = []
+        for step in range(warmup + repeats):
+            start = time.perf_counter()
+            torch.autograd.backward(fn(q, k, v, mask, config.attn_dropout, 7), upstream)
+            _sync(device)
+            if step >= warmup:
+                times.append(time.perf_counter() - start)
+        seconds = float(np.median(times))
+        rows.append(
+            {
+                "path": name,
+                "shape": (batch, heads, n, d),
+                "ms": seconds * 1e3,
+                "tflops": flops / seconds / 1e12,
+                "peak_tflops": peak,
+                "percent_of_peak": None if peak is None else 100 * flops / seconds / 1e12 / peak,
+                "peak_mb": _peak_mb(device),
+            }
+        )
+        print(f"CRAB layer {name}: {rows[-1]}", flush=True)
+    return rows
 
 
 def _inputs(config, batch: int, seed: int = 0):
@@ -183,7 +290,7 @@ def _sync(device: str) -> None:
 
 def _variant(config, mode: str):
     """The network config a mode runs (the plain path for "fp32 plain")."""
-    return config.replace(fused_attention=False) if mode == "fp32 plain" else config
+    return config.replace(fused_attention=False) if mode.endswith("plain") else config
 
 
 def _chunk_size(mode: str):
@@ -231,7 +338,7 @@ def step_time(config, batch: int, lr: float, device: str, mode: str, repeats: in
     torch.manual_seed(0)
     net = XCTFormerNet(_variant(config, mode)).to(device).train()
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
-    model = torch.compile(net) if mode.endswith("compile") else net
+    model = torch.compile(net) if "compile" in mode else net
     x, y = (t.to(device) for t in _inputs(config, batch))
     with _chunk_size(mode):
         _reset_peak(device)
@@ -484,6 +591,20 @@ def markdown(report: dict) -> str:
     mode = "smoke (tiny sizes)" if report["smoke"] else "full"
     lines = ["# GPU check", "", f"mode: {mode}, device: {report['device']}", "", "## Environment", ""]
     lines += [f"- {k}: {v}" for k, v in report["environment"].items()]
+    lines += ["", "## CRAB kernel against the plain formula (float64 reference, TF32 off)", ""]
+    lines += ["| case | shape (B, H, N, M, d) | largest relative errors | within 1e-4 |", "|---|---|---|---|"]
+    for r in report.get("kernel_correctness", []):
+        errors = ", ".join(f"{k} {v:.1e}" for k, v in r["errors"].items())
+        lines.append(f"| {r['case']} | {tuple(r['shape'])} | {errors} | {r['ok']} |")
+    lines += ["", "## One CRAB layer, forward and backward in bf16 (Weather imputation shape)", ""]
+    lines += ["| path | shape (B, H, N, d) | ms | TFLOP/s | peak used | % of peak | peak MiB |", "|---" * 7 + "|"]
+    for r in report.get("kernel_speed", []):
+        percent = "-" if r["percent_of_peak"] is None else f"{r['percent_of_peak']:.1f}"
+        memory_mb = "-" if r["peak_mb"] is None else f"{r['peak_mb']:.0f}"
+        lines.append(
+            f"| {r['path']} | {tuple(r['shape'])} | {r['ms']:.2f} | {r['tflops']:.1f} | "
+            f"{r['peak_tflops'] or 'unknown'} | {percent} | {memory_mb} |"
+        )
     lines += [
         "",
         "## CPU vs device parity (fp32, TF32 off, eval mode)",
@@ -500,9 +621,8 @@ def markdown(report: dict) -> str:
         "",
         "## Training step (forward, backward, Adam) at the preset's batch size",
         "",
-        "fp32 is the default (fused CRAB); fp32 plain: `fused_attention=False`; bf16 runs the plain path "
-        "(autocast); chunk: the fused path with that many scores per chunk. Milliseconds, median; "
-        "peak device memory in MiB in brackets.",
+        "fp32 and bf16 are the default (fused CRAB); plain: `fused_attention=False`; chunk: the fused "
+        "path with that many scores per chunk. Milliseconds, median; peak device memory in MiB in brackets.",
         "",
         "| preset | batch | tokens | GFLOP/step | "
         + " | ".join(modes)
@@ -631,6 +751,12 @@ def main(argv=None) -> int:
         "--preset", choices=PAPER_SCALE, default=None, help="with --short-training-only: one network (default: both)"
     )
     parser.add_argument("--steps", type=int, default=60, help="with --short-training-only: training steps")
+    parser.add_argument(
+        "--kernel-only",
+        action="store_true",
+        help="only the CRAB kernel's correctness and speed, and the training steps of the Weather and ETTh1 "
+        "imputation networks (a few minutes on one GPU)",
+    )
     args = parser.parse_args(argv)
     if args.short_training_only:
         return short_training_only(args)
@@ -643,9 +769,15 @@ def main(argv=None) -> int:
     cases = {name: (name, *build(ds, task, h, args.smoke)) for name, ds, task, h in PRESETS}
     report = {"smoke": args.smoke, "device": device, "environment": environment()}
     report["environment"]["command"] = " ".join(["benchmarks/gpu_check.py", *(sys.argv[1:] if argv is None else argv)])
+    report["kernel_correctness"] = kernel_correctness(device, args.smoke)
+    print(f"kernel correctness: {report['kernel_correctness']}", flush=True)
+    report["kernel_speed"] = kernel_speed(device, args.smoke, repeats, warmup)
+    report["steps"], report["short_training"], report["profiles"] = [], [], {}
+    save(report, output, start)
+    if args.kernel_only:
+        return kernel_only(report, cases, device, compile_ok, repeats, warmup, output, start)
     report["parity"] = parity([(n, c, b) for n, c, b, _ in (cases[p] for p in PARITY)], device)
     print(f"parity: {report['parity']}", flush=True)
-    report["steps"], report["short_training"], report["profiles"] = [], [], {}
     save(report, output, start)
     for name, config, batch, lr in cases.values():
         flops = count_flops(config, batch, device)
@@ -661,7 +793,7 @@ def main(argv=None) -> int:
         report["steps"].append(row)
         modes = MODES + (tuple(CHUNK_MODES) if name in PAPER_SCALE else ())
         for mode in modes:
-            if mode.endswith("compile"):
+            if "compile" in mode:
                 wanted = compile_ok and (args.compile_all or name in PAPER_SCALE)
                 if wanted and time.perf_counter() - start > args.budget_s / 2:  # ~a minute per network
                     report.setdefault("notes", []).append(f"{name}: compile skipped, past half the time budget")
@@ -704,7 +836,34 @@ def main(argv=None) -> int:
     report["finished"] = True
     save(report, output, start)
     print(f"wrote {output / 'report.md'} and {output / 'report.json'} ({report['seconds']:.0f} s)")
-    return 0 if all(row["ok"] for row in report["parity"]) else 1
+    return 0 if all(row["ok"] for row in report["parity"] + report["kernel_correctness"]) else 1
+
+
+#: The networks and modes of ``--kernel-only``: the default fused path against today's plain one.
+KERNEL_NETWORKS = ("Weather imputation", "ETTh1 imputation")
+KERNEL_MODES = ("fp32", "fp32 plain", "bf16", "bf16+compile", "bf16+compile plain")
+
+
+def kernel_only(report, cases, device, compile_ok, repeats, warmup, output, start) -> int:
+    for name in KERNEL_NETWORKS:
+        _, config, batch, lr = cases[name]
+        row = {"preset": name, "batch": batch, "tokens": config.n_tokens, "ms": {}, "peak_mb": {}, "infer_ms": {}}
+        row["flops"] = count_flops(config, batch, device)
+        report["steps"].append(row)
+        for mode in KERNEL_MODES:
+            if "compile" in mode and not compile_ok:
+                continue
+            try:
+                row["ms"][mode], row["peak_mb"][mode] = step_time(config, batch, lr, device, mode, repeats, warmup)
+            except Exception:  # one failing mode is a finding; the others still run
+                row.setdefault("errors", {})[mode] = traceback.format_exc()[-2000:]
+        row["tflops_fp32"] = row["flops"] / (row["ms"]["fp32"] / 1e3) / 1e12
+        print(f"{name}: train {row['ms']} peak MiB {row['peak_mb']}", flush=True)
+        save(report, output, start)
+    report["finished"] = True
+    save(report, output, start)
+    print(f"wrote {output / 'report.md'} and {output / 'report.json'} ({report['seconds']:.0f} s)")
+    return 0 if all(row["ok"] for row in report["kernel_correctness"]) else 1
 
 
 if __name__ == "__main__":

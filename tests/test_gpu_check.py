@@ -24,6 +24,10 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     assert len(commit) == 40 if (SOURCE_ROOT / ".git").exists() else commit == "unknown"
     assert report["environment"]["command"] == f"benchmarks/gpu_check.py --smoke --output {tmp_path / 'out'}"
     assert [r["preset"] for r in report["parity"]] == list(gpu_check.PARITY) and all(r["ok"] for r in report["parity"])
+    assert [r["case"] for r in report["kernel_correctness"]] == ["masked, ties, dropout", "DeCoP N x k"]
+    assert all(r["ok"] and set(r["errors"]) >= {"output", "dQ", "dK", "dV"} for r in report["kernel_correctness"])
+    assert [r["path"] for r in report["kernel_speed"]] == ["fused", "plain"]
+    assert all(r["ms"] > 0 and r["tflops"] > 0 for r in report["kernel_speed"])
     assert [r["preset"] for r in report["steps"]] == [p[0] for p in gpu_check.PRESETS]
     for row in report["steps"]:
         chunks = set(gpu_check.CHUNK_MODES) if row["preset"] in gpu_check.PAPER_SCALE else set()
@@ -43,6 +47,8 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     text = (tmp_path / "out" / "report.md").read_text()
     headings = (
         "## Environment",
+        "## CRAB kernel against the plain formula",
+        "## One CRAB layer, forward and backward in bf16",
         "## CPU vs device parity",
         "## Training step",
         "## Inference",
@@ -85,3 +91,17 @@ def test_short_training_only_prints_the_three_runs_of_one_network(gpu_check, cap
         f"MSL anomaly, batch 2, 2 steps, {run}" for run in gpu_check.SHORT_RUNS
     ]
     assert all(math.isfinite(float(line.rsplit(" ", 1)[1])) for line in lines)
+
+
+def test_kernel_only_run_reports_the_kernel_and_the_imputation_steps(gpu_check, tmp_path, monkeypatch):
+    """The short device run (``--kernel-only``): correctness, the layer's speed and the default
+    path against the plain one on the Weather and ETTh1 imputation networks, nothing else."""
+    monkeypatch.chdir(tmp_path)
+    assert gpu_check.main(["--smoke", "--kernel-only", "--output", str(tmp_path / "out")]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["finished"] and "parity" not in report and "darts" not in report
+    assert [r["preset"] for r in report["steps"]] == list(gpu_check.KERNEL_NETWORKS)
+    for row in report["steps"]:
+        assert set(row["ms"]) == {"fp32", "fp32 plain", "bf16"} and row["flops"] > 0  # no compiling in a smoke run
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "| fused |" in text and "Weather imputation" in text
