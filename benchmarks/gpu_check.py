@@ -174,7 +174,8 @@ def kernel_correctness(device: str, smoke: bool) -> list[dict]:
     torch.backends.cuda.matmul.allow_tf32 = False
     n = 40 if smoke else 300
     rows = []
-    for name, shape, p, tie in [("masked, ties, dropout", (2, 2, n, n, 32), 0.3, True), ("DeCoP N x k", (2, 2, n, 24, 32), 0.3, False)]:  # fmt: skip
+    cases = [("masked, ties, dropout", (2, 2, n, n, 32), 0.3, True), ("DeCoP N x k", (2, 2, n, 24, 32), 0.3, False)]
+    for name, shape, p, tie in cases:
         inputs = [t for t in _crab_inputs(*shape, device, torch.float32, tie=tie) if t is not None]
         upstream = torch.randn(*shape[:3], shape[4], device=device)
         results = []

@@ -87,6 +87,28 @@ def test_engine_compiles_again_after_pickling_and_exports_eagerly(tmp_path):
     assert (tmp_path / "engine.onnx").stat().st_size > 0 and is_compiled(engine.network_)
 
 
+def test_engine_inference_compiles_once_whatever_the_series_length():
+    """The last batch is padded to the full batch when compiled: series whose window counts leave
+    other remainders reuse the one graph (a ragged last batch recompiled on every new length), and
+    the padded windows change nothing."""
+    import torch
+
+    engine = ReconstructionEngine(window_length=16, **TINY, **NO_DROPOUT, batch_size=4, accelerator="cpu")
+    engine.fit(_values())
+    eager = {rows: engine.reconstruct(_values(rows=rows)) for rows in (70, 83, 101)}
+    windows = np.ones((7, 16, 3), dtype=bool)
+    eager_windows = engine.reconstruct_windows(np.stack([_values(rows=16)] * 7), windows)
+    engine.compile = TRACED
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    for rows, expected in eager.items():
+        np.testing.assert_allclose(engine.reconstruct(_values(rows=rows)), expected, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        engine.reconstruct_windows(np.stack([_values(rows=16)] * 7), windows), eager_windows, rtol=0, atol=1e-6
+    )
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
+
+
 @pytest.mark.parametrize(
     "make",
     [

@@ -370,9 +370,11 @@ class ReconstructionEngine:
         batch = memory.inference_batch_size(module.net.config, self.batch_size)
         out = np.empty_like(x)
         for i in range(0, len(x), batch):
-            xb = torch.from_numpy(np.where(visible[i : i + batch], x[i : i + batch], 0.0)).to(device)
-            seen = torch.from_numpy(np.ascontiguousarray(visible[i : i + batch])).to(device)
-            out[i : i + batch] = module.reconstruct(xb, seen).cpu()
+            chunk = np.arange(i, min(i + batch, len(x)))
+            rows = _full_batch(chunk, batch, module.compile_options)
+            xb = torch.from_numpy(np.where(visible[rows], x[rows], 0.0)).to(device)
+            seen = torch.from_numpy(visible[rows]).to(device)
+            out[chunk] = module.reconstruct(xb, seen)[: len(chunk)].cpu()
         return out
 
     def reconstruct(self, values: np.ndarray) -> np.ndarray:
@@ -417,8 +419,11 @@ class ReconstructionEngine:
         batch = memory.inference_batch_size(module.net.config, self.batch_size)
         ones = torch.ones(batch * length, 1, dtype=torch.float64, device=device)
         for i in range(0, len(starts), batch):
-            index = torch.as_tensor(starts[i : i + batch], device=device)[:, None] + offsets
-            out = module.reconstruct(clean[index], observed[index])
+            chunk = starts[i : i + batch]
+            padded = _full_batch(chunk, batch, module.compile_options)
+            windows = torch.as_tensor(padded, device=device)[:, None] + offsets
+            out = module.reconstruct(clean[windows], observed[windows])[: len(chunk)]
+            index = windows[: len(chunk)]
             total.index_add_(0, index.reshape(-1), out.reshape(-1, out.shape[-1]).double())
             count.index_add_(0, index.reshape(-1), ones[: index.numel()])
         return (total / count).cpu().numpy().astype(np.float32)
@@ -474,6 +479,14 @@ class _WindowReconstruction(torch.nn.Module):
         if self.module.fill == "linear":
             return self.module.net(linear_fill(x, visible))
         return self.module.net(x, mask=visible)
+
+
+def _full_batch(rows: np.ndarray, batch: int, compiled) -> np.ndarray:
+    """``rows`` padded to ``batch`` entries by repeating the last one when the network is compiled,
+    so that every inference batch has one shape and compiles once (the extra outputs are dropped)."""
+    if not compiled or len(rows) == batch:
+        return rows
+    return np.concatenate([rows, np.full(batch - len(rows), rows[-1])])
 
 
 def _windows(values: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:

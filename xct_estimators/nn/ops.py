@@ -78,7 +78,9 @@ def _backward_chunked(grad_out, q, k, v, mask, out, minimum, denominator, scale,
     grads = fused.crab_backward(
         *_float32(grad_out, q, k, v, mask), _or_none(minimum), denominator, scale, clipped, p, int(seed.item()), needs
     )
-    return tuple(q.new_empty(_EMPTY) if g is None else g.to(t.dtype) for g, t in zip(grads, (q, k, v, mask), strict=True))
+    return tuple(
+        q.new_empty(_EMPTY) if g is None else g.to(t.dtype) for g, t in zip(grads, (q, k, v, mask), strict=True)
+    )
 
 
 @torch.library.custom_op("xct::crab_backward", mutates_args=())

@@ -163,8 +163,10 @@ def _forward_kernel(
 
 
 @triton.jit
-def _grad_scores(q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, M, scale, threshold,
-                 HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr, PRECISION: tl.constexpr):  # fmt: skip
+def _grad_scores(
+    q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, M, scale, threshold,
+    HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr, PRECISION: tl.constexpr,
+):  # fmt: skip
     """Recomputes a tile's scores; returns S, dZ and the dropped, clipped weights V saw."""
     s = _scores(q, k, scale, PRECISION)
     z = _weights(s, m_tile, low, inside, HAS_MASK)
