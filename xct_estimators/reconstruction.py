@@ -30,6 +30,7 @@ from .nn.fill import linear_fill
 from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, network_kwargs, with_network_parameters
 from .nn.presets import PAPER_PCT_START
 from .reconstruction_module import _ReconstructionModule  # pickled engines name it here too
+from .windows import SeriesWindows, whole_batch
 
 #: Defaults of the engine and the estimators on it; measured by benchmarks/imputer_defaults.py.
 DEFAULT_MAX_EPOCHS = 50
@@ -296,13 +297,13 @@ class ReconstructionEngine:
             generator = torch.Generator()  # (a torch.Generator cannot be sent to spawned processes)
             if self.random_state is not None:
                 generator.manual_seed(self.random_state)
-        x, observed = self._training_windows(values)
+        windows = SeriesWindows(values, self._starts(len(values)), self.window_length)
         # Only full batches: the encoder's BatchNorm normalises over batch x tokens, and a last batch
         # of one window spikes the gradient and corrupts the running statistics (CHANGELOG, ETTh2).
         batches = dict(
-            batch_size=self.batch_size, shuffle=True, generator=generator, drop_last=len(x) > self.batch_size
+            batch_size=self.batch_size, shuffle=True, generator=generator, drop_last=len(windows) > self.batch_size
         )
-        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, observed), **batches)
+        loader = torch.utils.data.DataLoader(windows, collate_fn=whole_batch, **batches)
         callbacks, val_loader = [], None
         if val_values is not None:
             x_val, observed_val = self._training_windows(val_values)
@@ -332,8 +333,11 @@ class ReconstructionEngine:
             self.best_val_loss = float(self.val_losses[self.best_epoch])
         return self
 
+    def _starts(self, n_steps: int) -> np.ndarray:
+        return np.arange(0, n_steps - self.window_length + 1, self.train_stride)
+
     def _training_windows(self, values: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        starts = np.arange(0, len(values) - self.window_length + 1, self.train_stride)
+        starts = self._starts(len(values))
         x = _windows(np.nan_to_num(values), starts, self.window_length)
         observed = _windows(~np.isnan(values), starts, self.window_length)
         return torch.from_numpy(x), torch.from_numpy(observed)
