@@ -87,3 +87,28 @@ def test_precision_takes_lightning_names_only(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--precision", "16"])
     assert exit_info.value.code == 2 and "invalid choice: '16'" in capsys.readouterr().err
+
+
+def test_exact_fp32_is_one_switch_named_in_identity_and_records(monkeypatch):
+    """TF32 on by default where runs execute (GPU products only), off with --exact-fp32; the
+    switch joins the run's identity, and each record's device says what the run used."""
+    import torch
+
+    from xct_estimators.bench import provenance
+    from xct_estimators.bench.backends import LocalBackend, make_backend
+    from xct_estimators.bench.cli import build_parser
+
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", torch.backends.cuda.matmul.allow_tf32)
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", torch.backends.cudnn.allow_tf32)
+    cpu_precision = torch.backends.mkldnn.matmul.fp32_precision
+    args = build_parser().parse_args(["impute", "--exact-fp32"])
+    assert args.exact_fp32 and not build_parser().parse_args(["impute"]).exact_fp32
+    for exact in (False, True):
+        settings = ImputeSettings(exact_fp32=exact)
+        assert settings.identity(compiles=True, mixed=True) == ({"exact_fp32": True} if exact else {})
+        backend = make_backend(settings)
+        assert isinstance(backend, LocalBackend) and backend.exact_fp32 == exact
+        backend.run([], finished=None, failed=None)
+        assert torch.backends.cuda.matmul.allow_tf32 is (not exact) and torch.backends.cudnn.allow_tf32 is (not exact)
+        assert torch.backends.mkldnn.matmul.fp32_precision == cpu_precision
+    assert provenance.device("cpu")["tf32"] is None  # a CPU run: no TF32 to speak of

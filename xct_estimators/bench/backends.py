@@ -35,12 +35,25 @@ class Job:
     run: dict[str, Any] = field(default_factory=dict)
 
 
+def set_matmul_precision(exact_fp32: bool) -> None:
+    """Float32 matrix products in TF32 on GPUs that have it, or in full float32 (``--exact-fp32``);
+    set where the runs execute, and named in each record (``device.tf32``). CPU products are left as
+    they are."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = not exact_fp32
+
+
 class LocalBackend:
     """Runs jobs in order in this process; the first failure stops the command (finished records stay)."""
 
     name = "local"
 
+    def __init__(self, exact_fp32: bool = False):
+        self.exact_fp32 = exact_fp32
+
     def run(self, jobs: list[Job], finished, failed, starting=None) -> None:
+        set_matmul_precision(self.exact_fp32)
         for job in jobs:
             if starting is not None:
                 starting(job)
@@ -57,12 +70,15 @@ class RayBackend:
 
     name = "ray"
 
-    def __init__(self, address: Optional[str] = None, cpus_per_run: float = 1, gpus_per_run: float = 0):
+    def __init__(
+        self, address: Optional[str] = None, cpus_per_run: float = 1, gpus_per_run: float = 0, exact_fp32=False
+    ):
         try:
             import ray  # noqa: F401
         except ImportError as error:
             raise ImportError(RAY_HINT) from error
         self.address, self.cpus_per_run, self.gpus_per_run = address, cpus_per_run, gpus_per_run
+        self.exact_fp32 = exact_fp32
 
     def run(self, jobs: list[Job], finished, failed, starting=None) -> None:
         import ray
@@ -71,7 +87,7 @@ class RayBackend:
         if started_here:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
         task = ray.remote(_work).options(num_cpus=self.cpus_per_run, num_gpus=self.gpus_per_run, max_retries=0)
-        by_ref = {task.remote(job.work): job for job in jobs}
+        by_ref = {task.remote(job.work, self.exact_fp32): job for job in jobs}
         pending = list(by_ref)
         try:
             while pending:
@@ -92,15 +108,18 @@ class RayBackend:
                 ray.shutdown()
 
 
-def _work(work: Callable[[], Outcome]) -> Outcome:
+def _work(work: Callable[[], Outcome], exact_fp32: bool) -> Outcome:
+    set_matmul_precision(exact_fp32)
     return work()
 
 
 def make_backend(settings):
     """The backend ``settings`` (a :class:`~.settings.BackendSettings`) name."""
+    exact_fp32 = getattr(settings, "exact_fp32", False)
     if settings.backend == "ray":
-        return RayBackend(settings.ray_address, settings.cpus_per_run, 1 if settings.accelerator == "gpu" else 0)
-    return LocalBackend()
+        gpus = 1 if settings.accelerator == "gpu" else 0
+        return RayBackend(settings.ray_address, settings.cpus_per_run, gpus, exact_fp32)
+    return LocalBackend(exact_fp32)
 
 
 def execute(jobs: list[Job], output: Path, backend, progress: bool = True) -> int:

@@ -138,6 +138,12 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
             help="Lightning's training precision for the models that train through Lightning (default: 32; "
             "part of each run's identity)",
         )
+        parser.add_argument(
+            "--exact-fp32",
+            action="store_true",
+            help="float32 matrix products in full float32 on the GPU (default: TF32 where the GPU has it; "
+            "part of each run's identity)",
+        )
     if issubclass(settings_cls, BackendSettings):
         parser.add_argument(
             "--backend",

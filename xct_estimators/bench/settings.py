@@ -61,10 +61,12 @@ PRECISIONS = ("32", "bf16-mixed")
 
 @dataclass(frozen=True, kw_only=True)
 class ComputeSettings:
-    """How XCTFormer's network computes (``--compile``, ``--precision``); part of each run's identity."""
+    """How XCTFormer's network computes (``--compile``, ``--precision``, ``--exact-fp32``); part of
+    each run's identity."""
 
     compile: bool = False
     precision: str = PRECISIONS[0]
+    exact_fp32: bool = False
 
     def identity(self, compiles: bool, mixed: bool) -> dict[str, Any]:
         """The run-identity fields of a model that can compile (``compiles``) and train in mixed
@@ -75,6 +77,8 @@ class ComputeSettings:
             fields["precision"] = self.precision
         if compiles and self.compile:
             fields["compile"] = True
+        if self.exact_fp32:
+            fields["exact_fp32"] = True
         return fields
 
     def record_fields(self, compiles: bool, mixed: bool) -> dict[str, Any]:
