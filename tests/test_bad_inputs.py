@@ -92,17 +92,16 @@ def test_engine_refuses_non_integers(name, value):
 
 # -- 12. memory guard with the batch ------------------------------------------------------
 def test_memory_guard_counts_the_training_batch(tmp_path):
-    """Under mixed precision CRAB takes the plain path, whose score tensors grow with the batch
+    """The softmax variant takes the plain path, whose score tensors grow with the batch
     (tests/nn/test_config.py checks the fused path's estimate)."""
-    config = XCTFormerConfig(24, 2, 6, patch_len=8, stride=4, d_model=8, n_heads=1, d_ff=16, e_layers=1)
-    bound = 4 * config.attention_memory_bytes(1, autocast=True)  # one sample fits, a batch of 16 does not
-    mixed = {**QUIET, "precision": "bf16-mixed"}
+    softmax = dict(patch_len=8, stride=4, d_model=8, n_heads=1, d_ff=16, e_layers=1, activation="softmax")
+    config = XCTFormerConfig(24, 2, 6, **softmax)
+    bound = 4 * config.attention_memory_bytes(1)  # one sample fits, a batch of 16 does not
     with pytest.raises(ValueError, match=r"A training batch of 16 windows needs .*Lower batch_size to [1-9] or less"):
-        model(tmp_path, max_attention_bytes=bound, pl_trainer_kwargs=mixed).fit(TimeSeries.from_values(sines()))
-    engine_config = XCTFormerConfig(24, 2, 24, patch_len=8, stride=4, d_model=8, n_heads=1, d_ff=16, e_layers=1)
-    engine_bound = 4 * engine_config.attention_memory_bytes(1, autocast=True)
+        model(tmp_path, max_attention_bytes=bound, activation="softmax").fit(TimeSeries.from_values(sines()))
+    engine_bound = 4 * XCTFormerConfig(24, 2, 24, **softmax).attention_memory_bytes(1)
     with pytest.raises(ValueError, match="A training batch of 32 windows needs .*Lower batch_size"):
-        ReconstructionEngine(**RECON, max_attention_bytes=engine_bound, pl_trainer_kwargs=mixed).fit(sines())
+        ReconstructionEngine(**RECON, max_attention_bytes=engine_bound, activation="softmax").fit(sines())
 
 
 # -- 13. lists of series -----------------------------------------------------------------

@@ -8,7 +8,7 @@ synchronisation, so it runs on one device of the training accelerator.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 #: Trainer arguments that only concern several processes.
 _DISTRIBUTED_ONLY = ("strategy", "num_nodes", "sync_batchnorm", "use_distributed_sampler")
@@ -45,14 +45,6 @@ def single_device(trainer_params: dict[str, Any]) -> dict[str, Any]:
     else:
         params["devices"] = 1
     return params
-
-
-def uses_autocast(trainer_kwargs: Optional[dict]) -> bool:
-    """Whether Lightning trains under autocast with these trainer arguments (``"16-mixed"``,
-    ``"bf16-mixed"`` and their old spellings ``16`` / ``"bf16"``); ``"bf16-true"`` casts the
-    weights instead, and full CRAB's fused path still runs there."""
-    precision = str((trainer_kwargs or {}).get("precision", "32")).strip()
-    return precision.endswith("-mixed") or precision in ("16", "bf16")
 
 
 _destroy_registered = False  # per process: each spawned training process registers once

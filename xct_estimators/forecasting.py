@@ -20,7 +20,7 @@ from torch import nn
 
 from . import historical_forecasts
 from ._checks import NotFittedError, is_positive_int, plain_number
-from ._devices import is_distributed, single_device, uses_autocast
+from ._devices import is_distributed, single_device
 from ._series_checks import as_list, check_finite, check_same_components, warn_static_covariates
 from .callbacks import KeepBestValidationWeights
 from .forecasting_module import _XCTFormerModule  # saved models name it here too
@@ -251,7 +251,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
         decop_k = auto_decop_k(n_channels) if self.decop_k == "auto" else self.decop_k
         nr_params = 1 if self.likelihood is None else self.likelihood.num_parameters
         config = self._network_config(n_channels, nr_params, decop_k, self.max_attention_bytes)
-        config.check_attention_memory(self.batch_size, autocast=uses_autocast(self.trainer_params))
+        config.check_attention_memory(self.batch_size)
         module = _XCTFormerModule(
             network=config.__dict__.copy(), n_targets=n_targets, nr_params=nr_params, **self.pl_module_params
         )

@@ -20,7 +20,7 @@ import torch
 from pytorch_lightning.callbacks import EarlyStopping
 
 from ._checks import NotFittedError, check_value_range, is_positive_int, plain_number, positive_int
-from ._devices import device_count, is_distributed, uses_autocast
+from ._devices import device_count, is_distributed
 from ._quiet import quiet_lightning
 from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset, memory
@@ -282,7 +282,7 @@ class ReconstructionEngine:
         if self.random_state is not None:
             pl.seed_everything(self.random_state, verbose=False)
         config = self._config(self.n_channels)
-        config.check_attention_memory(self.batch_size, autocast=uses_autocast(self.pl_trainer_kwargs))
+        config.check_attention_memory(self.batch_size)
         self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
         self.module.compile_options = compile_options(self.compile)
 

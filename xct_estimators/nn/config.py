@@ -114,16 +114,16 @@ class XCTFormerConfig:
     @property
     def fused_path(self) -> bool:
         """Whether full CRAB runs the fused function (``fused_attention``, AbsAct or its clipped
-        variant; under autocast the plain path runs instead)."""
+        variant; under mixed precision too)."""
         return self.fused_attention and self.decop_k is None and self.activation in FUSED_ACTIVATIONS
 
-    def attention_memory_bytes(self, batch_size: int = 1, autocast: bool = False) -> int:
+    def attention_memory_bytes(self, batch_size: int = 1) -> int:
         """Estimated bytes of full CRAB's N x N tensors for training (:func:`.memory.attention_memory_bytes`)."""
-        return memory.attention_memory_bytes(self, batch_size, autocast)
+        return memory.attention_memory_bytes(self, batch_size)
 
-    def check_attention_memory(self, batch_size: int, autocast: bool = False) -> None:
+    def check_attention_memory(self, batch_size: int) -> None:
         """Refuse a training batch whose attention exceeds ``max_attention_bytes`` (:func:`.memory.check_batch`)."""
-        memory.check_batch(self, batch_size, autocast)
+        memory.check_batch(self, batch_size)
 
     # -- helpers -------------------------------------------------------------------------
     def architecture(self) -> dict:

@@ -71,10 +71,10 @@ def _format_bytes(n: float) -> str:
     return f"{n:.1f} TB"
 
 
-def attention_memory_bytes(config: XCTFormerConfig, batch_size: int = 1, autocast: bool = False) -> int:
+def attention_memory_bytes(config: XCTFormerConfig, batch_size: int = 1) -> int:
     """Estimated bytes of full CRAB's N x N tensors for training on ``batch_size`` samples.
 
-    The plain path (``fused_attention=False``, softmax variants, or under ``autocast``) keeps,
+    The plain path (``fused_attention=False`` or the softmax variant) keeps,
     per layer, ``batch_size x n_heads x N^2`` score-shaped activations for the backward pass;
     the fused path keeps none, only its chunk-sized working buffers while a layer runs (counted
     at the CPU's chunk size). Both count the ``n_heads x N^2`` mask with its gradient and Adam
@@ -85,7 +85,7 @@ def attention_memory_bytes(config: XCTFormerConfig, batch_size: int = 1, autocas
     groups = config.n_tokens // config.attention_len  # sequences per sample under `mixing`
     square = config.n_heads * config.attention_len**2
     per_layer = square * _MASK_COPIES if config.use_mask else 0
-    if config.fused_path and not autocast:
+    if config.fused_path:
         chunk = min(batch_size * groups * square, max(chunk_scores("cpu"), config.attention_len**2))
         return (config.e_layers * per_layer + _FUSED_WORKING_BUFFERS * chunk) * FLOAT_BYTES
     per_layer += batch_size * groups * square * _ACTIVATIONS_PER_LAYER
@@ -111,22 +111,20 @@ def check_sample(config: XCTFormerConfig) -> None:
         )
 
 
-def check_batch(config: XCTFormerConfig, batch_size: int, autocast: bool = False) -> None:
+def check_batch(config: XCTFormerConfig, batch_size: int) -> None:
     """Refuse a training batch whose N x N attention tensors exceed ``max_attention_bytes``,
-    naming the largest batch that fits and the other knobs. ``autocast``: training runs under
-    mixed precision, where CRAB takes the plain path."""
+    naming the largest batch that fits and the other knobs."""
     bound = config.max_attention_bytes
     if bound is None or config.decop_k is not None:
         return
-    needed = attention_memory_bytes(config, batch_size, autocast)
+    needed = attention_memory_bytes(config, batch_size)
     if needed <= bound:
         return
-    fits = [b for b in range(1, batch_size + 1) if attention_memory_bytes(config, b, autocast) <= bound]
+    fits = [b for b in range(1, batch_size + 1) if attention_memory_bytes(config, b) <= bound]
     lower = f"Lower batch_size to {fits[-1]} or less, set" if fits else "Set"
-    path = " on the plain path (mixed precision)" if autocast and config.fused_path else ""
     raise ValueError(
         f"A training batch of {batch_size} windows needs about {_format_bytes(needed)} for full CRAB "
-        f"attention{path} (N = {config.n_tokens} tokens: {config.n_channels} channels x {config.patch_num} "
+        f"attention (N = {config.n_tokens} tokens: {config.n_channels} channels x {config.patch_num} "
         f"patches, {config.e_layers} layer(s), {config.n_heads} head(s)), above max_attention_bytes = "
         f"{_format_bytes(bound)}. {lower} decop_k (e.g. decop_k=64) to compress the attention with DeCoP, "
         "use a larger patch_len/stride, or raise max_attention_bytes (None turns the guard off)."
