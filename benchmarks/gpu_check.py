@@ -2,7 +2,11 @@
 
 Writes ``report.md`` and ``report.json`` to ``--output``. Sections:
 
-1. environment: torch, CUDA, GPU name, library versions;
+1. environment: torch, CUDA, GPU name, library versions, which CRAB path runs on the device;
+   the CRAB kernel: the fused operator (Triton on a GPU) against the plain formula in float64,
+   output and every gradient; one CRAB layer's bf16 forward and backward at the Weather imputation
+   shape, fused against the plain path compiled, in TFLOP/s of the plain formula's FLOPs and as a
+   share of the GPU's datasheet bf16 peak, with peak memory;
 2. parity: the forecasting (ETTh1), imputation (ETTh1) and anomaly (MSL) presets with the same
    weights and inputs on CPU and GPU, float32 (TF32 off): outputs and gradients within 1e-4;
 3. step time and peak device memory per preset at its batch size (ETTh1, ETTm1, Weather
@@ -23,6 +27,9 @@ Writes ``report.md`` and ``report.json`` to ``--output``. Sections:
 
     python benchmarks/gpu_check.py --output gpu_check --data-dir DATA     # one GPU; minutes (the records say how many)
     python benchmarks/gpu_check.py --smoke --output /tmp/gpu_smoke        # CPU, tiny sizes, ~1 minute
+    python benchmarks/gpu_check.py --kernel-only --output gpu_check       # one GPU: section 1, then the
+        # Weather imputation and paper-scale networks' steps, fused vs plain; also writes
+        # compile_modes.jsonl, from which paper_scale.py estimates
 
 Needs torch, pytorch-lightning, numpy, pandas, scikit-learn, matplotlib (the device image has
 them) and, for section 4, Darts. The smallest set of wheels that makes ``import darts`` and our
@@ -334,8 +341,9 @@ def count_flops(config, batch: int, device: str) -> int:
 
 
 def step_time(config, batch: int, lr: float, device: str, mode: str, repeats: int, warmup: int):
-    """Median milliseconds of a training step (forward, backward, Adam) in ``mode``, and the
-    peak device memory (MiB; None on CPU) over those steps."""
+    """Median milliseconds of a training step (forward, backward, Adam) in ``mode``, the peak
+    device memory (MiB; None on CPU) over those steps, and the seconds the warm-up steps took
+    (compiling, where the mode compiles)."""
     torch.manual_seed(0)
     net = XCTFormerNet(_variant(config, mode)).to(device).train()
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
@@ -343,16 +351,18 @@ def step_time(config, batch: int, lr: float, device: str, mode: str, repeats: in
     x, y = (t.to(device) for t in _inputs(config, batch))
     with _chunk_size(mode):
         _reset_peak(device)
+        start = time.perf_counter()
         for _ in range(warmup):
             _train_step(model, optimizer, x, y, mode, device)
         _sync(device)
+        setup = time.perf_counter() - start
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
             _train_step(model, optimizer, x, y, mode, device)
             _sync(device)
             times.append((time.perf_counter() - start) * 1e3)
-    return float(np.median(times)), _peak_mb(device)
+    return float(np.median(times)), _peak_mb(device), setup
 
 
 def inference_time(config, batch: int, device: str, mode: str, repeats: int, warmup: int) -> float:
@@ -801,7 +811,7 @@ def main(argv=None) -> int:
                 if not wanted or time.perf_counter() - start > args.budget_s / 2:
                     continue
             try:
-                row["ms"][mode], row["peak_mb"][mode] = step_time(config, batch, lr, device, mode, repeats, warmup)
+                row["ms"][mode], row["peak_mb"][mode], _ = step_time(config, batch, lr, device, mode, repeats, warmup)
                 if mode in INFERENCE_MODES:
                     row["infer_ms"][mode] = inference_time(config, batch, device, mode, repeats, warmup)
             except Exception:  # one failing mode (e.g. the compiler) is a finding; the others still run
@@ -840,12 +850,14 @@ def main(argv=None) -> int:
     return 0 if all(row["ok"] for row in report["parity"] + report["kernel_correctness"]) else 1
 
 
-#: The networks and modes of ``--kernel-only``: the default fused path against today's plain one.
-KERNEL_NETWORKS = ("Weather imputation", "ETTh1 imputation")
+#: The networks and modes of ``--kernel-only``: the default fused path against the plain one, and
+#: the paper-scale networks that ``paper_scale.py`` estimates from (``compile_modes.jsonl``).
+KERNEL_NETWORKS = ("Weather imputation", *PAPER_SCALE)
 KERNEL_MODES = ("fp32", "fp32 plain", "bf16", "bf16+compile", "bf16+compile plain")
 
 
 def kernel_only(report, cases, device, compile_ok, repeats, warmup, output, start) -> int:
+    modes_record = [{"environment": report["environment"]}]
     for name in KERNEL_NETWORKS:
         _, config, batch, lr = cases[name]
         row = {"preset": name, "batch": batch, "tokens": config.n_tokens, "ms": {}, "peak_mb": {}, "infer_ms": {}}
@@ -855,12 +867,16 @@ def kernel_only(report, cases, device, compile_ok, repeats, warmup, output, star
             if "compile" in mode and not compile_ok:
                 continue
             try:
-                row["ms"][mode], row["peak_mb"][mode] = step_time(config, batch, lr, device, mode, repeats, warmup)
+                ms, peak, setup = step_time(config, batch, lr, device, mode, repeats, warmup)
+                row["ms"][mode], row["peak_mb"][mode] = ms, peak
+                line = {"preset": name, "batch": batch, "mode": mode, "ms": ms, "peak_mb": peak}
+                modes_record.append({**line, "seconds_with_compile": setup})
             except Exception:  # one failing mode is a finding; the others still run
                 row.setdefault("errors", {})[mode] = traceback.format_exc()[-2000:]
         row["tflops_fp32"] = row["flops"] / (row["ms"]["fp32"] / 1e3) / 1e12
         print(f"{name}: train {row['ms']} peak MiB {row['peak_mb']}", flush=True)
         save(report, output, start)
+        (output / "compile_modes.jsonl").write_text("".join(json.dumps(line) + "\n" for line in modes_record))
     report["finished"] = True
     save(report, output, start)
     print(f"wrote {output / 'report.md'} and {output / 'report.json'} ({report['seconds']:.0f} s)")

@@ -105,3 +105,9 @@ def test_kernel_only_run_reports_the_kernel_and_the_imputation_steps(gpu_check, 
         assert set(row["ms"]) == {"fp32", "fp32 plain", "bf16"} and row["flops"] > 0  # no compiling in a smoke run
     text = (tmp_path / "out" / "report.md").read_text()
     assert "| fused |" in text and "Weather imputation" in text
+    lines = [json.loads(line) for line in (tmp_path / "out" / "compile_modes.jsonl").read_text().splitlines()]
+    assert lines[0]["environment"]["fused CRAB on the device"] == "no GPU"
+    assert {(line["preset"], line["mode"]) for line in lines[1:]} == {
+        (name, mode) for name in gpu_check.KERNEL_NETWORKS for mode in ("fp32", "fp32 plain", "bf16")
+    }
+    assert all(line["ms"] > 0 and line["seconds_with_compile"] > 0 for line in lines[1:])

@@ -43,6 +43,7 @@ def test_impute_records_and_resumes_by_the_switches(monkeypatch, tmp_path, tiny_
     assert xct["run"]["compile"] is True and xct["run"]["precision"] == "bf16-mixed"
     assert (xct["compile"], xct["precision"]) == (True, "bf16-mixed") and np.isfinite(xct["mse"])
     assert "compile" not in linear["run"] and "precision" not in linear["run"]  # nothing of it applies
+    assert xct["eval_compilations"] <= 1 and linear["eval_compilations"] == 0  # one inference graph at most
     assert (linear["compile"], linear["precision"]) == (False, "32")
     for record in (xct, linear):  # where each number comes from
         assert record["command"] == shlex.join(["xct-bench", *argv, "--compile", "--precision", "bf16-mixed"])

@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from ..nn.presets import ABLATIONS, COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
 from .catalog import DEFAULT_DETECTION_MODELS, DETECTION_MODELS
 from .datasets import load_anomaly_dataset
-from .models import ABLATION_MODELS, finished, reconstruction_engine
+from .models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine
 from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
@@ -315,7 +315,7 @@ def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: d
     fit_seconds = time.perf_counter() - start
     outcome = []
     for protocol in todo:
-        start = time.perf_counter()
+        start, graphs = time.perf_counter(), compiled_graphs()
         if protocol == "tslib":
             total = len(train) + len(test) - 2 * length + 2  # stride-1 windows of train and test
             with tqdm(total=total, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
@@ -326,6 +326,7 @@ def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: d
         ours = isinstance(detector, XCTFormerBenchDetector)
         record.update(args.record_fields(compiles=ours, mixed=ours))
         record.update(finished(fit_seconds, start), command=args.command_line, **run_fields(args.accelerator))
+        record["eval_compilations"] = compiled_graphs() - graphs
         outcome.append((record, None))
     return outcome
 

@@ -31,7 +31,7 @@ from ..nn.fill import linear_fill
 from ..nn.presets import ABLATIONS, IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from .catalog import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS
 from .datasets import dataset_fingerprint, load_forecast_dataset
-from .models import ABLATION_MODELS, finished, preset_name, reconstruction_engine
+from .models import ABLATION_MODELS, compiled_graphs, finished, preset_name, reconstruction_engine
 from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
@@ -271,7 +271,7 @@ def _impute_work(settings: ImputeSettings, dataset: str, rate: float, model: str
     start = time.perf_counter()
     imputer.fit(train, val)
     fit_seconds = time.perf_counter() - start
-    start = time.perf_counter()
+    start, graphs = time.perf_counter(), compiled_graphs()
     if args.protocol == "tslib":
         n_windows = len(window_starts(len(test), window_length, args.eval_stride))
         with tqdm(total=n_windows, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
@@ -282,6 +282,7 @@ def _impute_work(settings: ImputeSettings, dataset: str, rate: float, model: str
         metrics = evaluate_series(imputer.impute_series, test, rate, args.seed)
     trained = {"epochs": imputer.settings.get("epochs"), "settings": plain_settings(imputer.settings)}
     record = {**record, **metrics, **trained, **finished(fit_seconds, start), "command": args.command_line}
+    record["eval_compilations"] = compiled_graphs() - graphs
     record.update(run_fields(args.accelerator))
     return [(record, None)]
 

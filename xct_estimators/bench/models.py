@@ -37,6 +37,15 @@ def finished(fit_seconds: float, eval_started: float) -> dict:
     return {"fit_seconds": fit_seconds, "eval_seconds": eval_seconds, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
 
+def compiled_graphs() -> int:
+    """Graphs ``torch.compile`` has compiled in this process so far (0 where it never ran): a
+    record's ``eval_compilations`` is its difference over the evaluation."""
+    import sys
+
+    dynamo = sys.modules.get("torch._dynamo.utils")
+    return int(dynamo.counters["stats"]["unique_graphs"]) if dynamo is not None else 0
+
+
 def reconstruction_engine(preset_dataset: str, task: str, settings, **extra):
     """The engine of an ``impute`` / ``detect`` run: the preset's row for ``task``, the command's
     epochs, batch size, learning rate, compile switch and precision where given, ``extra`` on top."""
