@@ -24,7 +24,7 @@ the mask and loops over the batch, so dM is summed in registers without a B x N 
 
 Half-precision inputs (bf16, fp16) are multiplied on the tensor cores and accumulate in float32;
 the minimum, the denominators and every elementwise step are float32. Float32 products use TF32
-where ``torch.backends.cuda.matmul.allow_tf32`` says so (:func:`.precision.set_tf32`).
+where ``torch.backends.cuda.matmul.allow_tf32`` says so, as PyTorch's own products do.
 
 Tests run these kernels on the CPU under Triton's interpreter (``TRITON_INTERPRET=1``).
 """
