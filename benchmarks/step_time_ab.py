@@ -1,7 +1,7 @@
 """``benchmarks/step_time.py`` on two commits, interleaved: the CPU's speed before and after a change.
 
-Each commit is checked out into a temporary git worktree; the rounds alternate (before, after,
-before, after, ...) so that the machine's drift hits both alike, each round a fresh process of
+Each commit is checked out into a temporary git worktree; the rounds alternate in ABBA order
+(before, after, after, before, ...) so that the machine's drift hits both alike, each round a fresh process of
 ``step_time.py`` on that tree. Prints, per network, the median over rounds of each commit's
 milliseconds and the ratio after / before (below 1: faster), and writes them with both commits,
 the device and the versions to ``--json``.
@@ -54,7 +54,7 @@ def main(argv=None) -> int:
             _git("worktree", "add", "--detach", "--force", str(trees[side]), commit)
         try:
             for index in range(args.rounds):
-                for side in ("before", "after"):
+                for side in ("before", "after") if index % 2 == 0 else ("after", "before"):  # ABBA order
                     print(f"round {index + 1}/{args.rounds}: {side} ({commits[side][:10]})", flush=True)
                     results[side].append(_round(trees[side], args.networks, extra, Path(scratch)))
         finally:
