@@ -132,3 +132,21 @@ def test_darts_scorers_give_one_score_per_step_and_their_windows(name):
     assert energies.shape == (111, 10)
     np.testing.assert_array_equal(energies[5], scores[5:15])
     assert evaluate_tslib(detector, train, test, labels, 1.0, 10)["auc_roc"] > 0.6  # shifted segments are found
+
+
+def test_random_scores_are_noise_that_point_adjustment_rewards():
+    """The `random` model: repeatable from its seed, the train and test arrays drawn apart, chance
+    under AUC-ROC, yet a high point-adjusted F1 on long anomaly segments (Kim et al., AAAI 2022)."""
+    from xct_estimators.bench.detect import RandomDetector, evaluate_point
+
+    train, test = np.zeros((3000, 2), dtype=np.float32), np.zeros((4000, 2), dtype=np.float32)
+    labels = np.zeros(4000, dtype=bool)
+    labels[500:900] = labels[2000:2600] = True
+    detector = RandomDetector(seed=3).fit(train)
+    scores, _ = detector.point_scores(test)
+    assert np.array_equal(scores, RandomDetector(seed=3).point_scores(test)[0])
+    assert not np.array_equal(scores[:3000], detector.point_scores(train)[0])
+    assert detector.window_energies(test, 100).shape == (3901, 100)
+    metrics = evaluate_point(detector, train, test, labels, anomaly_ratio=1.0)
+    assert abs(metrics["auc_roc"] - 0.5) < 0.05 and metrics["f1"] < 0.1
+    assert metrics["f1_adjusted"] > 0.9 and metrics["vus_pr"] < 0.4

@@ -81,8 +81,9 @@ DETECTION_PROTOCOLS = ("tslib", "point")
 DETECTION_MODELS = {
     "xctformer": "XCTFormer reconstruction (the paper's preset, or --arch overrides)",
     "window_mean": "no training: each window reconstructed by its per-channel mean (a floor)",
+    "random": "uniform random scores from the run's seed: what each measure gives to noise",
     "darts_kmeans": "darts.ad.KMeansScorer(k=8, window=10) on the training series",
     "darts_iforest": "darts.ad.PyODScorer(pyod IForest, window=10) (needs pyod: pip install pyod)",
     **{name: f"ablation: xctformer with {text}" for name, text in ABLATION_DESCRIPTIONS.items()},
 }
-DEFAULT_DETECTION_MODELS = ("xctformer", "window_mean")
+DEFAULT_DETECTION_MODELS = ("xctformer", "window_mean", "random")

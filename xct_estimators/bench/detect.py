@@ -20,7 +20,8 @@ prediction: energy > threshold; point adjustment on the concatenated sequences.
 windows' reconstructions averaged), the same threshold rule over the train and test scores,
 metrics on the original labels.
 
-Both report precision/recall/F1 with and without point adjustment, AUC-PR and AUC-ROC.
+Both report precision/recall/F1 with and without point adjustment, AUC-PR, AUC-ROC, and
+VUS-PR and VUS-ROC (:mod:`.vus`, TSB-AD's definition, over the scores in the protocol's order).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
 from .settings import DetectSettings
+from .vus import vus
 
 #: The presets' name of this task.
 TASK = COMMAND_TASKS["detect"]
@@ -85,7 +87,8 @@ def _binary_scores(labels: np.ndarray, predictions: np.ndarray) -> tuple[float, 
 
 def detection_metrics(energy: np.ndarray, labels: np.ndarray, threshold_value: float) -> dict[str, float]:
     """Precision/recall/F1 (binary, positive = anomaly) with and without point adjustment,
-    AUC-PR and AUC-ROC of the energies, for predictions ``energy > threshold_value``."""
+    for predictions ``energy > threshold_value``, and the energies' AUC-PR, AUC-ROC, VUS-PR and
+    VUS-ROC."""
     energy = np.ravel(energy)
     labels = np.ravel(labels).astype(bool)
     predictions = energy > threshold_value
@@ -96,7 +99,7 @@ def detection_metrics(energy: np.ndarray, labels: np.ndarray, threshold_value: f
         out.update({f"precision{suffix or '_unadjusted'}": precision, f"recall{suffix}": recall, f"f1{suffix}": f1})
     out["auc_pr"] = float(average_precision_score(labels, energy))
     out["auc_roc"] = float(roc_auc_score(labels, energy))
-    return out
+    return {**out, **vus(labels, energy)}
 
 
 def window_view(values: np.ndarray, length: int) -> np.ndarray:
@@ -224,6 +227,30 @@ class WindowMeanDetector:
         return np.square(reconstruction - values).mean(axis=1), n_windows
 
 
+class RandomDetector:
+    """Uniform scores from a fixed seed: what each measure gives to noise (under point adjustment
+    random scores can look state of the art: Kim et al., AAAI 2022)."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.settings = {"scores": "uniform on [0, 1)", "seed": seed}
+
+    def fit(self, train: np.ndarray) -> RandomDetector:
+        return self
+
+    def _generator(self, values: np.ndarray) -> np.random.Generator:
+        return np.random.default_rng([self.seed, len(values)])  # the train and test arrays draw apart
+
+    def window_energies(self, values, length, progress=None):
+        windows = len(values) - length + 1
+        if progress is not None:
+            progress(windows)
+        return self._generator(values).random((windows, length), dtype=np.float32)
+
+    def point_scores(self, values):
+        return self._generator(values).random(len(values)), None
+
+
 class DartsScorerDetector:
     """A fittable Darts anomaly scorer; its per-step scores serve both protocols.
 
@@ -285,6 +312,8 @@ def build_detector(model: str, engine_factory, window_length: int, seed: int):
         return XCTFormerBenchDetector(engine_factory(**switches))
     if model == "window_mean":
         return WindowMeanDetector(window_length)
+    if model == "random":
+        return RandomDetector(seed)
     if model in ("darts_kmeans", "darts_iforest"):
         return DartsScorerDetector(model, seed)
     raise ValueError(f"Unknown detection model {model!r}; choose from {', '.join(DETECTION_MODELS)}.")
