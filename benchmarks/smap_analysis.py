@@ -67,13 +67,18 @@ def analyse(data_dir: Path) -> dict:
         )
     commands_train_constant = (train[:, 1:].std(axis=0) == 0) & (test[:, 1:].std(axis=0) > 0)
     within = [r["auc_roc_within_channel"] for r in rows if r["auc_roc_within_channel"] is not None]
+    pooled_score = np.square(pooled).mean(axis=1)
     return {
         "shapes": {"train": list(train.shape), "test": list(test.shape)},
         "anomaly_share": float(labels.mean()),
         "auc_roc": {
-            "pooled, every column": float(roc_auc_score(labels, np.square(pooled).mean(axis=1))),
+            "pooled, every column": float(roc_auc_score(labels, pooled_score)),
             "pooled, telemetry value": float(roc_auc_score(labels, np.abs(pooled[:, 0]))),
             "per channel, telemetry value": float(roc_auc_score(labels, per_channel)),
+        },
+        "pooled_score_median": {
+            "anomalies": float(np.median(pooled_score[labels])),
+            "elsewhere": float(np.median(pooled_score[~labels])),
         },
         "within_channel": {
             "channels_with_anomalies": len(within),
