@@ -22,6 +22,7 @@ def test_the_results_page_is_the_committed_records(monkeypatch):
     records = [
         *Path("benchmarks/results").glob("**/results.jsonl"),
         *Path("benchmarks/results").glob("gpu_check/*/report.json"),
+        *Path("benchmarks/results").glob("**/analysis.json"),
     ]
     committed = sorted(path.parent for path in records)
     assert sorted(folders) == committed, "every committed records folder is on the page"
