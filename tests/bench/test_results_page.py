@@ -92,7 +92,24 @@ def test_a_folder_with_runs_from_two_machines_gets_a_table_each(tmp_path):
     where = {"git_dirty": False, "precision": "32", "command": "xct-bench forecast"}
     h100 = {**RECORD, **where, "git_commit": "a" * 40, "device": {"gpu": "NVIDIA H100"}}
     h200 = {**RECORD, **where, "dataset": "ETTh2", "git_commit": "b" * 40, "device": {"gpu": "NVIDIA H200"}}
-    page = results_page([_write(tmp_path / "runs", [h100, h200])])
+    page = results_page([_write(tmp_path / "runs", [h100, h200])]).split("## What the paper reports")[0]
     first, second = page.split("## `")[1:]
     assert first.startswith(f"{tmp_path / 'runs'}`: NVIDIA H100, commit aaaaaaa") and "| ETTh2" not in first
     assert "- device: NVIDIA H200" in second and "| ETTh2" in second and "| ETTh1" not in second
+
+
+def test_the_page_names_what_the_paper_reports_and_no_record_covers(tmp_path):
+    """ETTh1 at horizon 96 only: its other horizons are listed as not run, Electricity with the
+    reason its data is absent, MSL not at all once a protocol ran, and a baseline covers nothing."""
+    from xct_estimators.bench.results_page import NOT_RUN, missing_section
+
+    detect = {"task": "detect", "dataset": "MSL", "model": "xctformer", "protocol": "point"}
+    baseline = {**RECORD, "dataset": "ETTh2", "model": "dlinear"}
+    rows = {
+        tuple(cell.strip() for cell in line.strip("|").split("|")[:3]): line.strip("|").split("|")[3].strip()
+        for line in missing_section([RECORD, detect, baseline]).splitlines()[5:]
+    }
+    assert rows[("forecast", "ETTh1", "192, 336, 720")] == NOT_RUN
+    assert rows[("forecast", "ETTh2", "96, 192, 336, 720")] == NOT_RUN
+    assert "not obtainable" in rows[("forecast", "electricity", "96, 192, 336, 720")]
+    assert not any(dataset == "MSL" for _, dataset, _ in rows) and ("detect", "SMAP", "all") in rows

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from . import paper
+from .catalog import UNOBTAINED_DATA
 from .report import full_report, markdown_table
 from .results import ResultStore
 from .runs import write_atomically
@@ -144,11 +146,49 @@ def smap_section(folder: Path) -> str:
     ])  # fmt: skip
 
 
+NOT_RUN = "not run yet; the data is here (`python benchmarks/paper_scale.py --dry-run` plans the GPU runs)"
+
+
+def _covered(records: list[dict]) -> set[tuple]:
+    keys = set()
+    for r in records:
+        if r.get("model") in ("xctformer", "xctformer_linear"):  # the paper's model, either input fill
+            setting = r.get("horizon") if r["task"] == "forecast" else r.get("mask_rate")
+            keys.add((r["task"], paper.dataset_key(r["dataset"]), setting))
+    return keys
+
+
+def missing_section(records: list[dict]) -> str:
+    """The paper's results that no XCTFormer record on the page covers, with why."""
+    wanted = [("forecast", d, h) for d in paper.FORECAST for h in paper.HORIZONS]
+    wanted += [("impute", d, rate) for d in paper.IMPUTATION for rate in paper.IMPUTATION[d]]
+    wanted += [("detect", d, None) for d in paper.ANOMALY]
+    covered = _covered(records)
+    missing: dict[tuple[str, str], list] = {}
+    for task, dataset, setting in wanted:
+        if (task, dataset, setting) not in covered:
+            missing.setdefault((task, dataset), []).append(setting)
+    rows = []
+    for (task, dataset), settings in missing.items():
+        what = "all" if settings == [None] else ", ".join(f"{s:g}" for s in settings)
+        rows.append([task, dataset, what, UNOBTAINED_DATA.get(dataset, NOT_RUN)])
+    lines = [
+        "## What the paper reports and this page does not",
+        "",
+        "Every (task, dataset, horizon or mask rate) of the paper's tables with no XCTFormer record above. "
+        "Anomaly detection counts a dataset once any protocol ran.",
+        "",
+    ]
+    table = markdown_table(["task", "dataset", "horizons / mask rates", "why"], rows) if rows else "None."
+    return "\n".join([*lines, table])
+
+
 def results_page(folders: list[Path]) -> str:
     """The page for ``folders`` (paths as they should read on the page), in the order given:
     ``xct-bench`` record folders, ``gpu_check.py`` folders (their converged comparison) and
     ``smap_analysis.py``'s folder."""
     sections = [HEADER.format(folders=" ".join(str(folder) for folder in folders))]
+    shown: list[dict] = []
     for folder in folders:
         if (Path(folder) / "analysis.json").is_file():
             sections.append(smap_section(folder))
@@ -157,6 +197,7 @@ def results_page(folders: list[Path]) -> str:
             sections.append(converged_section(folder))
             continue
         records = ResultStore(folder).latest()
+        shown += records
         if not records:
             raise ValueError(f"{folder} holds no results.jsonl records: pass folders that xct-bench wrote.")
         machines: dict[tuple[str, str], list[dict]] = {}
@@ -165,6 +206,7 @@ def results_page(folders: list[Path]) -> str:
         for (device, commit), group in sorted(machines.items()):
             title = f"## `{folder}`" + (f": {device}, commit {commit}" if len(machines) > 1 else "")
             sections.append("\n".join([title, "", *provenance_lines(group), "", _demoted(full_report(group))]))
+    sections.append(missing_section(shown))
     return "\n\n".join(sections) + "\n"
 
 
