@@ -37,13 +37,13 @@ def _inputs(b, h, n, m, d, use_mask, dtype=torch.float32, tie=False, seed=0):
     return [None if t is None else t.to(DEVICE, dtype) for t in (q, k, v, mask)]
 
 
-def _kernel_grads(inputs, upstream, scale, clipped, p, seed):
+def _kernel_grads(inputs, upstream, scale, clipped, p, seed, block=BLOCK):
     q, k, v, mask = inputs
     seed_tensor = torch.tensor([seed])
-    out, minimum, denominator = triton_crab.forward(q, k, v, mask, scale, clipped, p, seed_tensor, block=BLOCK)
+    out, minimum, denominator = triton_crab.forward(q, k, v, mask, scale, clipped, p, seed_tensor, block=block)
     needs = [True, True, True, mask is not None]
     grads = triton_crab.backward(
-        upstream, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed_tensor, needs, block=BLOCK
+        upstream, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed_tensor, needs, block=block
     )
     return out, [g for g in grads if g is not None]
 
@@ -82,6 +82,19 @@ def test_float32_outputs_and_gradients_equal_the_plain_formula(shape, use_mask, 
     _assert_close(out, ref_out, 1e-5, "output")
     assert len(grads) == len(ref_grads) == (4 if use_mask else 3)
     for name, grad, ref in zip("qkvm", grads, ref_grads, strict=False):
+        _assert_close(grad, ref, 1e-5, f"gradient of {name}")
+
+
+def test_the_default_tiling_of_a_wide_head():
+    """The Weather imputation preset's head (one head of width 192, attention dropout 0.8) with the
+    tile sizes a GPU run uses, not the tests' small ones."""
+    assert triton_crab._tiling(192, None)["BLOCK_M"] == 32
+    inputs = _inputs(2, 1, 70, 70, 192, True, tie=True)
+    upstream = torch.randn(2, 1, 70, 192, generator=torch.Generator().manual_seed(6)).to(DEVICE)
+    out, grads = _kernel_grads(inputs, upstream, 1.0, False, 0.8, 5, block=None)
+    ref_out, ref_grads = _plain_grads(inputs, upstream, 1.0, False, 0.8, 5)
+    _assert_close(out, ref_out, 1e-5, "output")
+    for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
         _assert_close(grad, ref, 1e-5, f"gradient of {name}")
 
 
@@ -139,3 +152,28 @@ def test_half_inputs_accumulate_in_float32(dtype):
     _assert_close(out, ref_out, 3e-2, "output")
     for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
         _assert_close(grad, ref, 5e-2, f"gradient of {name}")
+
+
+@pytest.mark.parametrize("use_mask", [True, False])
+def test_the_cuda_registration_passes_the_operator_arguments_through(use_mask, monkeypatch):
+    """The functions registered as the operators' CUDA kernels, run here on the interpreter: the
+    outputs and gradients of the CPU implementation, in the operators' formats (an empty minimum
+    without a mask, empty tensors for gradients not wanted)."""
+    from xct_estimators.nn import crab_gpu, ops
+
+    monkeypatch.setattr(crab_gpu, "usable", lambda q: True)
+    q, k, v, mask = _inputs(2, 2, 40, 40 if use_mask else 24, 8, use_mask)
+    seed = torch.tensor([11])
+    settings = (0.5, False, 0.3, seed)
+    got, want = ops._forward_cuda(q, k, v, mask, *settings), ops._forward_chunked(q, k, v, mask, *settings)
+    assert [t.shape for t in got] == [t.shape for t in want] and (got[1].numel() == 0) == (not use_mask)
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    upstream = torch.randn(2, 2, 40, 8, generator=torch.Generator().manual_seed(8)).to(DEVICE)
+    needs = [True, False, True, use_mask]
+    grads = ops._backward_cuda(upstream, q, k, v, mask, *got, *settings, needs)
+    expected = ops._backward_chunked(upstream, q, k, v, mask, *want, *settings, needs)
+    assert [g.numel() == 0 for g in grads] == [not n for n in needs]
+    for a, b in zip(grads, expected, strict=True):
+        assert a.shape == b.shape
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)

@@ -59,7 +59,7 @@ def crab_forward(
 
 
 @crab_forward.register_kernel("cuda")
-def _(q, k, v, mask, scale, clipped, p, seed):
+def _forward_cuda(q, k, v, mask, scale, clipped, p, seed):
     if crab_gpu.usable(q):
         return crab_gpu.module().forward(q, k, v, mask, scale, clipped, p, seed)
     return _forward_chunked(q, k, v, mask, scale, clipped, p, seed)
@@ -103,7 +103,7 @@ def crab_backward(
 
 
 @crab_backward.register_kernel("cuda")
-def _(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs):
+def _backward_cuda(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs):
     if not crab_gpu.usable(q):
         return _backward_chunked(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs)
     grads = crab_gpu.module().backward(
