@@ -84,7 +84,7 @@ class Entry:
 IMPUTATION_MODELS = ("xctformer", "xctformer_linear", "linear", "sktime_imputer")
 #: Baselines from the optional 'baselines' extra (PyOD), left out of ``--smoke``.
 OPTIONAL_MODELS = ("darts_iforest",)
-DETECTION_MODELS = ("xctformer", "window_mean", "darts_kmeans", "darts_iforest")
+DETECTION_MODELS = ("xctformer", "window_mean", "random", "darts_kmeans", "darts_iforest")
 QUEUE = (
     Entry("a", "converged fp32 vs bf16 (decides bf16 and compile)", "converged"),
     Entry("b", "MSL detection", "detect", "MSL", models=DETECTION_MODELS, protocols=("tslib", "point")),
