@@ -12,8 +12,9 @@ Both passes walk the (sample, head) score matrices in chunks of about
 so no score tensor for the whole batch is ever allocated (on CPU a fresh tensor of that size
 costs more in page faults than the arithmetic done on it). Between the matrix products (BLAS),
 the elementwise chain runs in the C++ kernel (:mod:`.crab_kernel`: one pass over each row, in
-L1) on CPU, or as PyTorch operations in place on chunk-sized buffers elsewhere and where the
-kernel cannot be built; both give the same results and the same dropout masks. The row
+L1) on CPU, or as PyTorch operations in place on chunk-sized buffers where the kernel cannot be
+built, and on a GPU where the Triton kernels (:mod:`.triton_crab`) cannot run; all give the same
+results and the same dropout masks. The row
 normalisation is applied to the N x d products instead of the N x N weights:
 W V = diag(1/D) (Z V).
 
