@@ -13,6 +13,7 @@ batch the engine used to train on (before it trained on full batches only), to s
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -74,8 +75,10 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--stop-after", type=int, default=4, help="epochs to run")
     parser.add_argument("--train-stride", type=int, default=1)
     parser.add_argument("--keep-last-batch", action="store_true", help="train on the incomplete last batch too")
+    parser.add_argument("--clip", type=float, default=None, help="Lightning's gradient_clip_val (norm)")
     parser.add_argument("--data-dir", default=os.environ.get("XCT_DATA_DIR"))
     parser.add_argument("--seed", type=int, default=2021)
+    parser.add_argument("--output", type=Path, help="also write the rows and their provenance to this JSON file")
     args = parser.parse_args(argv)
     bench_args = ImputeSettings(
         epochs=args.epochs,
@@ -89,6 +92,8 @@ def main(argv=None) -> list[dict]:
     engine = build_imputer("xctformer_linear", args.dataset, args.mask_rate, bench_args).engine
     watch = GradientWatch(args.stop_after)
     engine.pl_trainer_kwargs = {"callbacks": [watch]}
+    if args.clip is not None:
+        engine.pl_trainer_kwargs["gradient_clip_val"] = args.clip
     real = torch.utils.data.DataLoader
     if args.keep_last_batch:
         torch.utils.data.DataLoader = _KeepLastBatch
@@ -96,6 +101,13 @@ def main(argv=None) -> list[dict]:
         engine.fit(train, val_values=val)
     finally:
         torch.utils.data.DataLoader = real
+    if args.output:
+        from xct_estimators.bench.provenance import provenance
+
+        argv = ["benchmarks/training_stability.py", *(sys.argv[1:] if argv is None else argv)]
+        record = {"epochs": watch.rows, **provenance(argv)}
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(record, indent=1) + "\n")
     return watch.rows
 
 
