@@ -9,7 +9,9 @@ Entries, in the order they decide things: (a) the converged fp32-vs-bf16 compari
 (``gpu_check.py``'s section 5), which decides whether the rest may train in bf16 with
 ``torch.compile``; (b) MSL and (c) SMAP anomaly detection with the presets, both protocols and
 the baselines; imputation at the paper's rates with the baselines: (d) ETTh1, (e) ETTh2 at 50 %,
-(f) ETTm1, (g) ETTm2, (h) Weather. Every run is an ``xct-bench`` run: records go to
+(f) ETTm1, (g) ETTm2, (h) Weather; (i) Weather forecasting at the paper's four horizons with the
+Darts baselines (its preset takes hours per horizon on a CPU). Every run is an ``xct-bench`` run:
+records go to
 ``OUTPUT/<task>/results.jsonl`` with their provenance, and a run whose identity is already there
 is done (rerun the same command to go on). A run starts only when its estimate fits in what is
 left of ``--budget-s``; none is cut in the middle.
@@ -41,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))  # gpu_check, a sibling script
 
+from xct_estimators.bench.paper import HORIZONS  # noqa: E402
 from xct_estimators.nn.presets import IMPUTATION_MASK_RATES, TASK_SEQ_LEN, get_preset  # noqa: E402
 
 RECORDS = ROOT / "benchmarks" / "results"
@@ -56,14 +59,17 @@ DATASET_ROWS = {
     "MSL": (58317, 73729),
     "SMAP": (135183, 427617),
 }
-#: The measured network each task's estimate scales from (its preset dataset and task).
-REFERENCE = {"impute": ("ETTh1", "impute"), "detect": ("MSL", "anomaly")}
+#: The measured network each task's estimate scales from (its preset dataset and task); no
+#: forecasting network is measured, so forecasting scales from the imputation one.
+REFERENCE = {"impute": ("ETTh1", "impute"), "detect": ("MSL", "anomaly"), "forecast": ("ETTh1", "impute")}
+#: The preset table's name of each task.
+PRESET_TASK = {"impute": "impute", "detect": "anomaly", "forecast": "forecast"}
 #: A forward pass without gradients costs about a third of a training step.
 INFERENCE_SHARE = 1 / 3
 #: Seconds a run spends outside its steps: starting, reading data, Lightning's loop.
 RUN_OVERHEAD_S = 30
 #: A baseline run with no record of its own (minutes): a generous guess, so the budget holds.
-BASELINE_MINUTES = {"impute": 1.0, "detect": 10.0}
+BASELINE_MINUTES = {"impute": 1.0, "detect": 10.0, "forecast": 5.0}
 #: bf16 counts as safe when its best validation loss is within this of fp32's, or within the
 #: spread of two fp32 seeds.
 BF16_TOLERANCE = 0.02
@@ -73,18 +79,19 @@ BF16_TOLERANCE = 0.02
 class Entry:
     key: str
     title: str
-    task: str  # "converged", "impute" or "detect"
+    task: str  # "converged", "impute", "detect" or "forecast"
     dataset: str = ""
     mask_rates: tuple[float, ...] = ()
     models: tuple[str, ...] = ()
     protocols: tuple[str, ...] = ("tslib",)
-    extra: dict[str, Any] = field(default_factory=dict)
+    horizons: tuple[int, ...] = ()
 
 
 IMPUTATION_MODELS = ("xctformer", "xctformer_linear", "linear", "sktime_imputer")
 #: Baselines from the optional 'baselines' extra (PyOD), left out of ``--smoke``.
 OPTIONAL_MODELS = ("darts_iforest",)
 DETECTION_MODELS = ("xctformer", "window_mean", "random", "darts_kmeans", "darts_iforest")
+FORECAST_MODELS = ("xctformer", "naive", "dlinear", "nlinear", "tide", "tsmixer")
 QUEUE = (
     Entry("a", "converged fp32 vs bf16 (decides bf16 and compile)", "converged"),
     Entry("b", "MSL detection", "detect", "MSL", models=DETECTION_MODELS, protocols=("tslib", "point")),
@@ -94,6 +101,7 @@ QUEUE = (
     Entry("f", "ETTm1 imputation", "impute", "ETTm1", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
     Entry("g", "ETTm2 imputation", "impute", "ETTm2", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
     Entry("h", "Weather imputation", "impute", "weather", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
+    Entry("i", "Weather forecasting", "forecast", "weather", models=FORECAST_MODELS, horizons=HORIZONS),
 )
 
 
@@ -117,23 +125,22 @@ def step_record(pattern: str = "gpu_check/*/compile_modes.jsonl") -> dict[tuple[
 
 
 @functools.cache
-def _forward_flops(dataset: str, task: str) -> int:
+def _forward_flops(dataset: str, task: str, out_len: Optional[int] = None) -> int:
     from xct_estimators.bench.profile import count_flops
     from xct_estimators.nn import XCTFormerNet
 
     preset = get_preset(dataset, task)  # the plain path: the counter sees every attention product
-    net = XCTFormerNet(preset.config().replace(max_attention_bytes=None, fused_attention=False))
+    net = XCTFormerNet(preset.config(out_len).replace(max_attention_bytes=None, fused_attention=False))
     return count_flops(net, preset.seq_len, preset.n_channels)
 
 
-def step_seconds(dataset: str, task: str, mode: str, steps: dict) -> float:
-    """One training step of ``dataset``'s preset at its batch: the reference network's measured
-    step, scaled by FLOPs per window and the batch."""
-    preset_task = "anomaly" if task == "detect" else task
+def step_seconds(dataset: str, task: str, mode: str, steps: dict, horizon: Optional[int] = None) -> float:
+    """One training step of ``dataset``'s preset at its batch (forecasting: for ``horizon``): the
+    reference network's measured step, scaled by FLOPs per window and the batch."""
     reference = REFERENCE[task]
     measured = steps[reference]
-    ratio = _forward_flops(dataset, preset_task) / _forward_flops(*reference)
-    return measured[mode] * ratio * get_preset(dataset, preset_task).batch_size / measured["batch"]
+    ratio = _forward_flops(dataset, PRESET_TASK[task], horizon) / _forward_flops(*reference)
+    return measured[mode] * ratio * get_preset(dataset, PRESET_TASK[task]).batch_size / measured["batch"]
 
 
 #: The two parts of a run that the calibration scales apart: the evaluation's share of its time
@@ -141,17 +148,19 @@ def step_seconds(dataset: str, task: str, mode: str, steps: dict) -> float:
 PARTS = ("train", "evaluate")
 
 
-def run_seconds(task: str, dataset: str, protocols, mode: str, steps: dict) -> dict[str, float]:
-    """One XCTFormer run by the FLOPs alone, in :data:`PARTS`: training to the preset's last
-    epoch with its setup (compiling, reading data), and every evaluation."""
-    preset_task = "anomaly" if task == "detect" else task
+def run_seconds(
+    task: str, dataset: str, protocols, mode: str, steps: dict, horizon: Optional[int] = None
+) -> dict[str, float]:
+    """One XCTFormer run (forecasting: at ``horizon``) by the FLOPs alone, in :data:`PARTS`:
+    training to the preset's last epoch with its setup (compiling, reading data), and every
+    evaluation."""
     from xct_estimators.bench.models import preset_name
 
-    preset = get_preset(preset_name(dataset) if task == "impute" else dataset, preset_task)
-    step = step_seconds(preset.dataset, task, mode, steps)
-    train = preset.epochs * math.ceil(_train_windows(dataset, task) / preset.batch_size) * step
+    preset = get_preset(preset_name(dataset) if task != "detect" else dataset, PRESET_TASK[task])
+    step = step_seconds(preset.dataset, task, mode, steps, horizon)
+    train = preset.epochs * math.ceil(_train_windows(dataset, task, horizon) / preset.batch_size) * step
     setup = steps[REFERENCE[task]]["setup " + mode] + RUN_OVERHEAD_S
-    evaluate = _eval_windows(dataset, task, protocols) / preset.batch_size * step * INFERENCE_SHARE
+    evaluate = _eval_windows(dataset, task, protocols, horizon) / preset.batch_size * step * INFERENCE_SHARE
     return {"train": train + setup, "evaluate": evaluate}
 
 
@@ -201,7 +210,8 @@ def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[st
     for run in trainings.values():
         record = run["record"]
         mode = "bf16+compile" if record.get("compile") else "fp32" if record.get("precision") == "32" else "bf16"
-        estimate = run_seconds(record["task"], record["dataset"], tuple(run["protocols"]), mode, steps)
+        protocols, horizon = tuple(run["protocols"]), record.get("horizon")
+        estimate = run_seconds(record["task"], record["dataset"], protocols, mode, steps, horizon)
         measured = {"train": record["fit_seconds"], "evaluate": run["evaluate"]}
         for part in (part for part in PARTS if estimate[part] > 0):
             points.setdefault((record["task"], part), []).append((estimate[part], measured[part]))
@@ -227,10 +237,13 @@ def entry_minutes(entry: Entry, mode: str, steps: dict, factors: Optional[dict] 
             batch = get_preset(dataset, "anomaly" if task == "detect" else task).batch_size
             total += sum(epochs * train_windows / batch * s for s in per_mode)
         return total / 60
-    parts = run_seconds(entry.task, entry.dataset, entry.protocols, mode, steps)
-    one = sum((factors or {}).get((entry.task, part), Fit())(seconds) for part, seconds in parts.items())
-    runs = max(len(entry.mask_rates), 1)
-    ours = runs * sum(1 for m in entry.models if m.startswith("xctformer")) * one / 60
+    one = 0.0  # one XCTFormer model's runs: one per mask rate, or one per horizon
+    for horizon in entry.horizons or [None]:
+        parts = run_seconds(entry.task, entry.dataset, entry.protocols, mode, steps, horizon)
+        one += sum((factors or {}).get((entry.task, part), Fit())(seconds) for part, seconds in parts.items())
+    one *= max(len(entry.mask_rates), 1)
+    runs = max(len(entry.mask_rates), len(entry.horizons), 1)
+    ours = sum(1 for m in entry.models if m.startswith("xctformer")) * one / 60
     baselines = runs * sum(
         baseline_minutes(entry.task, entry.dataset, m) for m in entry.models if not m.startswith("xctformer")
     )
@@ -249,30 +262,30 @@ def baseline_minutes(task: str, dataset: str, model: str) -> float:
     return max(seconds) / 60 if seconds else BASELINE_MINUTES[task]
 
 
-def _splits(dataset: str):
-    """The imputation splits of ``dataset`` (xct-bench's borders for its row count)."""
+def _splits(dataset: str, task: str = "impute"):
+    """The splits of ``dataset`` (xct-bench's borders for its row count and the task's input)."""
     from xct_estimators.bench.catalog import ETT_KINDS
     from xct_estimators.bench.datasets import split_borders
 
     kind = ETT_KINDS.get(dataset, "ratio")
-    return split_borders(DATASET_ROWS[dataset], kind, TASK_SEQ_LEN["impute"])
+    return split_borders(DATASET_ROWS[dataset], kind, TASK_SEQ_LEN[task])
 
 
-def _train_windows(dataset: str, task: str) -> int:
+def _train_windows(dataset: str, task: str, horizon: Optional[int] = None) -> int:
     if task == "detect":
         return DATASET_ROWS[dataset][0] - TASK_SEQ_LEN["anomaly"] + 1
-    start, stop = _splits(dataset).train
-    return stop - start - TASK_SEQ_LEN["impute"] + 1
+    start, stop = _splits(dataset, task).train
+    return stop - start - TASK_SEQ_LEN[task] - (horizon or 0) + 1
 
 
-def _eval_windows(dataset: str, task: str, protocols) -> int:
+def _eval_windows(dataset: str, task: str, protocols, horizon: Optional[int] = None) -> int:
     if task == "detect":  # tslib: every stride-1 window of both arrays; point: a window every half length
         train, test = DATASET_ROWS[dataset]
         length = TASK_SEQ_LEN["anomaly"]
         tslib = (train + test - 2 * length + 2) * ("tslib" in protocols)
         return tslib + (train + test) // (length // 2) * ("point" in protocols)
-    start, stop = _splits(dataset).test  # moved back by the input length: its first window is whole
-    return stop - start - TASK_SEQ_LEN["impute"] + 1
+    start, stop = _splits(dataset, task).test  # moved back by the input length: its first window is whole
+    return stop - start - TASK_SEQ_LEN[task] - (horizon or 0) + 1
 
 
 # -- bf16 ---------------------------------------------------------------------------------------
@@ -319,7 +332,7 @@ class Budget:
 
 
 def entry_settings(entry: Entry, output: Path, args, fast: bool):
-    from xct_estimators.bench.settings import DetectSettings, ImputeSettings
+    from xct_estimators.bench.settings import DetectSettings, ForecastSettings, ImputeSettings
 
     common = dict(output=output / entry.task, data_dir=args.data_dir, accelerator=args.accelerator, resume=True)
     common.update(no_progress=True, compile=fast, precision="bf16-mixed" if fast else "32")
@@ -329,6 +342,9 @@ def entry_settings(entry: Entry, output: Path, args, fast: bool):
     models = [m for m in entry.models if not (args.smoke and m in OPTIONAL_MODELS)]
     if entry.task == "detect":
         return DetectSettings(dataset=[entry.dataset], models=models, protocol=list(entry.protocols), **common)
+    if entry.task == "forecast":  # smoke: one horizon of the small synthetic set
+        horizons, dataset = (entry.horizons[:1], "synthetic") if args.smoke else (entry.horizons, entry.dataset)
+        return ForecastSettings(dataset=[dataset], models=models, horizons=list(horizons), **common)
     rates = list(entry.mask_rates[:1] if args.smoke else entry.mask_rates)  # smoke: every entry, one rate
     return ImputeSettings(dataset=[entry.dataset], models=models, mask_rates=rates, **common)
 
@@ -354,11 +370,12 @@ def run_entry(entry: Entry, output: Path, args, budget: Budget, fast: bool, job_
     """The entry's runs not yet recorded, each started only when its estimate fits the budget."""
     from xct_estimators.bench.backends import LocalBackend, execute
     from xct_estimators.bench.detect import detect_jobs
+    from xct_estimators.bench.forecast import forecast_jobs
     from xct_estimators.bench.impute import impute_jobs
     from xct_estimators.bench.results import ResultStore
 
     settings = entry_settings(entry, output, args, fast)
-    planner = detect_jobs if entry.task == "detect" else impute_jobs
+    planner = {"detect": detect_jobs, "impute": impute_jobs, "forecast": forecast_jobs}[entry.task]
     jobs = planner(settings, ResultStore(settings.output).finished(), progress=False)
     if not jobs:
         return "done (every run recorded)"
@@ -459,7 +476,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 safe = bf16_safe(converged_record(args.output, committed=not args.smoke))
                 fast = bool(safe) and not args.smoke
             else:
-                runs = max(len(entry.mask_rates), 1) * sum(1 for m in entry.models if m.startswith("xctformer"))
+                runs = max(len(entry.mask_rates), len(entry.horizons), 1)
+                runs *= sum(1 for m in entry.models if m.startswith("xctformer"))
                 outcome = run_entry(entry, args.output, args, budget, fast, minutes / max(runs, 1))
             print(f"({entry.key}) {entry.title}: {outcome}", flush=True)
             if outcome.startswith("stopped"):

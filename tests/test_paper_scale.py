@@ -16,11 +16,13 @@ def test_smoke_runs_every_entry_then_resumes_with_nothing_left(queue, tmp_path, 
     assert converged["bf16_safe"] in (True, False) and converged["command"].startswith("python ")
     imputed = [json.loads(line) for line in (tmp_path / "impute" / "results.jsonl").read_text().splitlines()]
     detected = [json.loads(line) for line in (tmp_path / "detect" / "results.jsonl").read_text().splitlines()]
+    forecast = [json.loads(line) for line in (tmp_path / "forecast" / "results.jsonl").read_text().splitlines()]
     assert {r["dataset"] for r in imputed} == {"ETTh1", "ETTh2", "ETTm1", "ETTm2", "weather"}
     assert {(r["dataset"], r["protocol"]) for r in detected} == {
         (d, p) for d in ("MSL", "SMAP") for p in ("tslib", "point")
     }
-    for record in imputed + detected:  # xct-bench records, with their provenance
+    assert {r["model"] for r in forecast} == set(queue.FORECAST_MODELS)  # smoke: synthetic, one horizon
+    for record in imputed + detected + forecast:  # xct-bench records, with their provenance
         assert record["command"].startswith("python benchmarks/paper_scale.py --smoke")
         assert record["git_commit"] and "torch" in record["versions"] and record["precision"] == "32"
     capsys.readouterr()

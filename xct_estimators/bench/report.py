@@ -14,6 +14,7 @@ import numpy as np
 
 from ..nn.presets import IMPUTATION_MASK_RATES, get_preset
 from . import paper
+from .comparison import compute_label, spread_sentence, winner_sentence
 from .models import ABLATION_MODELS, preset_name
 from .results import ResultStore
 from .runs import write_atomically
@@ -59,14 +60,37 @@ def forecast_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.forecast_reference(r["dataset"], r["horizon"], r["model"])
-        run = [r["dataset"], r["horizon"], r["model"], _forecast_setting(r), r["seed"]]
+        run = [r["dataset"], r["horizon"], r["model"], _forecast_setting(r), *_compute_cells(r, records), r["seed"]]
         rows.append([*run, *_error_cells(r, ref), *_time_cells(r)])
-    header = ["dataset", "horizon", "model", "settings", "seed", *ERROR_HEADER, *TIME_HEADER]
-    out = markdown_table(header, rows) + shortened_training_note(records)
-    averages = average_rows(records)
+    header = ["dataset", "horizon", "model", "settings", *_compute_header(records), "seed", *ERROR_HEADER]
+    out = winner_sentence(records) + "\n\n" + markdown_table(header + TIME_HEADER, rows)
+    out += shortened_training_note(records)
+    averages, averaged = average_rows(records)
     if averages:
-        out += "\n\nAverage over horizons " + ", ".join(map(str, paper.HORIZONS)) + ":\n\n" + averages
+        out += "\n\nAverage over horizons " + ", ".join(map(str, paper.HORIZONS)) + ". "
+        out += winner_sentence(averaged) + "\n\n" + averages
     return out
+
+
+#: What can tell rows of one table apart beyond their settings: the code, and how the network computed.
+_ORIGINS = {
+    "commit": lambda r: (r.get("git_commit") or "not recorded")[:7],
+    "compute": lambda r: compute_label(r) or "fp32",
+}
+
+
+def _origins(records: list[dict]) -> list[str]:
+    return [name for name, part in _ORIGINS.items() if len({part(r) for r in records}) > 1]
+
+
+def _compute_header(records: list[dict]) -> list[str]:
+    """One column for the commit and for precision and compile, when the table's rows differ in them."""
+    return [" / ".join(_origins(records))] if _origins(records) else []
+
+
+def _compute_cells(record: dict, records: list[dict]) -> list[str]:
+    names = _origins(records)
+    return [", ".join(_ORIGINS[name](record) for name in names)] if names else []
 
 
 def shortened_training_note(records: list[dict]) -> str:
@@ -117,25 +141,30 @@ def _mixed(records: list[dict], varying: tuple[str, ...]) -> bool:
 MIXED = " (mixed settings!)"
 
 
-def average_rows(records: list[dict]) -> str:
+def average_rows(records: list[dict]) -> tuple[str, list[dict]]:
+    """The table of averages over the paper's horizons, and the averages as records (horizon "avg")."""
     groups: dict[tuple, dict[int, dict]] = defaultdict(dict)
     for r in records:
-        groups[(r["dataset"], r["model"], _forecast_setting(r), r["seed"])][r["horizon"]] = r
-    rows = []
-    for (dataset, model, setting, seed), by_horizon in sorted(groups.items()):
+        groups[(r["dataset"], r["model"], _forecast_setting(r), compute_label(r), r["seed"])][r["horizon"]] = r
+    rows, averaged = [], []
+    for (dataset, model, setting, _, seed), by_horizon in sorted(groups.items()):
         if not set(paper.HORIZONS) <= set(by_horizon):
             continue
         mse = sum(by_horizon[h]["mse"] for h in paper.HORIZONS) / len(paper.HORIZONS)
         mae = sum(by_horizon[h]["mae"] for h in paper.HORIZONS) / len(paper.HORIZONS)
+        first = by_horizon[paper.HORIZONS[0]]
+        averaged.append({**first, "run": None, "horizon": "avg", "mse": mse, "mae": mae})
         ref = paper.forecast_reference(dataset, "avg", model)
         seconds = sum(by_horizon[h]["fit_seconds"] + by_horizon[h]["eval_seconds"] for h in paper.HORIZONS)
         cells = [by_horizon[h] for h in paper.HORIZONS]
         setting += MIXED if _mixed(cells, ("horizon", "output_chunk_length")) else ""
-        rows.append([dataset, model, setting, seed, *_error_cells({"mse": mse, "mae": mae}, ref), _fmt(seconds, ".0f")])
+        errors = _error_cells({"mse": mse, "mae": mae}, ref)
+        rows.append([dataset, model, setting, *_compute_cells(first, records), seed, *errors, _fmt(seconds, ".0f")])
     if not rows:
-        return ""
-    header = "dataset|model|settings|seed|avg MSE|avg MAE|paper MSE|paper MAE|gap MSE|gap MAE|total s".split("|")
-    return markdown_table(header, rows)
+        return "", []
+    header = ["dataset", "model", "settings", *_compute_header(records), "seed"]
+    header += "avg MSE|avg MAE|paper MSE|paper MAE|gap MSE|gap MAE|total s".split("|")
+    return markdown_table(header, rows), averaged
 
 
 def imputation_table(records: list[dict]) -> str:
@@ -149,15 +178,19 @@ def imputation_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
-        run = [r["dataset"], r["mask_rate"], r["model"], *_imputation_setting(r), _best_epoch(r), r["seed"]]
-        rows.append([*run, *_error_cells(r, ref), *_time_cells(r)])
-    header = ["dataset", "mask rate", "model", *IMPUTATION_SETTING_HEADER, "best epoch", "seed", *ERROR_HEADER]
-    header += TIME_HEADER
-    out = "Paper columns: XCTFormer's published numbers (every row is compared with them).\n\n"
+        run = [r["dataset"], r["mask_rate"], r["model"], *_imputation_setting(r), *_compute_cells(r, records)]
+        rows.append([*run, _best_epoch(r), r["seed"], *_error_cells(r, ref), *_time_cells(r)])
+    header = ["dataset", "mask rate", "model", *IMPUTATION_SETTING_HEADER, *_compute_header(records), "best epoch"]
+    header += ["seed", *ERROR_HEADER, *TIME_HEADER]
+    out = (
+        winner_sentence(records)
+        + " Paper columns: XCTFormer's published numbers (every row is compared with them).\n\n"
+    )
     out += markdown_table(header, rows)
-    averages = imputation_averages(records)
+    averages, averaged = imputation_averages(records)
     if averages:
-        out += "\n\nAverage over mask rates " + ", ".join(map(str, IMPUTATION_MASK_RATES)) + ":\n\n" + averages
+        out += "\n\nAverage over mask rates " + ", ".join(map(str, IMPUTATION_MASK_RATES)) + ". "
+        out += winner_sentence(averaged) + "\n\n" + averages
     return out
 
 
@@ -175,16 +208,18 @@ def _imputation_setting(record: dict) -> list:
     return [record.get("protocol", "series"), *cells]
 
 
-def imputation_averages(records: list[dict]) -> str:
+def imputation_averages(records: list[dict]) -> tuple[str, list[dict]]:
+    """The table of averages over the paper's mask rates, and the averages as records."""
     groups: dict[tuple, dict[float, dict]] = defaultdict(dict)
     for r in records:
         setting = tuple(_imputation_setting(r)[:4])
         groups[(r["dataset"], r["model"], setting, r["seed"])][r["mask_rate"]] = r
-    rows = []
+    rows, averaged = [], []
     for (dataset, model, setting, seed), by_rate in sorted(groups.items(), key=lambda item: str(item[0])):
         if not set(IMPUTATION_MASK_RATES) <= set(by_rate):
             continue
         mse, mae = (sum(by_rate[m][key] for m in IMPUTATION_MASK_RATES) / 4 for key in ("mse", "mae"))
+        averaged.append({**by_rate[IMPUTATION_MASK_RATES[0]], "run": None, "mask_rate": "avg", "mse": mse, "mae": mae})
         published = paper.IMPUTATION.get(paper.dataset_key(dataset))
         ours = published and tuple(sum(published[m][i] for m in IMPUTATION_MASK_RATES) / 4 for i in (0, 1))
         best = paper.best_imputation_baseline(dataset)
@@ -195,10 +230,10 @@ def imputation_averages(records: list[dict]) -> str:
             [dataset, model + mixed, *setting, seed, *numbers, _fmt(best and best[1][0]), _fmt(best and best[1][1])]
         )
     if not rows:
-        return ""
+        return "", []
     numbers = "avg MSE|avg MAE|paper XCTFormer MSE|paper XCTFormer MAE|paper best baseline|its MSE|its MAE".split("|")
     header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:4], "seed", *numbers]
-    return markdown_table(header, rows)
+    return markdown_table(header, rows), averaged
 
 
 def _detection_setting(record: dict) -> str:
@@ -225,7 +260,7 @@ def anomaly_table(records: list[dict]) -> str:
     for r in records:
         ref = paper.ANOMALY.get(r["dataset"])
         published = ref and ref[2] / 100
-        run = [r["dataset"], r.get("protocol", "point"), r["model"], _detection_setting(r)]
+        run = [r["dataset"], r.get("protocol", "point"), r["model"], _detection_setting(r), *_compute_cells(r, records)]
         run += [_fmt(r.get("anomaly_ratio"), "g"), r.get("n_windows") or "-"]
         honest = (r["f1"], r["auc_pr"], r.get("auc_roc"), r.get("vus_pr"), r.get("vus_roc"))
         scores = map(_fmt, (*honest, r["f1_adjusted"], published))
@@ -234,12 +269,17 @@ def anomaly_table(records: list[dict]) -> str:
         "dataset|protocol|model|settings|ratio %|test windows|F1|AUC-PR|AUC-ROC|VUS-PR|VUS-ROC|F1 point-adjusted|"
         "paper F1 (adjusted)"
     )
-    header = [*header.split("|"), *TIME_HEADER]
+    header = header.split("|")
+    header = [*header[:4], *_compute_header(records), *header[4:], *TIME_HEADER]
     note = (
-        "F1 at the paper's threshold, AUC-PR, AUC-ROC, VUS-PR and VUS-ROC are the honest measures "
-        "(TSB-AD finds VUS-PR the most reliable; `-` where a record predates it); point adjustment "
-        "(the paper's F1) credits a whole anomaly segment when one step is flagged, and lets "
-        "`window_mean`, which learns nothing, and `random`, uniform noise, score high.\n\n"
+        winner_sentence(records)
+        + " "
+        + (
+            "F1 at the paper's threshold, AUC-PR, AUC-ROC, VUS-PR and VUS-ROC are the honest measures "
+            "(TSB-AD finds VUS-PR the most reliable; `-` where a record predates it); point adjustment "
+            "(the paper's F1) credits a whole anomaly segment when one step is flagged, and lets "
+            "`window_mean`, which learns nothing, and `random`, uniform noise, score high.\n\n"
+        )
     )
     return note + markdown_table(header, rows)
 
@@ -365,7 +405,7 @@ def full_report(records: list[dict]) -> str:
             sections.append(f"## {title}\n\n{table(records)}")
     seeds = seed_table(records)
     if seeds:
-        sections.append(f"## Seed robustness\n\n{seeds}")
+        sections.append(f"## Seed robustness\n\n{spread_sentence(records)}\n\n{seeds}")
     ablation = ablation_table(records)
     if ablation:
         sections.append(f"## Ablation\n\n{ablation}")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import paper
 from .catalog import UNOBTAINED_DATA
+from .comparison import helps_section
 from .report import full_report, markdown_table
 from .results import ResultStore
 from .runs import write_atomically
@@ -188,7 +189,7 @@ def results_page(folders: list[Path]) -> str:
     ``xct-bench`` record folders, ``gpu_check.py`` folders (their converged comparison) and
     ``smap_analysis.py``'s folder."""
     sections = [HEADER.format(folders=" ".join(str(folder) for folder in folders))]
-    shown: list[dict] = []
+    shown: dict[str, list[dict]] = {}
     for folder in folders:
         if (Path(folder) / "analysis.json").is_file():
             sections.append(smap_section(folder))
@@ -197,16 +198,19 @@ def results_page(folders: list[Path]) -> str:
             sections.append(converged_section(folder))
             continue
         records = ResultStore(folder).latest()
-        shown += records
+        shown[str(folder)] = records
         if not records:
             raise ValueError(f"{folder} holds no results.jsonl records: pass folders that xct-bench wrote.")
-        machines: dict[tuple[str, str], list[dict]] = {}
-        for record in records:  # one table per device and commit: every row's origin is its section's
-            machines.setdefault((_device(record), _commit(record)), []).append(record)
-        for (device, commit), group in sorted(machines.items()):
-            title = f"## `{folder}`" + (f": {device}, commit {commit}" if len(machines) > 1 else "")
+        machines: dict[str, list[dict]] = {}
+        for record in records:  # one table per device; rows of several commits name theirs
+            machines.setdefault(_device(record), []).append(record)
+        for device, group in sorted(machines.items()):
+            title = f"## `{folder}`" + (f": {device}" if len(machines) > 1 else "")
             sections.append("\n".join([title, "", *provenance_lines(group), "", _demoted(full_report(group))]))
-    sections.append(missing_section(shown))
+    helps = helps_section(shown, markdown_table)
+    if helps:  # the conclusion first, the tables it draws on after it
+        sections.insert(1, helps)
+    sections.append(missing_section([r for records in shown.values() for r in records]))
     return "\n\n".join(sections) + "\n"
 
 

@@ -1,0 +1,87 @@
+"""The results page's words: who wins each table, and when XCTFormer helps by more than the seeds' spread."""
+
+import pytest
+
+from xct_estimators.bench.comparison import helps_section, spread_sentence, verdicts, winner_sentence
+from xct_estimators.bench.report import forecast_table, markdown_table
+
+
+def forecast(model, seed, mse, horizon=96, dataset="ETTh1", **extra):
+    run = {"task": "forecast", "dataset": dataset, "horizon": horizon, "model": model, "seed": seed, "seq_len": 96}
+    return {**run, "run": run, "mse": mse, "mae": mse, "fit_seconds": 1.0, "eval_seconds": 1.0, **extra}
+
+
+def seeded(model, values, **kwargs):
+    return [forecast(model, 2021 + i, v, **kwargs) for i, v in enumerate(values)]
+
+
+@pytest.mark.parametrize(
+    "ours, theirs, outcome",
+    [
+        ([0.40, 0.41, 0.39], [0.50, 0.51, 0.49], "wins"),  # 0.10 apart, spread 0.01
+        ([0.50, 0.51, 0.49], [0.40, 0.41, 0.39], "loses"),
+        ([0.40, 0.45, 0.35], [0.42, 0.43, 0.41], "ties"),  # 0.02 apart, spread 0.05
+        ([0.40], [0.50, 0.51, 0.49], "not counted"),  # one seed of ours
+        ([0.40, 0.41, 0.39], [0.50], "not counted"),  # one seed of a trained baseline
+    ],
+)
+def test_a_win_or_a_loss_counts_only_beyond_the_spread_over_seeds(ours, theirs, outcome):
+    records = seeded("xctformer", ours) + seeded("tide", theirs) + seeded("dlinear", [0.9, 0.9])
+    (verdict,) = verdicts(records)
+    assert verdict.other_model == "tide" and verdict.outcome == outcome  # the best other model, not dlinear
+    assert verdict.change == pytest.approx((sum(ours) / len(ours) - sum(theirs) / len(theirs)) / (sum(theirs) / len(theirs)))
+
+
+def test_one_run_of_an_untrained_baseline_stands_for_every_seed():
+    records = seeded("xctformer", [0.40, 0.41, 0.39]) + seeded("naive", [0.30])
+    (verdict,) = verdicts(records)
+    assert (verdict.other_model, verdict.outcome) == ("naive", "loses")
+
+
+def test_detection_ranks_by_vus_pr_higher_is_better_and_tests_do_not_mix():
+    def detect(model, seed, vus, protocol):
+        run = {"task": "detect", "dataset": "MSL", "protocol": protocol, "model": model, "seed": seed}
+        return {**run, "run": run, "vus_pr": vus, "f1_adjusted": 0.9 if model == "random" else 0.1}
+
+    records = [detect("xctformer", s, 0.30 + s * 1e-4, "tslib") for s in (1, 2)]
+    records += [detect("window_mean", 0, 0.20, "tslib"), detect("window_mean", 0, 0.50, "point")]
+    records += [detect("xctformer", s, 0.30, "point") for s in (1, 2)]
+    found = {v.setting: v for v in verdicts(records)}
+    assert found["tslib protocol"].outcome == "wins" and found["point protocol"].outcome == "loses"
+    assert winner_sentence(records) == (
+        "Highest VUS-PR per dataset and protocol (mean over seeds): `window_mean` in 1 of 2, `xctformer` in 1 of 2."
+    )
+
+
+def test_precision_and_compile_are_their_own_contenders():
+    records = seeded("xctformer", [0.40, 0.41]) + seeded("xctformer", [0.60, 0.61], precision="bf16-mixed")
+    records += seeded("tide", [0.50, 0.51])
+    assert {(v.model, v.outcome) for v in verdicts(records)} == {
+        ("xctformer", "wins"),
+        ("xctformer (bf16-mixed)", "loses"),
+    }
+
+
+def test_the_section_counts_and_names_each_records_folder():
+    records = seeded("xctformer", [0.40, 0.41, 0.39]) + seeded("tide", [0.50, 0.51, 0.49])
+    records += seeded("xctformer", [0.40], horizon=192) + seeded("tide", [0.50], horizon=192)
+    text = helps_section({"benchmarks/results/x": records}, markdown_table)
+    assert "it wins 1, ties 0 and loses 0; 1 rest on a single seed and are not counted." in text
+    assert "| `benchmarks/results/x` | ETTh1   | horizon 96 " in text
+    assert "0.4000 ± 0.0100 (3)" in text and "-20.0%" in text
+    assert helps_section({"x": seeded("tide", [0.5])}, markdown_table) == ""  # no XCTFormer: no section
+
+
+def test_spread_sentence_names_the_widest_cell():
+    records = seeded("xctformer", [1.0, 1.2]) + seeded("tide", [1.0, 1.01])
+    assert spread_sentence(records).startswith("Over seeds, MSE of forecast runs varies by up to 12.9% ")
+    assert "`xctformer` on ETTh1, horizon 96" in spread_sentence(records)
+
+
+def test_a_table_names_commit_and_compute_only_where_its_rows_differ():
+    same = [forecast("xctformer", 2021, 0.4, git_commit="a" * 40), forecast("tide", 2021, 0.5, git_commit="a" * 40)]
+    assert "commit" not in forecast_table(same) and "compute" not in forecast_table(same)
+    mixed = [same[0], forecast("tide", 2021, 0.5, git_commit="b" * 40, precision="bf16-mixed", compile=True)]
+    table = forecast_table(mixed)
+    assert "| commit / compute " in table
+    assert "| aaaaaaa, fp32 " in table and "| bbbbbbb, bf16-mixed, compiled " in table

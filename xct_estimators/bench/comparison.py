@@ -1,0 +1,227 @@
+"""The results page in words: one sentence under each table, and where XCTFormer helps.
+
+Everything here is computed from the records a table shows, so the words change with them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .catalog import NAIVE
+from .models import ABLATION_MODELS
+
+#: The paper's model, with either input fill of the imputation benchmark.
+XCTFORMER = ("xctformer", "xctformer_linear")
+#: Baselines that train nothing and draw nothing at random: one run gives their value for every seed.
+UNTRAINED = (NAIVE, "linear", "sktime_imputer", "window_mean")
+#: Fields of a record that make two models' numbers comparable: the same data, task and protocol.
+_SAME_TEST = ("task", "dataset", "horizon", "mask_rate", "protocol", "features", "seq_len", "eval_stride")
+_SAME_TEST += ("data_sha256",)
+
+
+@dataclass(frozen=True)
+class Measure:
+    label: str
+    key: str
+    lower_is_better: bool
+
+
+#: The measure each task's comparison ranks by: the error the paper reports, and for detection
+#: VUS-PR (TSB-AD's most reliable), not the point-adjusted F1 that noise can win.
+MEASURES = {
+    "forecast": Measure("MSE", "mse", True),
+    "impute": Measure("MSE", "mse", True),
+    "detect": Measure("VUS-PR", "vus_pr", False),
+}
+
+
+def setting(record: dict) -> str:
+    """Where in a task a record sits: the horizon, the mask rate or the detection protocol."""
+    task = record["task"]
+    if task == "forecast":
+        return f"horizon {record['horizon']}" if record["horizon"] != "avg" else "average"
+    if task == "impute":
+        rate = record["mask_rate"]
+        return f"mask rate {rate:g}, {record.get('protocol', 'series')}" if rate != "avg" else "average"
+    return f"{record.get('protocol', 'point')} protocol"
+
+
+def compute_label(record: dict) -> str:
+    """How the record's network computed, when not the default float32 eager run."""
+    precision = record.get("precision", "32")
+    return ", ".join([precision] * (precision != "32") + ["compiled"] * bool(record.get("compile")))
+
+
+def _label(record: dict) -> str:
+    compute = compute_label(record)
+    return f"{record['model']} ({compute})" if compute else record["model"]
+
+
+def _base(label: str) -> str:
+    return label.split(" (")[0]
+
+
+def _test(record: dict) -> str:
+    run = record.get("run") or record
+    return json.dumps({k: run.get(k, record.get(k)) for k in _SAME_TEST}, sort_keys=True, default=str)
+
+
+def _compared(records: list[dict]) -> dict[str, dict[str, list[float]]]:
+    """Test -> model -> the measure over seeds (one value per seed, the latest record's), for the
+    paper's model and the baselines (not the ablations)."""
+    values: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    for r in records:
+        value = r.get(MEASURES[r["task"]].key)
+        if value is None or r["model"] in ABLATION_MODELS:
+            continue
+        values[_test(r)][_label(r)][r["seed"]] = float(value)
+    return {test: {m: list(s.values()) for m, s in models.items()} for test, models in values.items()}
+
+
+def _best(models: dict[str, list[float]], measure: Measure, among) -> Optional[str]:
+    sign = 1 if measure.lower_is_better else -1
+    candidates = [m for m in models if among(m)]
+    return min(candidates, key=lambda m: (sign * np.mean(models[m]), m)) if candidates else None
+
+
+def winner_sentence(records: list[dict]) -> str:
+    """One sentence: which model has the best mean measure in each test of ``records``, counted."""
+    tests = _compared(records)
+    if not tests:
+        return ""
+    task = next(iter(records))["task"]
+    measure = MEASURES[task]
+    counts: dict[str, int] = defaultdict(int)
+    for models in tests.values():
+        counts[_best(models, measure, lambda m: True)] += 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    what = {"forecast": "dataset and horizon", "impute": "dataset, mask rate and protocol"}
+    averaged = any("avg" in (r.get("horizon"), r.get("mask_rate")) for r in records)
+    per = "dataset" if averaged else what.get(task, "dataset and protocol")
+    best = "lowest" if measure.lower_is_better else "highest"
+    listed = ", ".join(f"`{model}` in {n} of {len(tests)}" for model, n in ranked)
+    return f"{best.capitalize()} {measure.label} per {per} (mean over seeds): {listed}."
+
+
+@dataclass(frozen=True)
+class Verdict:
+    task: str
+    dataset: str
+    setting: str
+    model: str
+    ours: tuple[float, float, int]  # mean, std over seeds, seeds
+    other_model: str
+    other: tuple[float, float, int]
+    outcome: str  # "wins", "ties", "loses" or "not counted"
+    change: float  # relative: negative is better for a lower-is-better measure
+
+
+def _order(record: dict) -> tuple:
+    where = record.get("horizon") or record.get("mask_rate") or 0
+    return record["task"], record["dataset"], where if isinstance(where, (int, float)) else 0, _test(record)
+
+
+def _stats(values: list[float]) -> tuple[float, float, int]:
+    array = np.asarray(values)
+    return float(array.mean()), float(array.std(ddof=1)) if len(array) > 1 else 0.0, len(array)
+
+
+def verdicts(records: list[dict]) -> list[Verdict]:
+    """XCTFormer against the best baseline of the same test, by :data:`MEASURES`. A win or a loss
+    counts only when the gap between the means is larger than the larger standard deviation over
+    seeds, and only with two or more seeds of each (one run of an untrained baseline stands for
+    any seed); otherwise "not counted"."""
+    found = []
+    by_test = {_test(r): r for r in records}
+    for test, models in sorted(_compared(records).items(), key=lambda item: _order(by_test[item[0]])):
+        first = by_test[test]
+        measure = MEASURES[first["task"]]
+        other_model = _best(models, measure, lambda m: _base(m) not in XCTFORMER)
+        if other_model is None:
+            continue
+        other = _stats(models[other_model])
+        for model in sorted(m for m in models if _base(m) in XCTFORMER):
+            ours = _stats(models[model])
+            gap = ours[0] - other[0]
+            better = gap < 0 if measure.lower_is_better else gap > 0
+            seeded = ours[2] > 1 and (other[2] > 1 or _base(other_model) in UNTRAINED)
+            if not seeded:
+                outcome = "not counted"
+            elif abs(gap) <= max(ours[1], other[1]):
+                outcome = "ties"
+            else:
+                outcome = "wins" if better else "loses"
+            change = gap / abs(other[0]) if other[0] else float("nan")
+            found.append(
+                Verdict(
+                    first["task"], first["dataset"], setting(first), model, ours, other_model, other, outcome, change
+                )
+            )
+    return found
+
+
+def _cell(stats: tuple[float, float, int]) -> str:
+    mean, std, seeds = stats
+    return f"{mean:.4f} ± {std:.4f} ({seeds})" if seeds > 1 else f"{mean:.4f} (1)"
+
+
+def helps_section(folders: dict[str, list[dict]], markdown_table) -> str:
+    """The page's "When XCTFormer helps" section: a summary sentence and one row per comparison,
+    within each record folder (a folder is one benchmark run's records)."""
+    found = [(folder, v) for folder, records in folders.items() for v in verdicts(records)]
+    if not found:
+        return ""
+    counts = {outcome: sum(v.outcome == outcome for _, v in found) for outcome in ("wins", "ties", "loses")}
+    uncounted = len(found) - sum(counts.values())
+    summary = (
+        f"Of {len(found)} comparisons of XCTFormer with the best other model of the same run, it wins "
+        f"{counts['wins']}, ties {counts['ties']} and loses {counts['loses']}; {uncounted} rest on a single "
+        "seed and are not counted."
+    )
+    rows = []
+    for folder, v in found:
+        measure = MEASURES[v.task]
+        rows.append([
+            f"`{folder}`", v.dataset, v.setting, measure.label, v.model, _cell(v.ours), v.other_model, _cell(v.other),
+            f"{100 * v.change:+.1f}%", v.outcome,
+        ])  # fmt: skip
+    header = ["records", "dataset", "setting", "measure", "XCTFormer", "mean ± std (seeds)", "best other",
+              "mean ± std (seeds)", "difference", "XCTFormer"]  # fmt: skip
+    rule = (
+        "Each row compares XCTFormer with the baseline that scored best on the same test (MSE for "
+        "forecasting and imputation, lower is better; VUS-PR for detection, higher is better). A win or "
+        "a loss counts only when the difference of the means is larger than the larger standard "
+        "deviation over seeds (`--seeds`), with at least two seeds of each model; one run of a baseline "
+        "that trains nothing stands for every seed."
+    )
+    return "\n".join(["## When XCTFormer helps", "", summary, "", rule, "", markdown_table(header, rows)])
+
+
+def spread_sentence(records: list[dict]) -> str:
+    """One sentence on the seed table: the largest coefficient of variation of each task's measure."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in records:
+        run = dict(r.get("run") or {})
+        run.pop("seed", None)
+        groups[json.dumps(run, sort_keys=True, default=str)].append(r)
+    widest: dict[str, tuple[float, dict]] = {}
+    for cell in groups.values():
+        measure = MEASURES[cell[0]["task"]]
+        values = [r.get(measure.key) for r in cell]
+        if len({r["seed"] for r in cell}) < 2 or None in values:
+            continue
+        mean, std, _ = _stats([float(v) for v in values])
+        cv = std / abs(mean) if mean else 0.0
+        if cv >= widest.get(cell[0]["task"], (-1.0, None))[0]:
+            widest[cell[0]["task"]] = (cv, cell[0])
+    parts = [
+        f"{MEASURES[task].label} of {task} runs varies by up to {100 * cv:.1f}% (coefficient of variation, "
+        f"`{r['model']}` on {r['dataset']}, {setting(r)})"
+        for task, (cv, r) in sorted(widest.items())
+    ]
+    return ("Over seeds, " + "; ".join(parts) + ".") if parts else ""
