@@ -1,8 +1,7 @@
-"""What Darts users expect of a torch model (issue 13): MC dropout, static covariates said aloud."""
+"""What Darts users expect of a torch model (issue 13): MC dropout, sample weights, encoders, shifts
+(covariates: tests/test_covariates.py)."""
 
 import numpy as np
-import pandas as pd
-import pytest
 from darts import TimeSeries
 
 from xct_estimators import XCTFormerModel
@@ -34,16 +33,6 @@ def test_mc_dropout_modules_keep_training_unchanged(tmp_path):
     model, _ = fitted(tmp_path)
     swapped = [m for m in model.network.modules() if isinstance(m, MonteCarloDropout)]
     assert swapped and all(m.p > 0 for m in swapped)
-
-
-def test_static_covariates_are_ignored_aloud(tmp_path):
-    series = TimeSeries.from_values(np.sin(np.arange(300) / 5)[:, None].astype(np.float32))
-    series = series.with_static_covariates(pd.DataFrame({"site": [3.0]}))
-    model = XCTFormerModel(input_chunk_length=24, output_chunk_length=6, patch_len=8, stride=4, d_model=8,
-                           n_epochs=1, work_dir=str(tmp_path),
-                           pl_trainer_kwargs={"enable_progress_bar": False})  # fmt: skip
-    with pytest.warns(UserWarning, match=r"ignores static covariates \(1 series have them, e.g. \['site'\]\)"):
-        model.fit(series)
 
 
 def test_sample_weights_encoders_and_output_chunk_shift_work(tmp_path):

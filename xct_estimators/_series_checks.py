@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -44,17 +43,3 @@ def check_finite(series, name: str) -> None:
                 "MissingValuesFiller or xct_estimators.XCTFormerImputer, and remove infinities."
             )
         check_value_range(values, list(s.components), where)
-
-
-def warn_static_covariates(series) -> None:
-    """XCTFormerModel has no input for static covariates: say so once per fit, never ignore silently."""
-    having = [i for i, s in enumerate(as_list(series)) if isinstance(s, TimeSeries) and s.static_covariates is not None]
-    if having:
-        columns = list(as_list(series)[having[0]].static_covariates.columns)
-        warnings.warn(
-            f"XCTFormerModel ignores static covariates ({len(having)} series have them, e.g. {columns}): the "
-            "network reads only the target and past-covariate channels. Add them as constant past-covariate "
-            "channels if they matter, or drop them (series.with_static_covariates(None)) to silence this.",
-            UserWarning,
-            stacklevel=3,
-        )

@@ -2,7 +2,7 @@
 XCTFormer for Darts
 -------------------
 
-:class:`XCTFormerModel`, a Darts ``PastCovariatesTorchModel`` on :class:`~xct_estimators.nn.XCTFormerNet`.
+:class:`XCTFormerModel`, a Darts ``MixedCovariatesTorchModel`` on :class:`~xct_estimators.nn.XCTFormerNet`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, Optional, Union
 
 import torch
-from darts.models.forecasting.torch_forecasting_model import PastCovariatesTorchModel
+from darts.models.forecasting.torch_forecasting_model import MixedCovariatesTorchModel
 from darts.utils.data.torch_datasets.utils import TorchTrainingSample
 from darts.utils.likelihood_models.torch import QuantileRegression
 from darts.utils.serialization import add_safe_globals
@@ -21,7 +21,7 @@ from torch import nn
 from . import historical_forecasts
 from ._checks import NotFittedError, is_positive_int, plain_number
 from ._devices import is_distributed, single_device
-from ._series_checks import as_list, check_finite, check_same_components, warn_static_covariates
+from ._series_checks import as_list, check_finite, check_same_components
 from .callbacks import KeepBestValidationWeights
 from .forecasting_module import _XCTFormerModule  # saved models name it here too
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, auto_decop_k, get_preset
@@ -60,7 +60,7 @@ def _check_checkpoint_matches(model, path: str) -> None:
 
 
 @with_network_parameters("darts", on_init=True, extra={"decop_k": DECOP_AUTO_DOC}, more={"compile": COMPILE})
-class XCTFormerModel(PastCovariatesTorchModel):
+class XCTFormerModel(MixedCovariatesTorchModel):
     def __init__(
         self,
         input_chunk_length: int,
@@ -83,11 +83,12 @@ class XCTFormerModel(PastCovariatesTorchModel):
         decop_variant: Literal["paper", "authors"] = "paper",
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
         compile: CompileOption = False,
+        use_static_covariates: bool = True,
         **kwargs,
     ) -> None:
         """XCTFormer: cross-channel and cross-time attention over patch tokens.
 
-        Every component of the target series and of the past covariates is cut into patches
+        Every component of the target series and of the covariates is cut into patches
         (``patch_len`` long, every ``stride`` steps); all (patch, channel) tokens form one
         sequence, and a stack of CRAB attention blocks models every cross-time and
         cross-channel pair directly: a learnable non-boolean mask on min-shifted scores and
@@ -101,14 +102,20 @@ class XCTFormerModel(PastCovariatesTorchModel):
         :meth:`from_preset` for the paper's hyperparameters and training recipe.
 
         This model supports past covariates (known for ``input_chunk_length`` points before
-        prediction time) and probabilistic forecasting with
-        :class:`~darts.utils.likelihood_models.torch.QuantileRegression`.
+        prediction time), future covariates (known for ``input_chunk_length`` points before and
+        ``output_chunk_length`` points after prediction time), static covariates, and
+        probabilistic forecasting with :class:`~darts.utils.likelihood_models.torch.QuantileRegression`.
+        Each covariate component is a channel over the input window like a target; a future
+        covariate's values over the forecast horizon become tokens of their own, and each row of
+        static covariates one token, so attention relates every target patch to every covariate
+        patch of the past and of the horizon (docs/forecasting.md). Without future or static
+        covariates the network is the paper's.
 
         Parameters
         ----------
         input_chunk_length
             Number of time steps in the past to take as a model input (per chunk). Applies to the target
-            series and past covariates. Must be at least ``patch_len``.
+            series and the covariates. Must be at least ``patch_len``.
         output_chunk_length
             Number of time steps predicted at once (per chunk) by the internal model. It is not the same as
             forecast horizon `n` used in `predict()`, which is the desired number of prediction points
@@ -121,6 +128,10 @@ class XCTFormerModel(PastCovariatesTorchModel):
             model cannot generate autoregressive predictions (`n > output_chunk_length`).
         <network parameters>
         <training parameters>
+        use_static_covariates
+            Whether the model uses the target series' static covariates (numeric; encode categorical
+            ones first, e.g. with Darts' ``StaticCovariatesTransformer``) when it has them: each row
+            becomes one token. Default: ``True``.
         **kwargs
             Optional arguments to initialize the pytorch_lightning.Module, pytorch_lightning.Trainer, and
             Darts' :class:`TorchForecastingModel`.
@@ -175,8 +186,9 @@ class XCTFormerModel(PastCovariatesTorchModel):
             Whether to automatically save the untrained model and checkpoints from training.
             To load the model from checkpoint, call :func:`XCTFormerModel.load_from_checkpoint()`. Default: ``False``.
         add_encoders
-            Past covariates generated from the time index (see Darts'
-            :class:`~darts.dataprocessing.encoders.SequentialEncoder`); each becomes a channel. Default: ``None``.
+            Past or future covariates generated from the time index, e.g. ``{"datetime_attribute": {"future":
+            ["hour", "dayofweek"]}}`` (see Darts' :class:`~darts.dataprocessing.encoders.SequentialEncoder`); each
+            becomes a channel. Default: ``None``.
         random_state
             Controls the randomness of the weights initialization and reproducible forecasting.
         pl_trainer_kwargs
@@ -231,26 +243,31 @@ class XCTFormerModel(PastCovariatesTorchModel):
         if decop_k is not None and decop_k != "auto":
             if not is_positive_int(decop_k):
                 raise ValueError(f"decop_k must be None, 'auto' or a positive integer, got {decop_k!r}.")
+        self._considers_static_covariates = use_static_covariates
         # Validate the architecture now (channel count unknown yet) rather than at fit time.
         self._network_config(n_channels=1, nr_params=1, decop_k=None, max_attention_bytes=None)
 
     # -- network -------------------------------------------------------------------------
     def _network_config(
-        self, n_channels: int, nr_params: int, decop_k: Optional[int], max_attention_bytes
+        self, n_channels: int, nr_params: int, decop_k: Optional[int], max_attention_bytes, **covariates
     ) -> XCTFormerConfig:
         architecture = {**network_kwargs(self), "decop_k": decop_k, "max_attention_bytes": max_attention_bytes}
         return XCTFormerConfig(
-            self.input_chunk_length, n_channels, self.output_chunk_length * nr_params, **architecture
+            self.input_chunk_length, n_channels, self.output_chunk_length * nr_params, **architecture, **covariates
         )
 
     def _create_model(self, train_sample: TorchTrainingSample) -> nn.Module:
+        width = lambda tensor: 0 if tensor is None else tensor.shape[1]  # noqa: E731
         n_targets = train_sample.past_target.shape[1]
-        past_covariates = train_sample.past_covariates
-        n_covariates = past_covariates.shape[1] if past_covariates is not None else 0
-        n_channels = n_targets + n_covariates
+        n_future = width(train_sample.historic_future_covariates)
+        n_channels = n_targets + width(train_sample.past_covariates) + n_future
+        static = train_sample.static_covariates  # (rows, features): a row per target component, or one
+        covariates = dict(n_future_channels=n_future, future_len=self.output_chunk_length if n_future else 0)
+        if static is not None:
+            covariates.update(n_static_tokens=static.shape[0], static_features=static.shape[1])
         decop_k = auto_decop_k(n_channels) if self.decop_k == "auto" else self.decop_k
         nr_params = 1 if self.likelihood is None else self.likelihood.num_parameters
-        config = self._network_config(n_channels, nr_params, decop_k, self.max_attention_bytes)
+        config = self._network_config(n_channels, nr_params, decop_k, self.max_attention_bytes, **covariates)
         config.check_attention_memory(self.batch_size)
         module = _XCTFormerModule(
             network=config.__dict__.copy(), n_targets=n_targets, nr_params=nr_params, **self.pl_module_params
@@ -278,15 +295,21 @@ class XCTFormerModel(PastCovariatesTorchModel):
 
     @property
     def channel_names_(self) -> list[str]:
-        """The network's channels: the target components, then the past covariates' (after ``fit``)."""
+        """The network's channels: the target components, then the past covariates', then the future
+        covariates' (after ``fit``)."""
         self.network_  # noqa: B018 (raises before fit)
         names = list(self.training_series.components)
-        if self.past_covariate_series is not None:
-            names += list(self.past_covariate_series.components)
+        for covariates in (self.past_covariate_series, self.future_covariate_series):
+            if covariates is not None:
+                names += list(covariates.components)
         return [str(name) for name in names]
 
     @property
     def supports_multivariate(self) -> bool:
+        return True
+
+    @property
+    def supports_static_covariates(self) -> bool:
         return True
 
     # -- input checks --------------------------------------------------------------------
@@ -302,12 +325,13 @@ class XCTFormerModel(PastCovariatesTorchModel):
         **kwargs,
     ):
         check_finite(series, "series")
-        check_finite(past_covariates, "past_covariates")
+        for name, covariates in (("past_covariates", past_covariates), ("future_covariates", future_covariates)):
+            check_finite(covariates, name)
+            check_same_components(covariates, name)
         check_same_components(series, "series")
-        check_same_components(past_covariates, "past_covariates")
-        warn_static_covariates(series)
         check_finite(val_series, "val_series")
         check_finite(val_past_covariates, "val_past_covariates")
+        check_finite(val_future_covariates, "val_future_covariates")
         needed = self.input_chunk_length + self.output_chunk_length + self.output_chunk_shift
         for name, group in (("series", series), ("val_series", val_series)):
             for i, s in enumerate(as_list(group)):
@@ -376,7 +400,7 @@ class XCTFormerModel(PastCovariatesTorchModel):
             return super().to_onnx(path, **kwargs)
 
     def predict(self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs):
-        self._check_predict_input(series, past_covariates)
+        self._check_predict_input(series, past_covariates, future_covariates)
         return super().predict(n, series, past_covariates, future_covariates, *args, **kwargs)
 
     def predict_from_dataset(self, n, dataset, trainer=None, batch_size=None, verbose=None, **kwargs):
@@ -388,9 +412,10 @@ class XCTFormerModel(PastCovariatesTorchModel):
             trainer = self._init_trainer(params, max_epochs=self.n_epochs)
         return super().predict_from_dataset(n, dataset, trainer, batch_size, verbose, **kwargs)
 
-    def _check_predict_input(self, series, past_covariates) -> None:
+    def _check_predict_input(self, series, past_covariates, future_covariates=None) -> None:
         check_finite(series, "series")
         check_finite(past_covariates, "past_covariates")
+        check_finite(future_covariates, "future_covariates")
         if self.model is not None and series is not None:
             expected = self.model.n_target_channels
             for i, s in enumerate(as_list(series)):
@@ -422,8 +447,12 @@ class XCTFormerModel(PastCovariatesTorchModel):
     ):
         arguments = {name: value for name, value in locals().items() if name not in ("self", "__class__")}
         # retrain=False: cut the windows and run the module directly (see historical_forecasts.py)
-        if not historical_forecasts.applies(
-            self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
+        if (
+            future_covariates is not None
+            or self.uses_static_covariates
+            or not historical_forecasts.applies(
+                self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
+            )
         ):
             return super()._optimized_historical_forecasts(**arguments)
         self._check_predict_input(series, past_covariates)

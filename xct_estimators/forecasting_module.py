@@ -36,7 +36,8 @@ def _use_monte_carlo_dropout(net: nn.Module) -> None:
 
 
 class _XCTFormerModule(CompiledNetwork, PLForecastingModule):
-    """Lightning module: the past target and past covariates become channels of one network.
+    """Lightning module: the past target and the covariates become channels of one network, the
+    future covariates' horizon values and the static covariates tokens of their own.
 
     The network decodes only the target channels; for a likelihood its head emits
     ``output_chunk_length * nr_params`` values per target channel.
@@ -52,8 +53,11 @@ class _XCTFormerModule(CompiledNetwork, PLForecastingModule):
 
     @io_processor
     def forward(self, x_in: PLModuleInput) -> PLModuleOutput:
-        x = x_in.concatenate_past_features()  # (B, L, targets + past covariates)
-        y = self.net(x, n_outputs=self.n_target_channels)  # (B, T * nr_params, targets)
+        x = x_in.concatenate_past_features()  # (B, L, targets + past covariates + future covariates)
+        config = self.net.config
+        future = x_in.future_covariates if config.n_future_channels else None  # (B, T, future covariates)
+        static = x_in.static_covariates if config.n_static_tokens else None  # (B, rows, features)
+        y = self.net(x, n_outputs=self.n_target_channels, future=future, static=static)  # (B, T * nr_params, targets)
         b = y.shape[0]
         y = y.view(b, self.output_chunk_length, self.nr_params, self.n_target_channels)
         return PLModuleOutput(prediction=y.transpose(2, 3))  # (B, T, targets, nr_params)

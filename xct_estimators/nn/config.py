@@ -15,6 +15,8 @@ MIXINGS = ("full", "time", "channel")
 DECOP_VARIANTS = ("paper", "authors")
 ACTIVATIONS = ("absact", "softmax", "absact_clipped")
 _DEFAULT = defaults()
+#: The sizes of the covariate inputs (0: none), set from the data like ``n_channels``.
+COVARIATE_FIELDS = ("n_future_channels", "future_len", "n_static_tokens", "static_features")
 _POSITIVE_INTS = ("seq_len", "n_channels", "out_len", "patch_len", "stride", "d_model", "n_heads", "d_ff", "e_layers")
 
 
@@ -37,6 +39,14 @@ class XCTFormerConfig:
     out_len
         Length of the output: the horizon for forecasting, ``seq_len`` for reconstruction.
     <network parameters>
+    n_future_channels
+        How many of the last input channels are known over the forecast horizon too (future
+        covariates): each also gets tokens for its ``future_len`` future values. Default: 0.
+    future_len
+        Length of the future covariates' horizon (the forecast's output chunk). Default: 0.
+    n_static_tokens, static_features
+        Static covariates: ``n_static_tokens`` rows (one per target component, or one shared)
+        of ``static_features`` numbers, each row one token. Default: 0 (none).
     """
 
     seq_len: int
@@ -59,6 +69,10 @@ class XCTFormerConfig:
     decop_variant: Literal["paper", "authors"] = _DEFAULT["decop_variant"]
     fused_attention: bool = _DEFAULT["fused_attention"]
     max_attention_bytes: Optional[int] = _DEFAULT["max_attention_bytes"]
+    n_future_channels: int = 0
+    future_len: int = 0
+    n_static_tokens: int = 0
+    static_features: int = 0
 
     def __post_init__(self) -> None:
         for name in _POSITIVE_INTS:
@@ -89,7 +103,28 @@ class XCTFormerConfig:
                 "use_mask=False has no effect with DeCoP (decop_k is set), which never uses "
                 "the learnable mask: leave use_mask=True or set decop_k=None."
             )
+        self._check_covariates()
         memory.check_sample(self)
+
+    def _check_covariates(self) -> None:
+        for name in COVARIATE_FIELDS:
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}.")
+        if self.n_future_channels > self.n_channels:
+            raise ValueError(
+                f"n_future_channels={self.n_future_channels} exceeds n_channels={self.n_channels}: the future "
+                "covariates' past values are the last input channels."
+            )
+        if bool(self.n_future_channels) != bool(self.future_len):
+            raise ValueError("n_future_channels and future_len are both set (future covariates) or both 0.")
+        if bool(self.n_static_tokens) != bool(self.static_features):
+            raise ValueError("n_static_tokens and static_features are both set (static covariates) or both 0.")
+        if self.has_covariate_tokens and self.mixing != "full":
+            raise ValueError(
+                f"mixing={self.mixing!r} regroups the (patch, channel) grid, which covariate tokens are not part "
+                "of: use mixing='full' with future or static covariates."
+            )
 
     # -- derived sizes -------------------------------------------------------------------
     @property
@@ -98,9 +133,26 @@ class XCTFormerConfig:
         return patch_count(self.seq_len, self.patch_len, self.stride)
 
     @property
-    def n_tokens(self) -> int:
-        """Tokens in the flattened (patch, channel) sequence: ``patch_num * n_channels``."""
+    def future_patch_num(self) -> int:
+        """Patches per future covariate over the horizon (padded to one patch when shorter)."""
+        if not self.n_future_channels:
+            return 0
+        return patch_count(max(self.future_len, self.patch_len), self.patch_len, self.stride)
+
+    @property
+    def has_covariate_tokens(self) -> bool:
+        return bool(self.n_future_channels or self.n_static_tokens)
+
+    @property
+    def n_grid_tokens(self) -> int:
+        """Tokens of the input window: ``patch_num * n_channels``, patch-major."""
         return self.patch_num * self.n_channels
+
+    @property
+    def n_tokens(self) -> int:
+        """Tokens attention runs over: the input window's, then the future covariates' over the
+        horizon, then one per static covariate row."""
+        return self.n_grid_tokens + self.future_patch_num * self.n_future_channels + self.n_static_tokens
 
     @property
     def attention_len(self) -> int:
@@ -127,8 +179,10 @@ class XCTFormerConfig:
 
     # -- helpers -------------------------------------------------------------------------
     def architecture(self) -> dict:
-        """The hyperparameters (every field but ``seq_len``, ``n_channels`` and ``out_len``)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)[3:]}
+        """The hyperparameters: every field but the data's sizes (``seq_len``, ``n_channels``,
+        ``out_len`` and the covariates')."""
+        data = ("seq_len", "n_channels", "out_len", *COVARIATE_FIELDS)
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in data}
 
     def replace(self, **changes) -> XCTFormerConfig:
         """A copy with ``changes`` applied (validated again)."""

@@ -6,6 +6,7 @@ from typing import Optional
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from .config import XCTFormerConfig
 from .dropout import Dropout
@@ -42,6 +43,13 @@ class XCTFormerNet(nn.Module):
 
     ``n_outputs`` decodes only the first ``n_outputs`` channels (e.g. the targets, when the
     remaining channels are covariates that every token may attend to but nobody forecasts).
+
+    Covariates add tokens that every token attends to and that are never decoded (see
+    docs/forecasting.md): ``future`` (batch, future_len, n_future_channels) holds the horizon
+    values of the last ``n_future_channels`` input channels, cut into patches like the input,
+    normalised with those channels' window statistics, projected by the same patch embedding and
+    given positions of their own; ``static`` (batch, n_static_tokens, static_features) becomes one
+    token per row. Without them the network is the paper's, parameter for parameter.
     """
 
     def __init__(self, config: XCTFormerConfig):
@@ -52,20 +60,46 @@ class XCTFormerNet(nn.Module):
         )
         self.encoder = Encoder(config)
         self.head = FlattenHead(config.patch_num, config.d_model, config.out_len, config.head_dropout)
+        if config.n_future_channels:
+            self.future_position = nn.Parameter(
+                torch.empty(config.future_patch_num, config.d_model).uniform_(-0.02, 0.02)
+            )
+        if config.n_static_tokens:
+            self.static_projection = nn.Linear(config.static_features, config.d_model)
+            self.static_position = nn.Parameter(
+                torch.empty(config.n_static_tokens, config.d_model).uniform_(-0.02, 0.02)
+            )
 
     def forward(
-        self, x: torch.Tensor, mask: Optional[torch.Tensor] = None, n_outputs: Optional[int] = None
+        self,
+        x: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
+        n_outputs: Optional[int] = None,
+        future: Optional[torch.Tensor] = None,
+        static: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
-        self._check_input(x, mask)
-        n_outputs = self.config.n_channels if n_outputs is None else n_outputs
+        self._check_input(x, mask, future, static)
+        c = self.config
+        n_outputs = c.n_channels if n_outputs is None else n_outputs
         mean, std = instance_stats(x, mask)
         x = (x - mean) / std
         if mask is not None:
             x = torch.where(mask.bool(), x, 0.0)
-        out = self.head(self.encoder(self.tokenizer(x)), self.config.n_channels, n_outputs)
+        tokens = [self.tokenizer(x)]
+        if c.n_future_channels:
+            future = (future - mean[..., -c.n_future_channels :]) / std[..., -c.n_future_channels :]
+            if c.future_len < c.patch_len:  # one whole patch at least
+                future = F.pad(future.transpose(1, 2), (0, c.patch_len - c.future_len), mode="replicate").transpose(
+                    1, 2
+                )
+            tokens.append(self.tokenizer(future, self.future_position))
+        if c.n_static_tokens:
+            tokens.append(self.static_projection(static.to(x.dtype)) + self.static_position)
+        encoded = self.encoder(torch.cat(tokens, dim=1) if len(tokens) > 1 else tokens[0])
+        out = self.head(encoded[:, : c.n_grid_tokens], c.n_channels, n_outputs)
         return out * std[..., :n_outputs] + mean[..., :n_outputs]
 
-    def _check_input(self, x: torch.Tensor, mask: Optional[torch.Tensor]) -> None:
+    def _check_input(self, x: torch.Tensor, mask, future, static) -> None:
         c = self.config
         if x.dim() != 3 or x.shape[1] != c.seq_len or x.shape[2] != c.n_channels:
             raise ValueError(
@@ -74,6 +108,14 @@ class XCTFormerNet(nn.Module):
             )
         if mask is not None and mask.shape != x.shape:
             raise ValueError(f"mask must have the input's shape {tuple(x.shape)}, got {tuple(mask.shape)}.")
+        for name, value, shape, sizes in (
+            ("future", future, (x.shape[0], c.future_len, c.n_future_channels), "future_len, n_future_channels"),
+            ("static", static, (x.shape[0], c.n_static_tokens, c.static_features), "n_static_tokens, static_features"),
+        ):
+            if (value is None) != (shape[2] == 0) or (value is not None and tuple(value.shape) != shape):
+                got = "none" if value is None else f"shape {tuple(value.shape)}"
+                want = f"shape (batch, {sizes}) = {shape}" if shape[2] else "none (the config has 0)"
+                raise ValueError(f"XCTFormerNet expects {name} of {want}, got {got}.")
 
     def num_parameters(self, trainable_only: bool = True) -> int:
         """Number of (trainable) parameters."""

@@ -1,0 +1,93 @@
+"""Future and static covariates in XCTFormerModel: their horizon values and static rows become
+tokens, so the forecast follows what is known about the future."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from darts import TimeSeries
+
+from xct_estimators import XCTFormerModel
+
+IN, OUT = 32, 8
+
+
+def model(tmp_path, **changes) -> XCTFormerModel:
+    kwargs = dict(input_chunk_length=IN, output_chunk_length=OUT, patch_len=8, stride=4, d_model=16, n_heads=2,
+                  d_ff=32, e_layers=1, n_epochs=2, batch_size=32, random_state=0, work_dir=str(tmp_path),
+                  pl_trainer_kwargs={"enable_progress_bar": False, "enable_model_summary": False})  # fmt: skip
+    kwargs.update(changes)
+    return XCTFormerModel(**kwargs)
+
+
+def driven(n=400):
+    """A target that follows a known control signal three steps later."""
+    rng = np.random.default_rng(0)
+    control = (rng.random(n + 50) < 0.1).astype(np.float32)
+    target = np.convolve(control, np.ones(4), mode="full")[: n + 50]
+    target = np.roll(target, 3) + 0.05 * rng.standard_normal(n + 50)
+    series = TimeSeries.from_values(np.stack([target, np.sin(np.arange(n + 50) / 5)], 1).astype(np.float32)[:n])
+    return series, TimeSeries.from_values(control[:, None], columns=["control"])
+
+
+def test_future_covariates_reach_the_forecast(tmp_path):
+    series, control = driven()
+    fitted = model(tmp_path)
+    fitted.fit(series, future_covariates=control)
+    config = fitted.network_.config
+    assert (config.n_channels, config.n_future_channels, config.future_len) == (3, 1, OUT)
+    assert fitted.channel_names_ == ["0", "1", "control"]
+    forecast = fitted.predict(OUT, future_covariates=control).values()
+    changed = control.values().copy()
+    changed[len(series) : len(series) + OUT] = 1.0 - changed[len(series) : len(series) + OUT]  # the horizon only
+    moved = fitted.predict(OUT, future_covariates=TimeSeries.from_values(changed, columns=["control"])).values()
+    assert forecast.shape == (OUT, 2) and not np.allclose(forecast, moved)
+
+
+def test_static_covariates_are_tokens_unless_switched_off(tmp_path):
+    series = driven()[0].with_static_covariates(pd.DataFrame({"site": [1.0], "height": [2.0]}))
+    fitted = model(tmp_path)
+    fitted.fit(series)
+    assert (fitted.network_.config.n_static_tokens, fitted.network_.config.static_features) == (1, 2)
+    forecast = fitted.predict(OUT).values()
+    other = series.with_static_covariates(pd.DataFrame({"site": [5.0], "height": [-2.0]}))
+    assert not np.allclose(forecast, fitted.predict(OUT, series=other).values())
+    ignoring = model(tmp_path, use_static_covariates=False)
+    ignoring.fit(series)
+    assert ignoring.network_.config.n_static_tokens == 0
+
+
+def test_calendar_encoders_and_the_preset_work_with_future_covariates(tmp_path):
+    values = driven()[0].values()
+    series = TimeSeries.from_times_and_values(pd.date_range("2024-01-01", periods=len(values), freq="h"), values)
+    encoded = XCTFormerModel.from_preset(
+        "ETTh1", output_chunk_length=OUT, input_chunk_length=IN, n_epochs=1, work_dir=str(tmp_path),
+        add_encoders={"datetime_attribute": {"future": ["hour", "dayofweek"]}},
+        pl_trainer_kwargs={"enable_progress_bar": False},
+    )  # fmt: skip
+    encoded.fit(series)
+    config = encoded.network_.config
+    assert (config.d_model, config.n_future_channels) == (8, 2)  # the preset's width, two calendar channels
+    assert encoded.predict(OUT).shape == (OUT, 2, 1)
+
+
+def test_historical_forecasts_with_future_covariates_equal_predict(tmp_path):
+    series, control = driven()
+    fitted = model(tmp_path)
+    fitted.fit(series[:300], future_covariates=control)
+    backtest = fitted.historical_forecasts(
+        series, future_covariates=control, start=320, forecast_horizon=OUT, retrain=False, last_points_only=False
+    )
+    direct = fitted.predict(OUT, series=series[:320], future_covariates=control)
+    np.testing.assert_allclose(backtest[0].values(), direct.values(), atol=1e-5)
+
+
+def test_bad_future_covariates_are_clear_errors(tmp_path):
+    series, control = driven()
+    broken = control.values().copy()
+    broken[5] = np.nan
+    with pytest.raises(ValueError, match="future_covariates contains 1 NaN"):
+        model(tmp_path).fit(series, future_covariates=TimeSeries.from_values(broken))
+    fitted = model(tmp_path)
+    fitted.fit(series, future_covariates=control)
+    with pytest.raises(ValueError, match="future_covariates"):
+        fitted.predict(OUT, future_covariates=control[: len(series) + 2])  # not as far as the horizon
