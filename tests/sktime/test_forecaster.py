@@ -120,3 +120,20 @@ def test_nan_in_y_suggests_the_imputer():
 def test_too_short_y_is_a_clear_error():
     with pytest.raises(ValueError, match="too short for one training sample"):
         XCTFormerForecaster(**TINY).fit(frame(18), fh=[1, 2, 3, 4])
+
+
+def test_future_x_reaches_the_forecast():
+    """X over the horizon is an input: forecasts move when only its future rows change, and the
+    steps between fh's need rows (sktime's tag says so)."""
+    rng = np.random.default_rng(0)
+    control = pd.DataFrame({"control": (rng.random(260) < 0.2).astype(float)})
+    y = pd.DataFrame({"load": np.convolve(control["control"], np.ones(3), mode="full")[:260] + 0.01 * rng.random(260)})
+    forecaster = XCTFormerForecaster(input_chunk_length=16, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16,
+                                     e_layers=1, n_epochs=2, random_state=0)  # fmt: skip
+    forecaster.fit(y.iloc[:240], X=control.iloc[:240], fh=[1, 2, 3])
+    assert forecaster.get_tag("capability:non_contiguous_X") is False
+    future = control.iloc[240:243]
+    first = forecaster.predict(X=future)
+    flipped = 1.0 - future
+    assert not np.allclose(first.to_numpy(), forecaster.predict(X=flipped).to_numpy())
+    np.testing.assert_allclose(first.to_numpy(), forecaster.predict(X=future).to_numpy())  # same X, same forecast

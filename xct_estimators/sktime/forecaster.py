@@ -7,7 +7,7 @@ from typing import Optional
 
 import numpy as np
 import pandas as pd
-from sktime.forecasting.base import BaseForecaster
+from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from .._checks import NotFittedError
 from .._quiet import quiet_lightning
@@ -27,9 +27,12 @@ class XCTFormerForecaster(BaseForecaster):
 
     Training and prediction are delegated to the Darts :class:`~xct_estimators.XCTFormerModel`
     (one training path). Every column of ``y`` and of the exogenous ``X`` becomes a channel of
-    tokens; the network forecasts the columns of ``y``. ``X`` is used as past covariates: for
-    horizons beyond ``output_chunk_length`` (autoregressive), ``X`` must be given for the
-    future steps.
+    tokens; the network forecasts the columns of ``y``. ``X`` is known-future input (Darts'
+    future covariates): the rows of ``X`` passed to ``predict`` cover the forecast horizon and
+    become tokens of their own, so the forecast uses them. Rows of the horizon that ``X`` does
+    not reach (steps past the last ``fh`` step up to ``output_chunk_length``, or all of them when
+    ``predict`` gets no ``X``) repeat the last row known. Horizons beyond ``output_chunk_length``
+    (autoregressive) need ``X`` for every step.
 
     Parameters
     ----------
@@ -98,6 +101,8 @@ class XCTFormerForecaster(BaseForecaster):
         "X-y-must-have-same-index": True,
         "capability:update": True,
         "capability:categorical_in_X": False,
+        # X over the horizon is the network's input, from the cutoff on: the steps between fh's need rows too
+        "capability:non_contiguous_X": False,
         # the form of sktime's own Darts adapters: either distribution of Darts
         "python_dependencies": [["u8darts>=0.48", "darts>=0.48"], f"torch>={MIN_TORCH_TEXT}", "pytorch-lightning"],
     }
@@ -254,7 +259,7 @@ class XCTFormerForecaster(BaseForecaster):
 
     def _fit_network(self, y: pd.DataFrame, X: Optional[pd.DataFrame]) -> None:
         """One global XCTFormerModel on every instance of ``y`` (one series, or a panel's
-        instances as a list of Darts series, with ``X``'s matching instances as past covariates)."""
+        instances as a list of Darts series, with ``X``'s matching instances as future covariates)."""
         self.darts_model_ = self._build_darts_model(self.output_chunk_length_)
         pieces = _instances(y)
         covariates = dict(_instances(X)) if X is not None else {}
@@ -276,12 +281,12 @@ class XCTFormerForecaster(BaseForecaster):
                     "(input_chunk_length + output_chunk_length): use longer series or shorter chunks."
                 )
         series = [self._series(part) for _, part in pieces]
-        past = [self._series(covariates[key]) for key, _ in pieces] if X is not None else None
+        known = [self._series(covariates[key]) for key, _ in pieces] if X is not None else None
         with quiet_lightning():
             if _is_panel(y):
-                self.darts_model_.fit(series, past_covariates=past)
+                self.darts_model_.fit(series, future_covariates=known)
             else:
-                self.darts_model_.fit(series[0], past_covariates=None if past is None else past[0])
+                self.darts_model_.fit(series[0], future_covariates=None if known is None else known[0])
 
     def _kept(self, frame: pd.DataFrame) -> pd.DataFrame:
         """What predict needs of the data seen: the last input_chunk_length rows (of each
@@ -316,9 +321,9 @@ class XCTFormerForecaster(BaseForecaster):
             raise NotImplementedError("XCTFormerForecaster forecasts out of sample only: use fh steps >= 1.")
         return steps
 
-    def _covariates_for_predict(self, X, keys: list) -> Optional[list]:
-        """The past covariates of the instances ``keys``: each one's kept X context, extended by
-        the rows of X it lacks."""
+    def _covariates_for_predict(self, X, keys: list, steps: int) -> Optional[list]:
+        """The future covariates of the instances ``keys``: each one's kept X context, then the rows
+        of X for the ``steps`` steps after its cutoff (a missing row repeats the last one known)."""
         if self.x_columns_ is None:
             return None
         if X is not None and list(X.columns) != self.x_columns_:
@@ -328,12 +333,13 @@ class XCTFormerForecaster(BaseForecaster):
             )
         future = dict(_instances(X)) if X is not None else {}
         histories = dict(_instances(self.X_context_))
+        horizons = self._absolute_indexes(ForecastingHorizon(np.arange(1, steps + 1), is_relative=True))
         covariates = []
         for key in keys:
             history, ahead = histories[key], future.get(key)
-            if ahead is not None:
-                history = pd.concat([history, ahead.loc[~ahead.index.isin(history.index)]])
-            covariates.append(self._series(history))
+            rows = ahead.reindex(horizons[key]) if ahead is not None else pd.DataFrame(index=horizons[key])
+            known = pd.concat([history, rows.reindex(columns=history.columns)]).ffill()
+            covariates.append(self._series(known))
         return covariates
 
     def _darts_predict(self, fh, X, **kwargs) -> tuple[list, np.ndarray]:
@@ -353,10 +359,11 @@ class XCTFormerForecaster(BaseForecaster):
                 f"{self.input_chunk_length} time points: XCTFormer needs one full input window to forecast."
             )
         series = [self._series(part) for _, part in pieces]
-        past = self._covariates_for_predict(X, [key for key, _ in pieces])
+        reach = max(int(steps.max()), self.output_chunk_length_)  # the network sees a whole output chunk
+        known = self._covariates_for_predict(X, [key for key, _ in pieces], reach)
         with quiet_lightning():
             forecasts = self.darts_model_.predict(
-                int(steps.max()), series=series, past_covariates=past, verbose=False, **kwargs
+                int(steps.max()), series=series, future_covariates=known, verbose=False, **kwargs
             )
         return [(key, forecast) for (key, _), forecast in zip(pieces, forecasts, strict=True)], steps - 1
 
@@ -365,7 +372,6 @@ class XCTFormerForecaster(BaseForecaster):
         if not _is_panel(self.y_context_):
             return {None: fh.to_absolute_index(self.cutoff)}
         from sktime.datatypes import get_cutoff
-        from sktime.forecasting.base import ForecastingHorizon
 
         relative = ForecastingHorizon(self._steps(fh), is_relative=True)
         return {
@@ -470,7 +476,7 @@ def _check_x_covers_y(x_index: pd.Index, y_index: pd.Index) -> None:
         shown = ", ".join(str(t) for t in missing[:3]) + (", ..." if len(missing) > 3 else "")
         raise ValueError(
             f"X does not cover y: {len(missing)} of y's {len(y_index)} time points have no row in X ({shown}). "
-            "The exogenous values are past covariates of every step of y: pass X with (at least) y's index."
+            "The exogenous values are inputs of every step of y: pass X with (at least) y's index."
         )
 
 
