@@ -17,6 +17,7 @@ from . import paper
 from .catalog import (
     ANOMALY_DATASETS,
     BACKENDS,
+    COVARIATE_MODES,
     DATA_DIR_ENV,
     DEFAULT_DETECTION_MODELS,
     DEFAULT_IMPUTATION_MODELS,
@@ -203,6 +204,14 @@ def _add_forecast(sub) -> None:
         help="look-back window (default: %(default)s)",
     )
     parser.add_argument("--full", action="store_true", help="the paper's four horizons, 96,192,336,720")
+    parser.add_argument(
+        "--covariates",
+        type=csv_of(tuple(COVARIATE_MODES)),
+        default=default(ForecastSettings, "covariates"),
+        help="comma-separated, each a run of every model that takes future covariates: "
+        + "; ".join(f"{name}: {text}" for name, text in COVARIATE_MODES.items())
+        + " (default: none)",
+    )
     _add_common(parser, ForecastSettings)
 
 

@@ -21,7 +21,7 @@ XCTFORMER = ("xctformer", "xctformer_linear")
 UNTRAINED = (NAIVE, "linear", "sktime_imputer", "window_mean")
 #: Fields of a record that make two models' numbers comparable: the same data, task and protocol.
 _SAME_TEST = ("task", "dataset", "horizon", "mask_rate", "protocol", "features", "seq_len", "eval_stride")
-_SAME_TEST += ("data_sha256",)
+_SAME_TEST += ("data_sha256", "covariates")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,8 @@ def setting(record: dict) -> str:
     """Where in a task a record sits: the horizon, the mask rate or the detection protocol."""
     task = record["task"]
     if task == "forecast":
-        return f"horizon {record['horizon']}" if record["horizon"] != "avg" else "average"
+        where = f"horizon {record['horizon']}" if record["horizon"] != "avg" else "average"
+        return where + (f", +{record['covariates']}" if record.get("covariates") else "")
     if task == "impute":
         rate = record["mask_rate"]
         return f"mask rate {rate:g}, {record.get('protocol', 'series')}" if rate != "avg" else "average"

@@ -21,6 +21,8 @@ import pandas as pd
 from darts import TimeSeries
 
 from .catalog import ANOMALY_DATASETS, DATA_DIR_ENV, ETT_KINDS, FORECAST_DATASETS, TSLIB_CSVS
+from .control import FUTURE_COLUMNS as CONTROL_FUTURE
+from .control import make_control
 from .synthetic import make_synthetic
 
 _HOURS_PER_MONTH = 30 * 24
@@ -66,6 +68,7 @@ class ForecastDataset:
     series: TimeSeries
     split_kind: str
     target: str  # the column used as target in the MS setting
+    future_columns: tuple[str, ...] = ()  # known in advance: future covariates, never targets
 
     def splits(self, seq_len: int) -> Splits:
         return split_borders(len(self.series), self.split_kind, seq_len)
@@ -87,6 +90,9 @@ def load_forecast_dataset(name: str, data_dir: Optional[str | Path] = None, seed
     if name == "synthetic":
         frame = make_synthetic(seed=seed)
         return ForecastDataset(name, TimeSeries.from_dataframe(frame), "ratio", "target")
+    if name == "control":
+        frame = make_control(seed=seed).astype(np.float32)
+        return ForecastDataset(name, TimeSeries.from_dataframe(frame), "ratio", "load", CONTROL_FUTURE)
     if name in ETT_KINDS:
         return ForecastDataset(name, _load_ett(name, resolve_data_dir(data_dir)), ETT_KINDS[name], "OT")
     if name in TSLIB_CSVS or name.endswith(".csv"):

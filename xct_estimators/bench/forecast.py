@@ -18,6 +18,7 @@ with ``historical_forecasts(retrain=False, last_points_only=False)`` and score w
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,7 +125,8 @@ def build_model(
 
 @dataclass
 class PreparedSeries:
-    """Standardised splits: targets and (MS setting only) past covariates."""
+    """Standardised splits: targets, (MS setting only) past covariates, and (``--covariates``)
+    future covariates over the same rows."""
 
     dataset: str
     features: str
@@ -135,6 +137,10 @@ class PreparedSeries:
     train_covariates: Optional[TimeSeries]
     val_covariates: Optional[TimeSeries]
     test_covariates: Optional[TimeSeries]
+    future: tuple[Optional[TimeSeries], ...] = (None, None, None)  # train, val, test
+
+    def with_future(self, mode: str, known: tuple) -> PreparedSeries:
+        return dataclasses.replace(self, future=known) if mode != "none" else self
 
     def joint(self) -> PreparedSeries:
         """MS data for a model without past covariates: every column becomes a target (covariates
@@ -143,12 +149,38 @@ class PreparedSeries:
             return self
         covariates = (self.train_covariates, self.val_covariates, self.test_covariates)
         stack = [c.stack(target) for c, target in zip(covariates, (self.train, self.val, self.test), strict=True)]
-        return PreparedSeries(self.dataset, "M", self.seq_len, *stack, None, None, None)
+        return PreparedSeries(self.dataset, "M", self.seq_len, *stack, None, None, None, self.future)
 
 
-def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M") -> PreparedSeries:
+def calendar(series: TimeSeries) -> TimeSeries:
+    """Hour of day and day of week of ``series``' timestamps, each scaled to [-0.5, 0.5]."""
+    if not series.has_datetime_index:
+        raise ValueError("--covariates calendar needs timestamps: the dataset has a plain range index.")
+    index = series.time_index
+    values = np.stack([index.hour / 23.0 - 0.5, index.dayofweek / 6.0 - 0.5], axis=1).astype(np.float32)
+    return TimeSeries.from_times_and_values(index, values, columns=["hour", "dayofweek"])
+
+
+def future_covariates(data: ForecastDataset, prepared: PreparedSeries, mode: str, scaled: TimeSeries) -> tuple:
+    """The (train, val, test) future covariates of ``mode`` over the prepared splits' rows."""
+    if mode == "none":
+        return (None, None, None)
+    if mode == "future":
+        if not data.future_columns:
+            raise ValueError(
+                f"--covariates future: {data.name} has no known-future columns (control has: plan). Use "
+                "--covariates none or calendar."
+            )
+        known = scaled[list(data.future_columns)]
+    else:
+        known = calendar(scaled)
+    return tuple(known.slice_intersect(part) for part in (prepared.train, prepared.val, prepared.test))
+
+
+def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M", covariates: str = "none") -> PreparedSeries:
     """Split and standardise ``data``. ``features``: "M" (every column a target) or "MS" (one target,
-    the other columns past covariates)."""
+    the other columns past covariates); a dataset's known-future columns are never targets, and
+    ``covariates`` (:data:`~.catalog.COVARIATE_MODES`) says which future covariates go with it."""
     if features not in FEATURES:
         raise ValueError(f"features must be one of {FEATURES}, got {features!r}.")
     if features == "MS" and data.target not in data.series.components:
@@ -160,13 +192,15 @@ def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M") -> Pr
     scaler = Scaler(StandardScaler())
     scaler.fit(data.series[splits.train[0] : splits.train[1]])
     scaled = scaler.transform(data.series).astype(np.float32)
-    parts = [scaled[start:stop] for start, stop in (splits.train, splits.val, splits.test)]
+    observed = [c for c in scaled.components if c not in data.future_columns]
+    parts = [scaled[observed][start:stop] for start, stop in (splits.train, splits.val, splits.test)]
     if features == "M":
-        return PreparedSeries(data.name, features, seq_len, *parts, None, None, None)
-    others = [c for c in scaled.components if c != data.target]
-    targets = [part[data.target] for part in parts]
-    covariates = [part[others] for part in parts]
-    return PreparedSeries(data.name, features, seq_len, *targets, *covariates)
+        prepared = PreparedSeries(data.name, features, seq_len, *parts, None, None, None)
+    else:
+        others = [c for c in observed if c != data.target]
+        targets = [part[data.target] for part in parts]
+        prepared = PreparedSeries(data.name, features, seq_len, *targets, *[part[others] for part in parts])
+    return prepared.with_future(covariates, future_covariates(data, prepared, covariates, scaled))
 
 
 def fit_model(model, data: PreparedSeries) -> float:
@@ -175,6 +209,8 @@ def fit_model(model, data: PreparedSeries) -> float:
     kwargs = {}
     if data.train_covariates is not None:
         kwargs = {"past_covariates": data.train_covariates, "val_past_covariates": data.val_covariates}
+    if data.future[0] is not None:
+        kwargs.update(future_covariates=data.future[0], val_future_covariates=data.future[1])
     model.fit(data.train, val_series=data.val, verbose=None, **kwargs)
     return time.perf_counter() - start
 
@@ -182,6 +218,8 @@ def fit_model(model, data: PreparedSeries) -> float:
 def forecast_test_split(model, data: PreparedSeries, horizon: int) -> list[TimeSeries]:
     """One forecast of ``horizon`` steps for every stride-1 window of the test split."""
     kwargs = {} if data.test_covariates is None else {"past_covariates": data.test_covariates}
+    if data.future[2] is not None:
+        kwargs["future_covariates"] = data.future[2]
     windows = dict(start=data.seq_len, start_format="position", forecast_horizon=horizon, stride=1, overlap_end=False)
     return model.historical_forecasts(
         data.test, **windows, retrain=False, last_points_only=False, verbose=False, **kwargs
@@ -303,18 +341,28 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         fingerprints[dataset] = dataset_fingerprint(dataset, settings.data_dir)
         data = load_forecast_dataset(dataset, settings.data_dir, seed=settings.seed)
         features = settings.features or ("MS" if dataset == "synthetic" else "M")
-        datasets[dataset] = prepare(data, settings.seq_len, features)
+        for mode in settings.covariates:
+            datasets[dataset, mode] = prepare(data, settings.seq_len, features, mode)
     jobs = []
-    for dataset, horizon, model_name in (
-        (d, h, m) for d in settings.dataset for h in horizons for m in settings.models or DEFAULT_MODELS
+    for dataset, horizon, mode, model_name in (
+        (d, h, c, m)
+        for d in settings.dataset
+        for h in horizons
+        for c in settings.covariates
+        for m in settings.models or DEFAULT_MODELS
     ):
-        data = datasets[dataset]
+        data = datasets[dataset, mode]
         epochs = settings.epochs  # None: the preset's for XCTFormer, the baselines' own
         build = dict(name=model_name, dataset=dataset, horizon=horizon, seq_len=settings.seq_len, epochs=epochs)
         build.update(seed=settings.seed, accelerator=settings.accelerator, devices=settings.devices, progress=progress)
         build.update(work_dir=output / "darts_logs", compile=settings.compile, precision=settings.precision)
         model = build_model(**build)  # not trained here: it names the run's settings
+        if mode != "none" and not model.supports_future_covariates:
+            print(f"skip: {model_name} takes no future covariates ({dataset} horizon {horizon}, --covariates {mode})")
+            continue
         run = {"task": "forecast", "dataset": dataset, "horizon": horizon, "model": model_name, "seed": settings.seed}
+        if mode != "none":  # absent at its default, so earlier runs keep their identity
+            run["covariates"] = mode
         if fingerprints[dataset]:  # the file's content, so a changed file is a new run
             run["data_sha256"] = fingerprints[dataset]
         run.update(
@@ -327,7 +375,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         if run_key(record) in finished:
             print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {settings.seed}")
             continue
-        label = f"{dataset} H={horizon} {model_name} seed {settings.seed}"
+        label = f"{dataset} H={horizon} {model_name}{'' if mode == 'none' else f' +{mode}'} seed {settings.seed}"
         work = partial(_forecast_work, build, data, horizon, record, settings.accelerator)
         jobs.append(Job(label, work, _summary, run))
     return jobs

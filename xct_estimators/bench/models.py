@@ -19,6 +19,7 @@ ABLATION_DESCRIPTIONS = {
 #: The preset each benchmark dataset trains XCTFormer with (App. D: synthetic uses ETTm1's).
 PRESET_FOR_DATASET = {
     "synthetic": "ETTm1",
+    "control": "ETTm1",  # a synthetic set too
     "weather": "Weather",
     "electricity": "ECL",
     "traffic": "Traffic",

@@ -116,12 +116,13 @@ def shortened_training_note(records: list[dict]) -> str:
 
 
 def _forecast_setting(record: dict) -> str:
-    """What tells two runs of one model apart in a table: features, look-back, epochs."""
+    """What tells two runs of one model apart in a table: features, look-back, epochs, future covariates."""
     if "features" not in record:
         return "-"
     epochs = record.get("epochs", "?")
     training = "untrained" if epochs is None else f"{epochs} ep"
-    return f"{record['features']}, L={record.get('seq_len', '?')}, {training}"
+    covariates = f", +{record['covariates']}" if record.get("covariates") else ""
+    return f"{record['features']}, L={record.get('seq_len', '?')}, {training}{covariates}"
 
 
 def _mixed(records: list[dict], varying: tuple[str, ...]) -> bool:

@@ -103,6 +103,7 @@ class ForecastSettings(CommonSettings, BackendSettings, ComputeSettings):
     features: Optional[str] = None
     seq_len: int = 96
     full: bool = False
+    covariates: list[str] = field(default_factory=lambda: ["none"])
 
 
 @dataclass(frozen=True, kw_only=True)
