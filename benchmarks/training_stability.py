@@ -76,6 +76,7 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--train-stride", type=int, default=1)
     parser.add_argument("--keep-last-batch", action="store_true", help="train on the incomplete last batch too")
     parser.add_argument("--clip", type=float, default=None, help="Lightning's gradient_clip_val (norm)")
+    parser.add_argument("--learning-rate", type=float, default=None, help="peak rate (default: the preset's)")
     parser.add_argument("--data-dir", default=os.environ.get("XCT_DATA_DIR"))
     parser.add_argument("--seed", type=int, default=2021)
     parser.add_argument("--output", type=Path, help="also write the rows and their provenance to this JSON file")
@@ -87,6 +88,7 @@ def main(argv=None) -> list[dict]:
         no_progress=True,
         train_stride=args.train_stride,
         seed=args.seed,
+        learning_rate=args.learning_rate,
     )
     train, val, _ = imputation_splits(args.dataset, args.data_dir, args.seed)
     engine = build_imputer("xctformer_linear", args.dataset, args.mask_rate, bench_args).engine
