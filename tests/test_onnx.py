@@ -21,7 +21,7 @@ def _values(rows=240, channels=3):
 
 @pytest.mark.parametrize(
     "case",
-    ["multivariate", "past_covariates", "quantiles", "decop"],
+    ["multivariate", "past_covariates", "quantiles", "decop", "future_covariates"],
 )
 def test_darts_to_onnx_forecasts_as_predict(case, tmp_path):
     from darts.utils.onnx import run_onnx_prediction
@@ -29,18 +29,18 @@ def test_darts_to_onnx_forecasts_as_predict(case, tmp_path):
     values = _values(channels=4)
     series = TimeSeries.from_values(values[:, :3], columns=["a", "b", "c"])
     covariates = TimeSeries.from_values(values[:, 3:], columns=["x"]) if case == "past_covariates" else None
+    known = TimeSeries.from_values(_values(rows=260, channels=1), columns=["k"]) if case == "future_covariates" else None
     extra = {"likelihood": QuantileRegression([0.1, 0.5, 0.9])} if case == "quantiles" else {}
     if case == "decop":
         extra["decop_k"] = 4
     model = XCTFormerModel(24, 8, **TINY, **extra, pl_trainer_kwargs=QUIET, work_dir=str(tmp_path))
-    model.fit(series, past_covariates=covariates)
+    model.fit(series, past_covariates=covariates, future_covariates=known)
     path = str(tmp_path / "model.onnx")
     model.to_onnx(path)
     session = ort.InferenceSession(path)
-    served = run_onnx_prediction(n=8, session=session, series=series, past_covariates=covariates)
-    expected = model.predict(
-        8, series=series, past_covariates=covariates, predict_likelihood_parameters=bool(extra.get("likelihood"))
-    )
+    inputs = dict(series=series, past_covariates=covariates, future_covariates=known)
+    served = run_onnx_prediction(n=8, session=session, **inputs)
+    expected = model.predict(8, **inputs, predict_likelihood_parameters=bool(extra.get("likelihood")))
     np.testing.assert_allclose(served.values(), expected.values(), rtol=0, atol=1e-4)
     assert model.network_.encoder.layers[0].attention.fused  # the fused path is back after the export
 
