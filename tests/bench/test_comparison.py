@@ -2,7 +2,13 @@
 
 import pytest
 
-from xct_estimators.bench.comparison import helps_section, spread_sentence, verdicts, winner_sentence
+from xct_estimators.bench.comparison import (
+    covariate_sentence,
+    helps_section,
+    spread_sentence,
+    verdicts,
+    winner_sentence,
+)
 from xct_estimators.bench.report import forecast_table, markdown_table
 
 
@@ -85,3 +91,13 @@ def test_a_table_names_commit_and_compute_only_where_its_rows_differ():
     table = forecast_table(mixed)
     assert "| commit / compute " in table
     assert "| aaaaaaa, fp32 " in table and "| bbbbbbb, bf16-mixed, compiled " in table
+
+
+def test_the_covariate_sentence_compares_each_model_with_its_runs_without_them():
+    records = seeded("xctformer", [1.0, 1.2]) + seeded("xctformer", [0.5, 0.6], covariates="future")
+    records += seeded("tide", [1.0]) + seeded("tide", [0.9], covariates="future") + seeded("naive", [2.0])
+    assert covariate_sentence(records) == (
+        "MSE with future covariates against the same runs without them: `tide` -10.0% (future on ETTh1), "
+        "`xctformer` -50.0% (future on ETTh1)."
+    )
+    assert covariate_sentence(seeded("tide", [1.0])) == ""

@@ -226,3 +226,22 @@ def spread_sentence(records: list[dict]) -> str:
         for task, (cv, r) in sorted(widest.items())
     ]
     return ("Over seeds, " + "; ".join(parts) + ".") if parts else ""
+
+
+def covariate_sentence(records: list[dict]) -> str:
+    """One sentence: how much each model's measure changes with future covariates against the same
+    runs without them (mean over seeds and tests)."""
+    values: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if r["task"] == "forecast" and r["model"] not in ABLATION_MODELS:
+            values[r["dataset"], r["horizon"], _label(r)][r.get("covariates") or "none"].append(r["mse"])
+    changes: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for (dataset, _, model), modes in values.items():
+        for mode, with_them in modes.items():
+            if mode != "none" and modes.get("none"):
+                without = float(np.mean(modes["none"]))
+                changes[model, f"{mode} on {dataset}"].append(float(np.mean(with_them)) / without - 1)
+    if not changes:
+        return ""
+    parts = [f"`{model}` {100 * np.mean(c):+.1f}% ({what})" for (model, what), c in sorted(changes.items())]
+    return "MSE with future covariates against the same runs without them: " + ", ".join(parts) + "."

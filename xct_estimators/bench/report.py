@@ -14,7 +14,7 @@ import numpy as np
 
 from ..nn.presets import IMPUTATION_MASK_RATES, get_preset
 from . import paper
-from .comparison import compute_label, spread_sentence, winner_sentence
+from .comparison import compute_label, covariate_sentence, spread_sentence, winner_sentence
 from .models import ABLATION_MODELS, preset_name
 from .results import ResultStore
 from .runs import write_atomically
@@ -63,7 +63,9 @@ def forecast_table(records: list[dict]) -> str:
         run = [r["dataset"], r["horizon"], r["model"], _forecast_setting(r), *_compute_cells(r, records), r["seed"]]
         rows.append([*run, *_error_cells(r, ref), *_time_cells(r)])
     header = ["dataset", "horizon", "model", "settings", *_compute_header(records), "seed", *ERROR_HEADER]
-    out = winner_sentence(records) + "\n\n" + markdown_table(header + TIME_HEADER, rows)
+    covariates = covariate_sentence(records)
+    out = winner_sentence(records) + (f" {covariates}" if covariates else "")
+    out += "\n\n" + markdown_table(header + TIME_HEADER, rows)
     out += shortened_training_note(records)
     averages, averaged = average_rows(records)
     if averages:
