@@ -78,3 +78,19 @@ def test_missing_or_misshapen_covariates_are_clear_errors():
         model(x, future=torch.randn(2, 7, 1))
     with pytest.raises(ValueError, match=r"expects static of none \(the config has 0\)"):
         model(x, future=torch.randn(2, 8, 1), static=torch.randn(2, 1, 1))
+
+
+def test_a_plan_that_starts_after_the_window_is_normalised_over_window_and_horizon():
+    """A future covariate all zero in the window and 1 once in the horizon: its statistics span both
+    (40 values), so the one step stands at sqrt(39) deviations, not at 1 / sqrt(eps)."""
+    model = net(n_future_channels=1, future_len=8)
+    seen = []
+    model.tokenizer.register_forward_pre_hook(lambda module, args: seen.append(args[0]))
+    x = torch.randn(1, 32, 3)
+    x[..., -1] = 0.0
+    future = torch.zeros(1, 8, 1)
+    future[0, 3] = 1.0
+    with torch.no_grad():
+        model(x, future=future)
+    window, horizon = seen
+    assert window[0, :, -1].abs().max() < 0.2 and horizon[0, 3, 0] == pytest.approx(39**0.5, rel=1e-3)

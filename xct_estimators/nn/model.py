@@ -47,9 +47,10 @@ class XCTFormerNet(nn.Module):
     Covariates add tokens that every token attends to and that are never decoded (see
     docs/forecasting.md): ``future`` (batch, future_len, n_future_channels) holds the horizon
     values of the last ``n_future_channels`` input channels, cut into patches like the input,
-    normalised with those channels' window statistics, projected by the same patch embedding and
-    given positions of their own; ``static`` (batch, n_static_tokens, static_features) becomes one
-    token per row. Without them the network is the paper's, parameter for parameter.
+    projected by the same patch embedding and given positions of their own; each such channel is
+    normalised with the statistics of its window and horizon together; ``static`` (batch,
+    n_static_tokens, static_features) becomes one token per row. Without them the network is the
+    paper's, parameter for parameter.
     """
 
     def __init__(self, config: XCTFormerConfig):
@@ -82,12 +83,17 @@ class XCTFormerNet(nn.Module):
         c = self.config
         n_outputs = c.n_channels if n_outputs is None else n_outputs
         mean, std = instance_stats(x, mask)
+        f = c.n_future_channels
+        if f:  # a future covariate's statistics span its window and horizon: a plan may start after the window
+            known_mean, known_std = instance_stats(torch.cat([x[..., -f:], future.to(x.dtype)], dim=1))
+            mean = torch.cat([mean[..., :-f], known_mean], dim=-1)
+            std = torch.cat([std[..., :-f], known_std], dim=-1)
         x = (x - mean) / std
         if mask is not None:
             x = torch.where(mask.bool(), x, 0.0)
         tokens = [self.tokenizer(x)]
         if c.n_future_channels:
-            future = (future - mean[..., -c.n_future_channels :]) / std[..., -c.n_future_channels :]
+            future = (future - mean[..., -f:]) / std[..., -f:]
             if c.future_len < c.patch_len:  # one whole patch at least
                 future = F.pad(future.transpose(1, 2), (0, c.patch_len - c.future_len), mode="replicate").transpose(
                     1, 2
