@@ -13,10 +13,20 @@ def unique(items: list) -> list:
     return list(dict.fromkeys(items))
 
 
+def items(text: str) -> list[str]:
+    """The entries of a comma-separated list, stripped; an empty entry (``a,,b``, ``a,``) is refused,
+    so a stray comma never drops a run unseen."""
+    parts = [part.strip() for part in text.split(",")]
+    if "" in parts:
+        raise argparse.ArgumentTypeError(f"empty entry in {text!r}: remove the extra comma")
+    return parts
+
+
 def csv(kind):
     def parse(text: str):
+        entries = items(text)
         try:
-            return unique([kind(item.strip()) for item in text.split(",") if item.strip()])
+            return unique([kind(item) for item in entries])
         except ValueError as error:
             raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}") from error
 
@@ -70,20 +80,15 @@ positive_int = positive(int, "integer")
 
 
 def csv_ints(text: str) -> list[int]:
+    entries = items(text)
     try:
-        items = [int(item) for item in text.split(",") if item.strip()]
+        return unique([int(item) for item in entries])
     except ValueError:
-        items = []
-    if not items:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    return unique(items)
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def csv_positive_ints(text: str) -> list[int]:
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
-    return unique([positive_int(item) for item in items])
+    return unique([positive_int(item) for item in items(text)])
 
 
 def mask_rate(text: str) -> float:
@@ -98,10 +103,7 @@ def mask_rate(text: str) -> float:
 
 
 def mask_rates(text: str) -> list[float]:
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError(f"expected comma-separated mask rates between 0 and 1, got {text!r}")
-    return unique([mask_rate(item) for item in items])
+    return unique([mask_rate(item) for item in items(text)])
 
 
 positive_float = positive(float, "number")
