@@ -217,6 +217,8 @@ def results_page(folders: list[Path]) -> str:
 def write_results_page(path: Path, folders: list[Path]) -> Path:
     text = results_page(folders)
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"--markdown {path} is a folder: give the page's file name, e.g. {path / 'results.md'}.")
     if not path.parent.is_dir():
         raise ValueError(f"--markdown {path}: folder {path.parent} does not exist.")
     write_atomically(path, lambda partial: partial.write_text(text))
