@@ -163,3 +163,11 @@ def test_an_unreadable_example_is_left_out_of_the_plot_with_a_warning(fake_train
     with pytest.warns(UserWarning, match=f"{example.name}: unreadable example"):
         assert main(["report", "--output", str(out)]) == 0
     assert json.loads((out / "results.jsonl").read_text().splitlines()[0])["model"] == "dlinear"
+
+
+def test_device_indices_on_the_cpu_are_refused_before_data_is_read(tmp_path, capsys):
+    argv = ["forecast", "--dataset", str(tmp_path / "missing.csv"), "--accelerator", "cpu", "--devices", "0,1"]
+    assert main([*argv, "--output", str(tmp_path)]) == 2
+    assert "--devices 0,1: device indices name GPUs; on the CPU give a number of processes (--devices 2)" in (
+        capsys.readouterr().err
+    )

@@ -95,6 +95,13 @@ def check_compute(settings) -> None:
             "--accelerator gpu: torch sees no GPU on this machine (torch.cuda.is_available() is False); "
             "use --accelerator cpu, or auto to take a GPU where there is one."
         )
+    devices = getattr(settings, "devices", "auto")
+    on_cpu = settings.accelerator == "cpu" or (settings.accelerator in ("auto", None) and not gpu_here)
+    if on_cpu and isinstance(devices, str) and "," in devices:  # Lightning's CPU takes a count only
+        raise ValueError(
+            f"--devices {devices}: device indices name GPUs; on the CPU give a number of processes "
+            f"(--devices {len(devices.split(','))}) or run on a GPU (--accelerator gpu)."
+        )
     if not getattr(settings, "compile", False) and getattr(settings, "precision", "32") == "32":
         return
 
