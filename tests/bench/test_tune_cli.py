@@ -120,3 +120,10 @@ def test_an_interrupted_trial_does_not_use_up_the_budget(small_csv, tmp_path):
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     study = optuna.load_study(study_name="xctformer-forecast-small-H24", storage=open_storage(out / "optuna.journal"))
     assert [t.state.name for t in study.trials] == ["FAIL", "COMPLETE"]
+
+
+def test_a_train_stride_for_forecast_trials_is_refused_not_ignored(tmp_path, capsys):
+    out = tmp_path / "tune"
+    assert main(["tune", "--task", "forecast", "--train-stride", "4", "--trials", "1", "--output", str(out)]) == 2
+    assert "--train-stride 4: forecasting trials train on every window" in capsys.readouterr().err
+    assert not out.exists()  # refused before anything is written

@@ -55,6 +55,11 @@ def fixed_settings(args: TuneSettings) -> dict:
 def run_tune(args: TuneSettings) -> int:
     from .. import tune
 
+    if args.task == "forecast" and args.train_stride != 1:
+        raise ValueError(
+            f"--train-stride {args.train_stride}: forecasting trials train on every window (Darts' samples); the "
+            "stride applies to --task impute and detect. Leave it out, or shorten training with --epochs."
+        )
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     dataset, series, val_series = tune_data(args)
