@@ -164,3 +164,24 @@ def test_continuing_a_study_with_other_fixed_settings_names_the_difference(tmp_p
     with pytest.raises(ValueError, match=r"Study 's' was started with other settings \(fixed: .*n_epochs"):
         tune.search(_values(), "detect", n_trials=2, fixed=other, **kwargs)
     assert len(optuna.load_study(study_name="s", storage=tune.open_storage(storage)).trials) == 1
+
+
+def test_the_default_sampler_draws_per_trial_so_continued_studies_and_workers_draw_anew():
+    """One seed, one study continued by a second process (a fresh sampler): the second draws a new
+    value, and a study rerun from scratch draws the same values again."""
+    import optuna
+
+    from xct_estimators.tune import trial_seeded_tpe
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    objective = lambda trial: trial.suggest_float("x", 0.0, 1.0)  # noqa: E731
+    storage = optuna.storages.InMemoryStorage()
+    first = optuna.create_study(storage=storage, study_name="s", sampler=trial_seeded_tpe(2021))
+    first.optimize(objective, n_trials=2)
+    later = optuna.load_study(storage=storage, study_name="s", sampler=trial_seeded_tpe(2021))
+    later.optimize(objective, n_trials=2)
+    drawn = [t.params["x"] for t in later.trials]
+    assert len(set(drawn)) == 4
+    again = optuna.create_study(sampler=trial_seeded_tpe(2021))
+    again.optimize(objective, n_trials=4)
+    assert [t.params["x"] for t in again.trials] == drawn  # a start-up trial k draws from (seed, k) alone

@@ -56,6 +56,24 @@ def _optuna():
     return optuna
 
 
+def trial_seeded_tpe(seed: Optional[int]):
+    """Optuna's TPE sampler whose random draws for each trial come from (``seed``, the trial's
+    number): workers on one study (numbers are unique in its storage) and a study continued later
+    never draw alike, and a trial's draws are reproducible from its number. ``None``: unseeded TPE."""
+    optuna = _optuna()
+    if seed is None:
+        return optuna.samplers.TPESampler()
+
+    class TrialSeededTPESampler(optuna.samplers.TPESampler):
+        def before_trial(self, study, trial) -> None:
+            key = int(np.random.SeedSequence([seed, trial.number]).generate_state(1)[0])
+            self._rng.rng.seed(key)  # TPE's own draws
+            self._random_sampler._rng.rng.seed(key)  # the random start-up trials'
+            super().before_trial(study, trial)
+
+    return TrialSeededTPESampler(seed=seed)
+
+
 def search_space(task: str, dataset: Optional[str] = None, n_channels: Optional[int] = None) -> dict[str, dict]:
     """The paper's search space for ``task`` ("forecast", "impute", "detect") and ``dataset``.
 
@@ -333,8 +351,9 @@ def search(
         horizon / mask rate. Continuing a study with other fixed settings (``fixed``, the space,
         the dataset or horizon) raises ``ValueError`` naming the difference.
     sampler, pruner
-        Optuna sampler and pruner. Default: TPE seeded with ``random_state``, and
-        ``MedianPruner(n_warmup_steps=2)``.
+        Optuna sampler and pruner. Default: TPE seeded per trial from ``random_state`` and the
+        trial's number (:func:`trial_seeded_tpe`: parallel workers and continued studies draw new
+        parameters), and ``MedianPruner(n_warmup_steps=2)``.
     random_state
         Seed of every trial's training (the paper: 2021) and of the default sampler.
     accelerator, devices
@@ -360,7 +379,7 @@ def search(
     space = check_space(space if space is not None else search_space(task, dataset, data.n_channels))
     space = {name: spec for name, spec in space.items() if name not in (fixed or {})}  # fixed wins
 
-    sampler = sampler or optuna.samplers.TPESampler(seed=random_state)
+    sampler = sampler or trial_seeded_tpe(random_state)
     pruner = pruner or optuna.pruners.MedianPruner(n_warmup_steps=2)
     name = study_name or default_study_name(task, dataset, output_chunk_length, mask_rate)
     with _optuna_quiet(optuna, verbose):

@@ -48,8 +48,13 @@ def test_tune_writes_the_best_parameters_and_continues_the_study(small_csv, tmp_
 
 
 def test_two_workers_share_one_study(small_csv, tmp_path):
-    """Two processes on one journal file: the study ends with its trials, each run by one worker once."""
-    csv, space = small_csv
+    """Two processes on one journal file with one --seed: the study ends with its trials, each run
+    by one worker once, and no two trials drew the same parameters."""
+    csv, _ = small_csv
+    space = tmp_path / "continuous.json"  # a continuous rate: equal draws can only come from equal streams
+    space.write_text(
+        json.dumps({"d_model": {"low": 4, "high": 8, "step": 4}, "learning_rate": {"low": 1e-3, "high": 1e-2}})
+    )
     out = tmp_path / "out"
     n_trials = 6
     command = [sys.executable, "-m", "xct_estimators.bench", *_argv(csv, space, out, n_trials)]
@@ -65,6 +70,9 @@ def test_two_workers_share_one_study(small_csv, tmp_path):
     assert n_trials <= len(trials) <= n_trials + 1
     workers_seen = {t.user_attrs["worker"] for t in trials}
     assert len(workers_seen) == 2, workers_seen  # both worked on the one study
+    drawn = [tuple(sorted(t.params.items())) for t in trials]
+    assert len(set(drawn)) == len(drawn), drawn
+    assert study.best_value == min(t.value for t in trials)
 
 
 def test_joining_a_study_with_other_fixed_settings_is_refused(small_csv, tmp_path, capsys):
