@@ -14,6 +14,7 @@ Optuna is an optional extra: ``pip install 'xct-estimators[tune]'``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -230,6 +231,17 @@ class _Data:
             self.n_channels = self.train.shape[1]
             self.out_len = params["window_length"]
 
+    def fingerprint(self) -> str:
+        """sha256 (16 hex digits) of the training and validation values: a study's data."""
+        digest = hashlib.sha256()
+        for part in (*_as_parts(self.train), *_as_parts(self.val)):
+            digest.update(np.ascontiguousarray(_values(part), dtype=np.float64).tobytes())
+        return digest.hexdigest()[:16]
+
+
+def _as_parts(data) -> list:
+    return [] if data is None else list(data) if isinstance(data, (list, tuple)) else [data]
+
 
 def _values(data) -> np.ndarray:
     values = data.values(copy=False) if hasattr(data, "values") and callable(data.values) else np.asarray(data)
@@ -385,7 +397,8 @@ def search(
     with _optuna_quiet(optuna, verbose):
         where = dict(storage=open_storage(storage), study_name=name, load_if_exists=True)
         study = optuna.create_study(**where, direction="minimize", sampler=sampler, pruner=pruner)
-    context = {"task": task, "dataset": dataset, "fixed": params, "extra": extra, "space": space}
+    context = {"task": task, "dataset": dataset, "data_sha256": data.fingerprint(), "fixed": params, "extra": extra}
+    context["space"] = space
     if task == "forecast":
         context["output_chunk_length"] = output_chunk_length
     _check_same_study(study, context)
@@ -443,7 +456,7 @@ def _check_same_study(study, context: dict[str, Any]) -> None:
     differences = [
         f"{key}: {json.dumps(stored.get(key), default=str)} in the study, {json.dumps(value)} now"
         for key, value in now.items()
-        if json.loads(json.dumps(stored.get(key), default=str)) != value
+        if key in stored and json.loads(json.dumps(stored[key], default=str)) != value  # (older studies lack new keys)
     ]
     if differences:
         raise ValueError(

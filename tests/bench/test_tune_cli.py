@@ -135,3 +135,16 @@ def test_a_train_stride_for_forecast_trials_is_refused_not_ignored(tmp_path, cap
     assert main(["tune", "--task", "forecast", "--train-stride", "4", "--trials", "1", "--output", str(out)]) == 2
     assert "--train-stride 4: forecasting trials train on every window" in capsys.readouterr().err
     assert not out.exists()  # refused before anything is written
+
+
+def test_a_study_name_on_an_edited_csv_is_refused_naming_the_data(small_csv, tmp_path, capsys):
+    csv, space = small_csv
+    out = tmp_path / "out"
+    assert main(_argv(csv, space, out, 1, "--study-name", "mine")) == 0
+    frame = pd.read_csv(csv)
+    frame.loc[:99, "OT"] += 1.0  # the same file, other content (standardised, not just rescaled)
+    frame.to_csv(csv, index=False)
+    capsys.readouterr()
+    assert main(_argv(csv, space, out, 2, "--study-name", "mine")) == 2
+    err = capsys.readouterr().err
+    assert "Study 'mine' was started with other settings (data_sha256: " in err and "Give another study name" in err
