@@ -226,3 +226,18 @@ def test_seeds_run_each_seed_once_and_report_mean_std_cv(monkeypatch, tmp_path, 
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[2:7] == ["96", "dlinear", "3", "mse 0.2000 ± 0.1000", "50.00"]  # mse 0.1, 0.2, 0.3
     assert main([*argv, "--resume"]) == 0 and len(run.calls) == 3
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [(["forecast", "--dataset", "{dir}/empty.csv"], "{dir}/empty.csv is not a readable CSV"),
+     (["forecast", "--dataset", "{dir}/dates.csv"], "{dir}/dates.csv: line 2 has a date pandas cannot read"),
+     (["tune", "--task", "forecast", "--space", "{dir}/bad.json"], "--space {dir}/bad.json: not valid JSON")],
+)  # fmt: skip
+def test_every_message_about_a_file_names_the_file(tmp_path, argv, fragment, capsys):
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "dates.csv").write_text("date,a,OT\nnot a date,1,2\n2020-01-01 01:00:00,1,3\n")
+    (tmp_path / "bad.json").write_text("{bad")
+    argv = [part.format(dir=tmp_path) for part in argv]
+    assert main([*argv, "--output", str(tmp_path / "out"), "--no-progress"]) == 2
+    assert fragment.format(dir=tmp_path) in capsys.readouterr().err

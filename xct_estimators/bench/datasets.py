@@ -162,10 +162,20 @@ def _tslib_path(name: str, data_dir) -> Path:
 def _read_csv(path: Path) -> TimeSeries:
     if not Path(path).is_file():
         raise FileNotFoundError(f"CSV file {path} not found.")
-    frame = pd.read_csv(path)
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise ValueError(
+            f"{path} is not a readable CSV ({error}): a header line ('date', then one column per channel) and "
+            "one row per time step are expected."
+        ) from None
     _refuse_gaps(frame.drop(columns=["date"], errors="ignore"), path)
     if "date" in frame.columns:
-        index = pd.DatetimeIndex(pd.to_datetime(frame.pop("date")))
+        dates = pd.to_datetime(frame.pop("date"), errors="coerce")
+        if dates.isna().any():
+            line = int(np.flatnonzero(dates.isna())[0]) + 2
+            raise ValueError(f"{path}: line {line} has a date pandas cannot read: write dates as 2020-01-01 00:00:00.")
+        index = pd.DatetimeIndex(dates)
         _refuse_unordered_dates(index, path)
         frame.index = index if index.inferred_freq is not None else pd.RangeIndex(len(frame))
     # Irregular timestamps (e.g. weather) get a range index: the protocol works on rows anyway.

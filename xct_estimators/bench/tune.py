@@ -52,6 +52,15 @@ def fixed_settings(args: TuneSettings) -> dict:
     return fixed
 
 
+def _read_space(path) -> dict:
+    try:
+        return json.loads(Path(path).read_text())
+    except OSError as error:
+        raise ValueError(f"--space {path}: {error.strerror or error}; give a JSON file of the search space.") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--space {path}: not valid JSON ({error}); see docs/benchmarks.md for the format.") from None
+
+
 def run_tune(args: TuneSettings) -> int:
     from .. import tune
 
@@ -60,10 +69,10 @@ def run_tune(args: TuneSettings) -> int:
             f"--train-stride {args.train_stride}: forecasting trials train on every window (Darts' samples); the "
             "stride applies to --task impute and detect. Leave it out, or shorten training with --epochs."
         )
+    space = _read_space(args.space) if args.space else None  # None: the paper's
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     dataset, series, val_series = tune_data(args)
-    space = json.loads(Path(args.space).read_text()) if args.space else None  # None: the paper's
     storage = args.storage or str(output / JOURNAL_NAME)
     name = args.study_name or tune.default_study_name(args.task, dataset, args.horizon, args.mask_rate)
     print(f"study {name!r} in {storage} ({args.trials} trials in all workers)", flush=True)
