@@ -241,3 +241,14 @@ def test_every_message_about_a_file_names_the_file(tmp_path, argv, fragment, cap
     argv = [part.format(dir=tmp_path) for part in argv]
     assert main([*argv, "--output", str(tmp_path / "out"), "--no-progress"]) == 2
     assert fragment.format(dir=tmp_path) in capsys.readouterr().err
+
+
+def test_a_csv_too_short_for_a_split_is_refused_before_any_model_trains(tmp_path, capsys):
+    i = np.arange(130)
+    stamps = pd.date_range("2020", periods=130, freq="h")
+    pd.DataFrame({"date": stamps, "a": np.sin(i / 5), "OT": np.cos(i / 5)}).to_csv(tmp_path / "s.csv", index=False)
+    argv = ["forecast", "--dataset", str(tmp_path / "s.csv"), "--seq-len", "24", "--horizons", "24"]
+    assert main([*argv, "--models", "dlinear", "--output", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 's.csv'}: the validation split has 37 rows, fewer than look-back 24 + horizon 24" in err
+    assert not (tmp_path / "out" / "results.jsonl").exists()

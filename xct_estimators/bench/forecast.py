@@ -247,18 +247,24 @@ def expected_windows(test_len: int, seq_len: int, horizon: int) -> int:
     return test_len - seq_len - horizon + 1
 
 
+def check_split_lengths(data: PreparedSeries, horizon: int, where: str = "") -> None:
+    """Every split must hold one window of look-back + horizon: each model trains, validates and is
+    tested on such windows."""
+    for split, series in (("training", data.train), ("validation", data.val), ("test", data.test)):
+        if expected_windows(len(series), data.seq_len, horizon) < 1:
+            raise ValueError(
+                f"{where or data.dataset}: the {split} split has {len(series)} rows, fewer than look-back "
+                f"{data.seq_len} + horizon {horizon}. Use shorter --horizons or --seq-len, or a longer series."
+            )
+
+
 def run_forecast(model, data: PreparedSeries, horizon: int) -> tuple[dict, dict]:
     """Fit, forecast the test split, score. Returns the result fields and one example window.
 
     In the MS setting a model that takes no past covariates is trained on all columns as targets
     and scored on the target column only (the field ``ms_mode`` says which way was used).
     """
-    for split, series in (("training", data.train), ("test", data.test)):
-        if expected_windows(len(series), data.seq_len, horizon) < 1:
-            raise ValueError(
-                f"{data.dataset}: the {split} split has {len(series)} rows, fewer than look-back {data.seq_len} + "
-                f"horizon {horizon}. Use shorter --horizons or --seq-len."
-            )
+    check_split_lengths(data, horizon)
     extra = {}
     trained_on = data
     if data.test_covariates is not None and not model.supports_past_covariates:
@@ -352,6 +358,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         for m in settings.models or DEFAULT_MODELS
     ):
         data = datasets[dataset, mode]
+        check_split_lengths(data, horizon, dataset)  # before anything trains
         epochs = settings.epochs  # None: the preset's for XCTFormer, the baselines' own
         build = dict(name=model_name, dataset=dataset, horizon=horizon, seq_len=settings.seq_len, epochs=epochs)
         build.update(seed=settings.seed, accelerator=settings.accelerator, devices=settings.devices, progress=progress)
