@@ -37,6 +37,10 @@ def test_explain_trains_saves_then_loads(monkeypatch, tmp_path, capsys):
     assert "loaded" in capsys.readouterr().out
     assert main([*argv, "--epochs", "2"]) == 0 and len(fitted) == 2  # other settings: another model
     assert len(list((tmp_path / "models").glob("*.pt"))) == 2
+    saved.write_bytes(b"")  # a 0-byte save: the CLI user is told to delete it, not to call model.save
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{saved} is a saved model this command cannot read" in err and f"Delete {saved}" in err
 
 
 def test_explain_never_loads_a_model_of_another_file_with_the_same_name(monkeypatch, tmp_path, capsys):

@@ -42,7 +42,13 @@ def run_explain(args: ExplainSettings) -> int:
             run.update(training, settings=model_settings(model))
             saved = output / MODELS_DIR / f"{model_identity(run)}.pt"
             if saved.is_file():
-                model = XCTFormerModel.load(str(saved))
+                try:
+                    model = XCTFormerModel.load(str(saved))
+                except ValueError as error:
+                    raise ValueError(
+                        f"{saved} is a saved model this command cannot read ({error}). Delete {saved} (and "
+                        f"{saved}.ckpt) and rerun: the model is trained and saved again."
+                    ) from None
                 print(f"loaded {saved}")
             else:
                 seconds = fit_model(model, prepared)
