@@ -142,7 +142,7 @@ def test_a_csv_dataset_writes_only_under_output(monkeypatch, tmp_path):
     monkeypatch.setattr(forecast_module, "run_forecast", FakeRun())
     data = tmp_path / "data dir"
     data.mkdir()
-    stamps = pd.date_range("2020", periods=600, freq="h")
+    stamps = pd.date_range("2020", periods=2000, freq="h")  # every split holds a look-back + horizon window
     rows = ["date,a,OT"] + [f"{ts},{np.sin(i / 7):.4f},{np.cos(i / 9):.4f}" for i, ts in enumerate(stamps)]
     csv = data / "my data.csv"
     csv.write_text("\n".join(rows) + "\n")
