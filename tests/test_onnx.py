@@ -29,7 +29,8 @@ def test_darts_to_onnx_forecasts_as_predict(case, tmp_path):
     values = _values(channels=4)
     series = TimeSeries.from_values(values[:, :3], columns=["a", "b", "c"])
     covariates = TimeSeries.from_values(values[:, 3:], columns=["x"]) if case == "past_covariates" else None
-    known = TimeSeries.from_values(_values(rows=260, channels=1), columns=["k"]) if case == "future_covariates" else None
+    future = TimeSeries.from_values(_values(rows=260, channels=1), columns=["k"])
+    known = future if case == "future_covariates" else None
     extra = {"likelihood": QuantileRegression([0.1, 0.5, 0.9])} if case == "quantiles" else {}
     if case == "decop":
         extra["decop_k"] = 4

@@ -35,7 +35,8 @@ def test_a_win_or_a_loss_counts_only_beyond_the_spread_over_seeds(ours, theirs, 
     records = seeded("xctformer", ours) + seeded("tide", theirs) + seeded("dlinear", [0.9, 0.9])
     (verdict,) = verdicts(records)
     assert verdict.other_model == "tide" and verdict.outcome == outcome  # the best other model, not dlinear
-    assert verdict.change == pytest.approx((sum(ours) / len(ours) - sum(theirs) / len(theirs)) / (sum(theirs) / len(theirs)))
+    mean_ours, mean_theirs = sum(ours) / len(ours), sum(theirs) / len(theirs)
+    assert verdict.change == pytest.approx((mean_ours - mean_theirs) / mean_theirs)
 
 
 def test_one_run_of_an_untrained_baseline_stands_for_every_seed():
@@ -101,3 +102,8 @@ def test_the_covariate_sentence_compares_each_model_with_its_runs_without_them()
         "`xctformer` -50.0% (future on ETTh1)."
     )
     assert covariate_sentence(seeded("tide", [1.0])) == ""
+
+
+def test_a_table_of_one_model_says_so_instead_of_crowning_it():
+    records = seeded("xctformer", [0.4]) + seeded("xctformer", [0.3], covariates="calendar")
+    assert winner_sentence(records) == "One model, `xctformer`: the rows compare its settings, not models."

@@ -97,6 +97,9 @@ def winner_sentence(records: list[dict]) -> str:
         return ""
     task = next(iter(records))["task"]
     measure = MEASURES[task]
+    labels = {_label(r) for r in records if r["model"] not in ABLATION_MODELS}
+    if len(labels) == 1:
+        return f"One model, `{labels.pop()}`: the rows compare its settings, not models."
     counts: dict[str, int] = defaultdict(int)
     for models in tests.values():
         counts[_best(models, measure, lambda m: True)] += 1
