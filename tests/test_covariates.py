@@ -71,9 +71,12 @@ def test_calendar_encoders_and_the_preset_work_with_future_covariates(tmp_path):
 
 
 def test_historical_forecasts_with_future_covariates_equal_predict(tmp_path):
+    from xct_estimators import historical_forecasts
+
     series, control = driven()
     fitted = model(tmp_path)
     fitted.fit(series[:300], future_covariates=control)
+    assert not historical_forecasts.applies(fitted, 1, OUT, False, None)  # Darts' path: covariate tokens
     backtest = fitted.historical_forecasts(
         series, future_covariates=control, start=320, forecast_horizon=OUT, retrain=False, last_points_only=False
     )

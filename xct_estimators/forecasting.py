@@ -447,12 +447,8 @@ class XCTFormerModel(MixedCovariatesTorchModel):
     ):
         arguments = {name: value for name, value in locals().items() if name not in ("self", "__class__")}
         # retrain=False: cut the windows and run the module directly (see historical_forecasts.py)
-        if (
-            future_covariates is not None
-            or self.uses_static_covariates
-            or not historical_forecasts.applies(
-                self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
-            )
+        if not historical_forecasts.applies(
+            self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
         ):
             return super()._optimized_historical_forecasts(**arguments)
         self._check_predict_input(series, past_covariates)

@@ -20,8 +20,10 @@ XCTFORMER = ("xctformer", "xctformer_linear")
 #: Baselines that train nothing and draw nothing at random: one run gives their value for every seed.
 UNTRAINED = (NAIVE, "linear", "sktime_imputer", "window_mean")
 #: Fields of a record that make two models' numbers comparable: the same data, task and protocol.
-_SAME_TEST = ("task", "dataset", "horizon", "mask_rate", "protocol", "features", "seq_len", "eval_stride")
-_SAME_TEST += ("data_sha256", "covariates")
+_SAME_TEST = (
+    *("task", "dataset", "data_sha256", "horizon", "mask_rate", "protocol"),
+    *("features", "seq_len", "eval_stride", "covariates"),
+)
 
 
 @dataclass(frozen=True)

@@ -139,9 +139,6 @@ class PreparedSeries:
     test_covariates: Optional[TimeSeries]
     future: tuple[Optional[TimeSeries], ...] = (None, None, None)  # train, val, test
 
-    def with_future(self, mode: str, known: tuple) -> PreparedSeries:
-        return dataclasses.replace(self, future=known) if mode != "none" else self
-
     def joint(self) -> PreparedSeries:
         """MS data for a model without past covariates: every column becomes a target (covariates
         first, the target last, as in the Time-Series-Library files); only the target is scored."""
@@ -200,7 +197,7 @@ def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M", covar
         others = [c for c in observed if c != data.target]
         targets = [part[data.target] for part in parts]
         prepared = PreparedSeries(data.name, features, seq_len, *targets, *[part[others] for part in parts])
-    return prepared.with_future(covariates, future_covariates(data, prepared, covariates, scaled))
+    return dataclasses.replace(prepared, future=future_covariates(data, prepared, covariates, scaled))
 
 
 def fit_model(model, data: PreparedSeries) -> float:
