@@ -141,3 +141,23 @@ def test_saits_baseline_runs_both_protocols():
     series = evaluate_series(saits.impute_series, data[300:], 0.25, 0)
     assert windows["n_windows"] == len(range(0, 100 - 32 + 1, 8))
     assert np.isfinite([windows["mse"], series["mse"]]).all()
+
+
+@pytest.mark.parametrize(
+    "options, peak",
+    [({}, 0.0025), ({"paper_learning_rate": True}, 0.005), ({"learning_rate": 1e-3}, 1e-3)],
+)
+def test_xctformer_trains_at_half_the_preset_peak_unless_told_otherwise(options, peak):
+    from xct_estimators.bench.impute import build_imputer
+    from xct_estimators.bench.settings import ImputeSettings
+
+    imputer = build_imputer("xctformer", "ETTh2", 0.125, ImputeSettings(**options))
+    assert imputer.engine.learning_rate == pytest.approx(peak)
+    assert imputer.settings["learning_rate"] == pytest.approx(peak)  # part of the run's identity
+
+
+def test_two_peak_rates_are_refused_before_work(capsys):
+    from xct_estimators.bench.cli import main
+
+    assert main(["impute", "--paper-learning-rate", "--learning-rate", "1e-3", "--output", "/nonexistent/x"]) == 2
+    assert "--paper-learning-rate and --learning-rate" in capsys.readouterr().err

@@ -96,7 +96,11 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
             help="step between training windows; >1 trains on fewer windows (default: 1, the paper)",
         )
         parser.add_argument("--batch-size", type=positive_int, help="training batch size (default: the preset's)")
-        parser.add_argument("--learning-rate", type=positive_float, help="peak learning rate (default: the preset's)")
+        parser.add_argument(
+            "--learning-rate",
+            type=positive_float,
+            help="peak learning rate (default: the preset's; impute: half of it, see --paper-learning-rate)",
+        )
     parser.add_argument("--data-dir", help=f"folder with the datasets (default: ${DATA_DIR_ENV})")
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
     parser.add_argument("--resume", action="store_true", help="skip runs already in OUTPUT/results.jsonl")
@@ -247,6 +251,12 @@ def _add_impute(sub) -> None:
         type=mask_rates,
         default=list(IMPUTATION_MASK_RATES),
         help=f"comma-separated mask rates (default: {','.join(map(str, IMPUTATION_MASK_RATES))})",
+    )
+    parser.add_argument(
+        "--paper-learning-rate",
+        action="store_true",
+        help="train XCTFormer at the preset's peak learning rate, the paper's recipe (default: half of it, "
+        "which does not diverge at the one-cycle peak)",
     )
     _add_common(parser, ImputeSettings)
 

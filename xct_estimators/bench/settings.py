@@ -113,6 +113,12 @@ class ImputeSettings(CommonSettings, BackendSettings, TrainingSettings, ComputeS
     protocol: str = "tslib"
     eval_stride: int = 1
     mask_rates: Optional[list[float]] = None  # None: the paper's four
+    paper_learning_rate: bool = False  # XCTFormer at the preset's peak rate, not the stable one
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.paper_learning_rate and self.learning_rate:
+            raise ValueError("--paper-learning-rate and --learning-rate both set the peak rate: give one of them.")
 
 
 @dataclass(frozen=True, kw_only=True)
