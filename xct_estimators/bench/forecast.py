@@ -31,6 +31,7 @@ from darts.dataprocessing.transformers import Scaler
 from darts.metrics import mae, mse
 from sklearn.preprocessing import StandardScaler
 
+from .._devices import device_count, is_distributed, single_device
 from ..nn.presets import get_preset
 from . import paper
 from .catalog import BASELINE_SETTINGS, DEFAULT_MODELS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
@@ -51,6 +52,8 @@ def trainer_kwargs(
 ) -> dict:
     quiet = {"enable_model_summary": False, "logger": False, "enable_checkpointing": False}
     kwargs = {"accelerator": accelerator, "devices": devices, "enable_progress_bar": progress, **quiet}
+    if device_count(devices) > 1:  # Lightning's default, "ddp", would rerun xct-bench in each process
+        kwargs["strategy"] = "ddp_spawn"
     if precision != "32":
         kwargs["precision"] = precision
     return {**kwargs, "callbacks": list(callbacks)}
@@ -267,6 +270,8 @@ def run_forecast(model, data: PreparedSeries, horizon: int) -> tuple[dict, dict]
     if data.test_covariates is not None and not model.supports_past_covariates:
         trained_on, extra = data.joint(), {"ms_mode": "all columns as targets, target scored"}
     fit_seconds = fit_model(model, trained_on)
+    if is_distributed(getattr(model, "trainer_params", {})):  # a data-parallel predict scores one rank's share
+        model.trainer_params = single_device(model.trainer_params)
     start = time.perf_counter()
     forecasts = forecast_test_split(model, trained_on, horizon)
     if trained_on is not data:

@@ -238,16 +238,10 @@ def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.nd
     return scaled[slice(*splits.train)], scaled[slice(*splits.val)], scaled[slice(*splits.test)]
 
 
-#: The bench's peak learning rate as a share of the preset's: at the paper's peak, ETTh2 at a 12.5 %
+#: XCTFormer's default peak learning rate as a share of the preset's: at the paper's peak, ETTh2 at a 12.5 %
 #: mask rate diverges at the one-cycle peak and gradient clipping does not prevent it; half the peak
 #: does (benchmarks/results/cpu/training-stability).
 STABLE_PEAK_SHARE = 0.5
-
-
-def peak_learning_rate(preset_rate: float, paper: bool) -> float:
-    """XCTFormer's peak learning rate in ``xct-bench impute``: the preset's (the paper's recipe) or
-    :data:`STABLE_PEAK_SHARE` of it (the default)."""
-    return preset_rate if paper else preset_rate * STABLE_PEAK_SHARE
 
 
 def build_imputer(model: str, dataset: str, mask_rate: float, settings: ImputeSettings):
@@ -257,9 +251,8 @@ def build_imputer(model: str, dataset: str, mask_rate: float, settings: ImputeSe
         fill = "linear" if model == "xctformer_linear" else "zero"
         switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
         training = dict(mask_rate=mask_rate, fill=fill, patience=PAPER_PATIENCE, train_stride=settings.train_stride)
-        if not settings.learning_rate:
-            training["learning_rate"] = peak_learning_rate(preset.learning_rate, settings.paper_learning_rate)
-        engine = reconstruction_engine(preset.dataset, "impute", settings, **training, **switches)
+        share = 1.0 if settings.paper_learning_rate else STABLE_PEAK_SHARE
+        engine = reconstruction_engine(preset.dataset, "impute", settings, share, **training, **switches)
         return XCTFormerBenchImputer(engine)
     if model == "linear":
         return LinearImputer()

@@ -18,6 +18,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from .settings import TuneSettings
+
 LOCK_FILE = ".xct-bench.lock"
 PID_FILE = ".xct-bench.pid"
 
@@ -97,11 +99,7 @@ def check_compute(settings) -> None:
         )
     devices = getattr(settings, "devices", "auto")
     on_cpu = settings.accelerator == "cpu" or (settings.accelerator in ("auto", None) and not gpu_here)
-    if on_cpu and isinstance(devices, str) and "," in devices:  # Lightning's CPU takes a count only
-        raise ValueError(
-            f"--devices {devices}: device indices name GPUs; on the CPU give a number of processes "
-            f"(--devices {len(devices.split(','))}) or run on a GPU (--accelerator gpu)."
-        )
+    check_devices(devices, on_cpu, remote, tuning=isinstance(settings, TuneSettings))
     if not getattr(settings, "compile", False) and getattr(settings, "precision", "32") == "32":
         return
 
@@ -116,6 +114,30 @@ def check_compute(settings) -> None:
         raise ValueError(
             f"--precision bf16-mixed: {torch.cuda.get_device_name()} does not support bfloat16; use --precision 32."
         )
+
+
+def check_devices(devices, on_cpu: bool, remote, tuning: bool) -> None:
+    """Refuse a ``--devices`` that Lightning cannot run here, before any data is read."""
+    import torch
+
+    from .._devices import device_count
+
+    if on_cpu and isinstance(devices, str) and "," in devices:  # Lightning's CPU takes a count only
+        raise ValueError(
+            f"--devices {devices}: device indices name GPUs; on the CPU give a number of processes "
+            f"(--devices {len(devices.split(','))}) or run on a GPU (--accelerator gpu)."
+        )
+    if on_cpu and str(devices) == "-1":
+        raise ValueError("--devices -1 (every GPU) needs a GPU; on the CPU give a number of processes (--devices 2).")
+    wanted = device_count(devices)
+    if tuning and wanted > 1:
+        raise ValueError(
+            f"--devices {devices}: a tune trial trains on one device. To search on several, start one "
+            "`xct-bench tune` per device on the same --storage and --study-name (docs/scaling.md)."
+        )
+    available = torch.cuda.device_count()
+    if not on_cpu and not remote and available and wanted > available and str(devices) != "-1":
+        raise ValueError(f"--devices {devices}: this machine has {available} GPU(s); give at most {available}.")
 
 
 def interrupted_message(output: Path) -> str:
