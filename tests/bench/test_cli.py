@@ -77,3 +77,11 @@ def test_no_arguments_is_the_main_job():
     help_text = build_parser().format_help()
     for command in ("forecast", "impute", "detect", "profile", "report"):
         assert command in help_text
+
+
+@pytest.mark.parametrize("argv", [["tune", "--resume"], ["tune", "--seeds", "1,2"], ["explain", "--resume"]])
+def test_options_a_command_would_ignore_are_not_offered(argv, capsys):
+    """A study always continues from its storage and has one seed; explain always reuses its saved models."""
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(argv)
+    assert stop.value.code == 2 and f"unrecognized arguments: {' '.join(argv[1:])}" in capsys.readouterr().err

@@ -103,16 +103,18 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
         )
     parser.add_argument("--data-dir", help=f"folder with the datasets (default: ${DATA_DIR_ENV})")
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
-    parser.add_argument("--resume", action="store_true", help="skip runs already in OUTPUT/results.jsonl")
+    if settings_cls not in (TuneSettings, ExplainSettings):  # a study always continues; explain reuses its models
+        parser.add_argument("--resume", action="store_true", help="skip runs already in OUTPUT/results.jsonl")
     parser.add_argument(
         "--seed", type=int, default=default(CommonSettings, "seed"), help="random seed (default: %(default)s)"
     )
-    parser.add_argument(
-        "--seeds",
-        type=csv_ints,
-        help="comma-separated seeds, each a run of its own (the paper: 2021,2022,2023,2024,2025); the report "
-        "adds mean, standard deviation and coefficient of variation over them",
-    )
+    if settings_cls is not TuneSettings:  # a study has one seed
+        parser.add_argument(
+            "--seeds",
+            type=csv_ints,
+            help="comma-separated seeds, each a run of its own (the paper: 2021,2022,2023,2024,2025); the report "
+            "adds mean, standard deviation and coefficient of variation over them",
+        )
     parser.add_argument(
         "--epochs",
         type=positive_int,
@@ -389,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
 def settings_from(args: argparse.Namespace):
     """The typed settings of a parsed training command: nothing below the command line sees ``args``."""
     cls = args.settings_cls
-    return cls(**{name: getattr(args, name) for name in cls.__dataclass_fields__})
+    return cls(**{name: getattr(args, name) for name in cls.__dataclass_fields__ if hasattr(args, name)})
 
 
 def quiet_libraries() -> None:
