@@ -77,9 +77,11 @@ def test_impute_on_two_processes_writes_one_record_per_run(monkeypatch, tmp_path
     [
         (["forecast", "--devices", "-1", "--accelerator", "cpu"], "--devices -1 (every GPU) needs a GPU"),
         (["tune", "--devices", "2", "--accelerator", "cpu"], "start one `xct-bench tune` per device"),
+        (["forecast", "--ray-address", "auto"], "--ray-address applies to --backend ray only"),
+        (["impute", "--cpus-per-run", "2"], "--cpus-per-run applies to --backend ray only"),
     ],
 )
-def test_unworkable_devices_are_refused_before_the_data_is_read(argv, message, tmp_path, capsys):
+def test_unworkable_placements_are_refused_before_the_data_is_read(argv, message, tmp_path, capsys):
     assert main([*argv, "--output", str(tmp_path / "out"), "--data-dir", str(tmp_path / "none")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

@@ -118,7 +118,7 @@ def make_backend(settings):
     exact_fp32 = getattr(settings, "exact_fp32", False)
     if settings.backend == "ray":
         gpus = 1 if settings.accelerator == "gpu" else 0
-        return RayBackend(settings.ray_address, settings.cpus_per_run, gpus, exact_fp32)
+        return RayBackend(settings.ray_address, settings.cpus_per_run or 1, gpus, exact_fp32)
     return LocalBackend(exact_fp32)
 
 

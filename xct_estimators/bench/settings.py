@@ -52,7 +52,7 @@ class BackendSettings:
 
     backend: str = "local"
     ray_address: Optional[str] = None
-    cpus_per_run: float = 1
+    cpus_per_run: Optional[float] = None  # None: 1 (Ray's own default)
 
 
 #: ``--precision``'s choices: Lightning's names; the first is the default.
