@@ -159,7 +159,20 @@ def xct_bench_options() -> str:
     return "\n".join(parts)
 
 
+def ablation_models() -> str:
+    """The ablation models of ``xct-bench`` and the switches each turns, read from the package."""
+    from xct_estimators.bench.models import ABLATION_MODELS
+    from xct_estimators.nn.presets import ABLATIONS
+
+    rows = []
+    for model, name in ABLATION_MODELS.items():
+        switches = ", ".join(f"`{key}={value!r}`" for key, value in ABLATIONS[name].items())
+        rows.append([f"`{model}`", f"`config.ablation({name!r})`", switches])
+    return _table(["`--models`", "network", "changes from the preset"], rows)
+
+
 TABLES = {
+    "ablation-models": ablation_models,
     "compile-gpu": compile_gpu,
     "compile-cpu": compile_cpu,
     "versions": versions,

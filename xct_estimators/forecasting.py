@@ -201,8 +201,9 @@ class XCTFormerModel(MixedCovariatesTorchModel):
 
         References
         ----------
-        .. [1] XCTFormer: cross-channel, cross-time attention for multivariate time series
-               (``shared/paper/XCTFormer.tex``).
+        .. [1] I. Zexer and O. Azencot, "XCTFormer: Leveraging Cross-Channel and Cross-Time Dependencies
+               for Enhanced Time-Series Analysis", Transactions on Machine Learning Research, 2026,
+               https://openreview.net/forum?id=TEfyR4t0Tw
 
         Examples
         --------

@@ -45,8 +45,8 @@ class XCTFormerScorer(FittableAnomalyScorer):
     --------
     >>> from darts.ad import QuantileDetector
     >>> scorer = XCTFormerScorer(window_length=48, n_epochs=5).fit(train)
-    >>> scores = scorer.score(test)
-    >>> anomalies = QuantileDetector(high_quantile=0.99).fit_detect(scores)
+    >>> threshold = QuantileDetector(high_quantile=0.99).fit(scorer.score(train))  # training scores
+    >>> anomalies = threshold.detect(scorer.score(test))
     """
 
     def __init__(

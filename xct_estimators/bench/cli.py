@@ -113,7 +113,7 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
             "--seeds",
             type=csv_ints,
             help="comma-separated seeds, each a run of its own (the paper: 2021,2022,2023,2024,2025); the report "
-            "adds mean, standard deviation and coefficient of variation over them",
+            "adds mean, standard deviation and coefficient of variation over them (default: one run, --seed)",
         )
     parser.add_argument(
         "--epochs",
@@ -184,7 +184,8 @@ def _add_forecast(sub) -> None:
     parser.add_argument(
         "--dataset",
         type=csv(str),
-        help=f"comma-separated: {', '.join(FORECAST_DATASETS)} or a CSV path (default: synthetic)",
+        help=f"comma-separated: {', '.join(FORECAST_DATASETS)} or a CSV path "
+        f"(default: {','.join(default(ForecastSettings, 'dataset'))})",
     )
     parser.add_argument(
         "--horizons",
@@ -230,7 +231,12 @@ def _add_impute(sub) -> None:
         epilog="models:\n" + "\n".join(f"  {name:17} {text}" for name, text in IMPUTATION_MODELS.items()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--dataset", type=csv(str), help="comma-separated dataset names")
+    parser.add_argument(
+        "--dataset",
+        type=csv(str),
+        help="comma-separated forecasting datasets or CSV paths "
+        f"(default: {','.join(default(ImputeSettings, 'dataset'))})",
+    )
     parser.add_argument(
         "--models",
         type=csv_of(tuple(IMPUTATION_MODELS)),
@@ -274,7 +280,10 @@ def _add_detect(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--dataset", type=csv_of(ANOMALY_DATASETS), help=f"comma-separated: {', '.join(ANOMALY_DATASETS)}"
+        "--dataset",
+        type=csv_of(ANOMALY_DATASETS),
+        help=f"comma-separated: {', '.join(ANOMALY_DATASETS)} "
+        f"(default: {','.join(default(DetectSettings, 'dataset'))})",
     )
     parser.add_argument(
         "--models",
@@ -291,7 +300,8 @@ def _add_detect(sub) -> None:
     parser.add_argument(
         "--arch",
         type=arch,
-        help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
+        help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs; default: "
+        "the preset's)",
     )
     _add_common(parser, DetectSettings)
 
@@ -303,9 +313,15 @@ def _add_explain(sub) -> None:
         description="The learned CRAB mask as a token x token grid and a channel x channel heatmap "
         "(dependency_<dataset>_<horizon>.png), with the channel-pair and patch-lag summaries as CSV.",
     )
-    parser.add_argument("--dataset", type=csv(str), help="comma-separated forecasting datasets (default: ETTm1)")
+    parser.add_argument(
+        "--dataset",
+        type=csv(str),
+        help=f"comma-separated forecasting datasets (default: {','.join(default(ExplainSettings, 'dataset'))})",
+    )
     parser.add_argument("--horizons", type=csv_positive_ints, help="comma-separated (default: 96)")
-    parser.add_argument("--features", choices=("M", "MS"), help="as for forecast")
+    parser.add_argument(
+        "--features", choices=("M", "MS"), help="as for forecast (default: MS for synthetic, M otherwise)"
+    )
     parser.add_argument(
         "--seq-len",
         type=positive_int,
@@ -324,13 +340,19 @@ def _add_tune(sub) -> None:
         "given the same --storage and study name share one study. Needs: pip install 'xct-estimators[tune]'.",
     )
     parser.add_argument(
-        "--task", choices=("forecast", "impute", "detect"), help="whose search space and training to tune"
+        "--task",
+        choices=("forecast", "impute", "detect"),
+        help=f"whose search space and training to tune (default: {default(TuneSettings, 'task')})",
     )
     parser.add_argument(
         "--dataset", default=default(TuneSettings, "dataset"), help="one dataset (default: %(default)s)"
     )
-    parser.add_argument("--trials", type=positive_int, help="trials in the study, all workers together")
-    parser.add_argument("--timeout", type=positive_float, help="stop this worker after S seconds")
+    parser.add_argument(
+        "--trials",
+        type=positive_int,
+        help=f"trials in the study, all workers together (default: {default(TuneSettings, 'trials')})",
+    )
+    parser.add_argument("--timeout", type=positive_float, help="stop this worker after S seconds (default: no limit)")
     parser.add_argument(
         "--horizon",
         type=positive_int,
@@ -349,7 +371,9 @@ def _add_tune(sub) -> None:
     )
     parser.add_argument("--study-name", help="study to create or join (default: task-dataset-horizon)")
     parser.add_argument("--space", help="JSON file with a search space (default: the paper's)")
-    parser.add_argument("--arch", type=arch, help="fix network settings for every trial, e.g. e_layers=1,n_heads=1")
+    parser.add_argument(
+        "--arch", type=arch, help="fix network settings for every trial, e.g. e_layers=1,n_heads=1 (default: searched)"
+    )
     _add_common(parser, TuneSettings)
 
 
