@@ -171,7 +171,44 @@ def ablation_models() -> str:
     return _table(["`--models`", "network", "changes from the preset"], rows)
 
 
+def estimator_parameters() -> str:
+    """Each estimator's constructor parameters and defaults, read from the signatures (Darts'
+    own training parameters for ``XCTFormerModel``), so differences between them are visible."""
+    import inspect
+
+    from darts.models.forecasting.torch_forecasting_model import TorchForecastingModel
+
+    from xct_estimators import ReconstructionEngine, XCTFormerModel, XCTFormerScorer
+    from xct_estimators.sktime import XCTFormerAnomalyDetector, XCTFormerForecaster, XCTFormerImputer
+
+    classes = (XCTFormerModel, XCTFormerForecaster, XCTFormerImputer, XCTFormerAnomalyDetector, XCTFormerScorer)
+    classes += (ReconstructionEngine,)
+    darts_training = ("batch_size", "n_epochs", "random_state", "pl_trainer_kwargs")
+
+    def defaults(cls) -> dict:
+        params = dict(inspect.signature(cls.__init__).parameters)
+        if cls is XCTFormerModel:
+            darts = inspect.signature(TorchForecastingModel.__init__).parameters
+            params.update({name: darts[name] for name in darts_training})
+        return {name: p.default for name, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD and name != "self"}
+
+    table = {cls.__name__: defaults(cls) for cls in classes}
+    names: list[str] = []
+    for cls in (ReconstructionEngine, *classes):
+        names += [name for name in table[cls.__name__] if name not in names]
+
+    def cell(cls, name: str) -> str:
+        if name not in table[cls.__name__]:
+            return "-"
+        value = table[cls.__name__][name]
+        return "required" if value is inspect.Parameter.empty else f"`{value!r}`"
+
+    rows = [[f"`{name}`", *(cell(cls, name) for cls in classes)] for name in names]
+    return _table(["parameter", *(f"`{cls.__name__}`" for cls in classes)], rows)
+
+
 TABLES = {
+    "estimator-parameters": estimator_parameters,
     "ablation-models": ablation_models,
     "compile-gpu": compile_gpu,
     "compile-cpu": compile_cpu,
