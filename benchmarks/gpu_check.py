@@ -64,6 +64,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from xct_estimators.bench.catalog import DATA_DIR_ENV  # noqa: E402
 from xct_estimators.nn import (  # noqa: E402
     XCTFormerNet,
     crab_gpu,
@@ -71,6 +72,7 @@ from xct_estimators.nn import (  # noqa: E402
     get_preset,
     memory,  # noqa: E402
 )
+from xct_estimators.nn.presets import PAPER_SEED, PAPER_SEEDS  # noqa: E402
 
 #: (name, preset dataset, task, horizon) of every network measured; the paper-scale ones first,
 #: so that their compiled runs start inside the time budget.
@@ -449,7 +451,7 @@ def darts_path(device: str, data_dir, smoke: bool) -> dict:
     except Exception:  # e.g. Darts against a newer numpy or pandas than it knows
         return {"failed": "importing Darts: " + traceback.format_exc()[-3000:]}
     try:
-        data = prepare(load_forecast_dataset("synthetic" if smoke else "ETTh1", data_dir, seed=2021))
+        data = prepare(load_forecast_dataset("synthetic" if smoke else "ETTh1", data_dir, seed=PAPER_SEED))
     except (FileNotFoundError, ValueError, OSError) as error:
         return {"skipped": f"no ETTh1 data ({error}); pass --data-dir"}
     try:
@@ -471,7 +473,7 @@ def _darts_runs(device: str, data, smoke: bool) -> dict:
             "ETTh1",
             96,
             n_epochs=2,
-            random_state=2021,
+            random_state=PAPER_SEED,
             **extra,
             pl_trainer_kwargs={
                 "accelerator": "gpu" if where == "cuda" else "cpu",
@@ -499,7 +501,11 @@ def _darts_runs(device: str, data, smoke: bool) -> dict:
 #: the ReconstructionEngine on the real data with the recipe (one-cycle schedule, best epoch kept).
 CONVERGED = [("ETTh1 imputation", "ETTh1", "impute", 10, 2), ("MSL anomaly", "MSL", "anomaly", 6, 8)]
 #: fp32 and bf16 from one seed; fp32 from another seed: the spread the bf16 gap is read against.
-CONVERGED_RUNS = {"fp32": ({}, 2021), "bf16-mixed": ({"precision": "bf16-mixed"}, 2021), "fp32, seed 2022": ({}, 2022)}
+CONVERGED_RUNS = {
+    "fp32": ({}, PAPER_SEEDS[0]),
+    "bf16-mixed": ({"precision": "bf16-mixed"}, PAPER_SEEDS[0]),
+    f"fp32, seed {PAPER_SEEDS[1]}": ({}, PAPER_SEEDS[1]),
+}
 
 
 def _converged_arrays(dataset: str, task: str, data_dir, smoke: bool):
@@ -511,7 +517,7 @@ def _converged_arrays(dataset: str, task: str, data_dir, smoke: bool):
     from xct_estimators.bench.impute import imputation_splits
 
     if task == "impute":
-        train, val, _ = imputation_splits(dataset, data_dir, 2021)
+        train, val, _ = imputation_splits(dataset, data_dir, PAPER_SEED)
         return train, val
     return detection_arrays(dataset, data_dir)[0], None  # the engine holds out the last 10 %
 
@@ -746,7 +752,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default="gpu_check", help="folder for report.md and report.json")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes on CPU (a minute): catches breakage")
-    parser.add_argument("--data-dir", default=os.environ.get("XCT_DATA_DIR"), help="datasets (ETTh1 for section 4)")
+    parser.add_argument("--data-dir", default=os.environ.get(DATA_DIR_ENV), help="datasets (ETTh1 for section 4)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile column")
     parser.add_argument("--compile-all", action="store_true", help="compile every network, not only the paper-scale")
     parser.add_argument("--paper-run", action="store_true", help="also run xct-bench impute on ETTh1 (GPU)")

@@ -25,8 +25,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from xct_estimators.bench.catalog import DATA_DIR_ENV  # noqa: E402
 from xct_estimators.bench.impute import build_imputer, imputation_splits  # noqa: E402
 from xct_estimators.bench.settings import ImputeSettings  # noqa: E402
+from xct_estimators.nn.presets import PAPER_SEED  # noqa: E402
 
 
 class GradientWatch(pl.Callback):
@@ -76,9 +78,11 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--train-stride", type=int, default=1)
     parser.add_argument("--keep-last-batch", action="store_true", help="train on the incomplete last batch too")
     parser.add_argument("--clip", type=float, default=None, help="Lightning's gradient_clip_val (norm)")
-    parser.add_argument("--learning-rate", type=float, default=None, help="peak rate (default: the preset's)")
-    parser.add_argument("--data-dir", default=os.environ.get("XCT_DATA_DIR"))
-    parser.add_argument("--seed", type=int, default=2021)
+    parser.add_argument(
+        "--learning-rate", type=float, default=None, help="peak rate (default: the preset's, the paper's recipe)"
+    )
+    parser.add_argument("--data-dir", default=os.environ.get(DATA_DIR_ENV))
+    parser.add_argument("--seed", type=int, default=PAPER_SEED)
     parser.add_argument("--output", type=Path, help="also write the rows and their provenance to this JSON file")
     args = parser.parse_args(argv)
     bench_args = ImputeSettings(
@@ -89,6 +93,7 @@ def main(argv=None) -> list[dict]:
         train_stride=args.train_stride,
         seed=args.seed,
         learning_rate=args.learning_rate,
+        paper_learning_rate=args.learning_rate is None,  # what the script diagnoses: the paper's recipe
     )
     train, val, _ = imputation_splits(args.dataset, args.data_dir, args.seed)
     engine = build_imputer("xctformer_linear", args.dataset, args.mask_rate, bench_args).engine

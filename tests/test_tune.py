@@ -32,6 +32,10 @@ def test_paper_space_groups():
     weather = tune.search_space("forecast", "Weather")
     assert weather["d_model"] == {"low": 8, "high": 256, "step": 8} and "dropout" not in weather
     assert tune.search_space("forecast", "ECL")["decop_k"] == {"low": 64, "high": 256, "step": 64}
+    assert "decop_k" in tune.search_space("forecast", "electricity") and "decop_k" in tune.search_space(
+        "impute", "traffic"
+    )
+    assert "decop_k" not in tune.search_space("forecast", "my_data.csv")  # not a paper dataset: by its channels
     assert "decop_k" in tune.search_space("forecast", None, n_channels=61)
     assert "decop_k" not in tune.search_space("forecast", None, n_channels=60)
     impute = tune.search_space("impute", "ETTh1")

@@ -29,7 +29,14 @@ from ._quiet import quiet_lightning
 from .nn.config import XCTFormerConfig
 from .nn.hyperparameters import ARCHITECTURE_PARAMS
 from .nn.presets import COMMAND_TASKS as TASKS
-from .nn.presets import DECOP_CHANNEL_THRESHOLD, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
+from .nn.presets import (
+    DECOP_CHANNEL_THRESHOLD,
+    PAPER_PATIENCE,
+    PAPER_SEED,
+    TASK_SEQ_LEN,
+    get_preset,
+    known_channels,
+)
 
 #: Datasets whose forecasting search narrows d_model and tunes dropout (the paper: they overfit).
 NARROW_FORECAST_DATASETS = ("ETTh1", "ETTh2")
@@ -95,8 +102,8 @@ def search_space(task: str, dataset: Optional[str] = None, n_channels: Optional[
         space["patch_len"] = {"choices": [16, 64, 128]}
     else:
         space["d_model"] = {"low": 8, "high": 256, "step": 8}
-    many_channels = n_channels is not None and n_channels > DECOP_CHANNEL_THRESHOLD
-    if task != "detect" and (dataset in ("ECL", "Traffic", "Electricity") or many_channels):
+    channels = (n_channels, known_channels(dataset) if dataset else None)
+    if task != "detect" and any(c is not None and c > DECOP_CHANNEL_THRESHOLD for c in channels):
         space.update({name: dict(spec) for name, spec in _DECOP_SPACE.items()})
     return space
 
@@ -320,7 +327,7 @@ def search(
     study_name: Optional[str] = None,
     sampler=None,
     pruner=None,
-    random_state: int = 2021,
+    random_state: int = PAPER_SEED,
     accelerator: str = "auto",
     devices: Any = None,
     show_progress_bar: bool = False,
@@ -367,7 +374,7 @@ def search(
         trial's number (:func:`trial_seeded_tpe`: parallel workers and continued studies draw new
         parameters), and ``MedianPruner(n_warmup_steps=2)``.
     random_state
-        Seed of every trial's training (the paper: 2021) and of the default sampler.
+        Seed of every trial's training (default: the paper's first seed) and of the default sampler.
     accelerator, devices
         Where trials train (Lightning's names).
     show_progress_bar, verbose

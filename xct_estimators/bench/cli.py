@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
-from ..nn.presets import IMPUTATION_MASK_RATES
+from ..nn.presets import IMPUTATION_MASK_RATES, PAPER_SEEDS
 from . import paper
 from .catalog import (
     ANOMALY_DATASETS,
@@ -112,7 +112,8 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
         parser.add_argument(
             "--seeds",
             type=csv_ints,
-            help="comma-separated seeds, each a run of its own (the paper: 2021,2022,2023,2024,2025); the report "
+            help="comma-separated seeds, each a run of its own "
+            f"(the paper: {','.join(map(str, PAPER_SEEDS))}); the report "
             "adds mean, standard deviation and coefficient of variation over them (default: one run, --seed)",
         )
     parser.add_argument(

@@ -37,7 +37,7 @@ from . import paper
 from .catalog import BASELINE_SETTINGS, DEFAULT_MODELS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
 from .datasets import ForecastDataset
 from .models import ABLATION_MODELS, ABLATIONS, preset_name
-from .provenance import run_fields
+from .provenance import run_fields, timestamp
 from .results import run_key
 from .runs import plain_settings
 from .settings import ForecastSettings
@@ -328,7 +328,7 @@ def _forecast_work(build: dict, data: PreparedSeries, horizon: int, record: dict
     """One run, wherever it executes: build the model, fit, forecast the test split, score."""
     model = build_model(**build)
     fields, example = run_forecast(model, data, horizon)
-    record = {**record, **fields, "accelerator": accelerator, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    record = {**record, **fields, "accelerator": accelerator, "finished_at": timestamp()}
     record.update(run_fields(accelerator))
     return [(record, example)]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from ..nn.presets import ABLATIONS
+from .provenance import timestamp
 
 #: The paper's ablations (its ablation table, plus the clipped-negative-weights variant) as models:
 #: the dataset's preset with one switch changed (``xct_estimators.nn.presets.ABLATIONS``).
@@ -35,7 +36,7 @@ def preset_name(dataset: str) -> str:
 def finished(fit_seconds: float, eval_started: float) -> dict:
     """A record's timing fields: training seconds, evaluation seconds up to now, the finishing time."""
     eval_seconds = time.perf_counter() - eval_started
-    return {"fit_seconds": fit_seconds, "eval_seconds": eval_seconds, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    return {"fit_seconds": fit_seconds, "eval_seconds": eval_seconds, "finished_at": timestamp()}
 
 
 def compiled_graphs() -> int:

@@ -9,6 +9,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -69,6 +70,11 @@ def versions() -> dict[str, str]:
         except Exception as error:  # a missing library is a finding, not a crash
             found[name] = f"not importable ({type(error).__name__})"
     return found
+
+
+def timestamp() -> str:
+    """Local time to the second, as every record's ``finished_at`` writes it."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def command_line(argv: Optional[list[str]] = None) -> str:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from ..nn.presets import PAPER_SEED
+
 DEFAULT_OUTPUT = "xct-bench-results"
 
 
@@ -26,7 +28,7 @@ class CommonSettings:
     data_dir: Optional[str] = None
     output: Path = Path(DEFAULT_OUTPUT)
     resume: bool = False
-    seed: int = 2021
+    seed: int = PAPER_SEED
     seeds: Optional[list[int]] = None
     epochs: Optional[int] = None
     accelerator: str = "auto"

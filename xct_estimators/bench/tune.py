@@ -10,7 +10,7 @@ import json
 import time
 from pathlib import Path
 
-from .provenance import run_fields
+from .provenance import run_fields, timestamp
 from .report import file_name
 from .runs import write_atomically
 from .settings import TuneSettings
@@ -86,7 +86,7 @@ def run_tune(args: TuneSettings) -> int:
         **tune.summary(study),
         "storage": storage,
         "seconds_this_worker": round(time.perf_counter() - start, 1),
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "finished_at": timestamp(),
         "command": args.command_line,
         **run_fields(args.accelerator),
     }

@@ -19,6 +19,9 @@ COMMAND_TASKS = {"forecast": "forecast", "impute": "impute", "detect": "anomaly"
 PAPER_PCT_START = 0.4
 #: Early-stopping patience of the paper's code.
 PAPER_PATIENCE = 6
+#: The seeds of the paper's repeated runs; its code's single runs take the first.
+PAPER_SEEDS = (2021, 2022, 2023, 2024, 2025)
+PAPER_SEED = PAPER_SEEDS[0]
 #: Imputation mask rates of the paper (Table 3).
 IMPUTATION_MASK_RATES = (0.125, 0.25, 0.375, 0.5)
 #: The paper's rule (App. C): DeCoP replaces full CRAB above this many channels.
@@ -149,8 +152,16 @@ def _canonical_dataset(dataset: str) -> str:
             return name
     raise ValueError(
         f"Unknown dataset {dataset!r}: the paper has presets for "
-        f"{', '.join(DATASET_CHANNELS)} (also 'Electricity' for ECL)."
+        f"{', '.join(DATASET_CHANNELS)} (also {', '.join(f'{a!r} for {c}' for a, c in _ALIASES.items())})."
     )
+
+
+def known_channels(dataset: str) -> Optional[int]:
+    """Channels of one of the paper's datasets (case and aliases ignored); ``None`` for other data."""
+    try:
+        return DATASET_CHANNELS[_canonical_dataset(dataset)]
+    except ValueError:
+        return None
 
 
 def get_preset(dataset: str, task: str = "forecast") -> XCTFormerPreset:
