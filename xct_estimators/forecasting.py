@@ -487,10 +487,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             Any :class:`XCTFormerModel` argument, replacing the preset's value (``pl_trainer_kwargs``
             is merged, its ``callbacks`` extended).
         """
-        preset = get_preset(dataset, "forecast")
-        params: dict[str, Any] = dict(input_chunk_length=preset.seq_len, **preset.architecture())
-        params.update(batch_size=preset.batch_size, n_epochs=preset.epochs, learning_rate=preset.learning_rate)
-        params.update(overrides)
+        params = {**get_preset(dataset, "forecast").estimator_params("input_chunk_length"), **overrides}
         return cls.from_params(
             output_chunk_length=output_chunk_length, keep_best_val_weights=keep_best_val_weights, **params
         )

@@ -42,9 +42,7 @@ DEFAULT_FILL = "linear"
 
 def preset_params(dataset: str, task: str) -> dict[str, Any]:
     """Constructor arguments for the paper's imputation (``task="impute"``) or anomaly row."""
-    preset = get_preset(dataset, task)
-    training = dict(n_epochs=preset.epochs, batch_size=preset.batch_size, learning_rate=preset.learning_rate)
-    return dict(preset.architecture(), window_length=preset.seq_len, **training)
+    return get_preset(dataset, task).estimator_params("window_length")
 
 
 def _available(device: torch.device) -> bool:

@@ -98,6 +98,13 @@ class XCTFormerPreset:
         """The network hyperparameters, as keyword arguments of :class:`XCTFormerConfig`."""
         return {name: getattr(self, name) for name in ARCHITECTURE_PARAMS}
 
+    def estimator_params(self, length_name: str) -> dict:
+        """Constructor arguments of an estimator with this row: the input length under the
+        estimator's name for it (``input_chunk_length`` or ``window_length``), the architecture,
+        and the training recipe (``n_epochs``, ``batch_size``, ``learning_rate``)."""
+        training = dict(n_epochs=self.epochs, batch_size=self.batch_size, learning_rate=self.learning_rate)
+        return {length_name: self.seq_len, **self.architecture(), **training}
+
     def config(self, out_len: Optional[int] = None, **overrides) -> XCTFormerConfig:
         """An :class:`XCTFormerConfig` for this row.
 

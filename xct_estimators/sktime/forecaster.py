@@ -197,10 +197,7 @@ class XCTFormerForecaster(BaseForecaster):
         """A forecaster with the paper's hyperparameters and recipe for ``dataset`` (as
         :meth:`XCTFormerModel.from_preset`): input length, architecture, batch size, epochs and
         peak learning rate; ``overrides`` replace any of them."""
-        preset = get_preset(dataset, "forecast")
-        params = dict(input_chunk_length=preset.seq_len, **preset.architecture(), batch_size=preset.batch_size)
-        params.update(n_epochs=preset.epochs, learning_rate=preset.learning_rate)
-        return cls(**{**params, **overrides})
+        return cls(**{**get_preset(dataset, "forecast").estimator_params("input_chunk_length"), **overrides})
 
     @property
     def network_(self):
