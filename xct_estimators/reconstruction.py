@@ -17,20 +17,16 @@ from typing import Any, Optional
 import numpy as np
 import pytorch_lightning as pl
 import torch
-from pytorch_lightning.callbacks import EarlyStopping
 
 from ._checks import NotFittedError, check_value_range, is_positive_int, plain_number, positive_int
-from ._devices import device_count, is_distributed
+from ._devices import is_distributed
 from ._quiet import quiet_lightning
-from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset, memory
-from .nn.attention import plain_attention
-from .nn.compiling import COMPILE, CompileOption, compile_options, uncompiled
-from .nn.fill import linear_fill
+from .nn.compiling import COMPILE, CompileOption, compile_options
 from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, network_kwargs, with_network_parameters
-from .nn.presets import PAPER_PCT_START
+from .reconstruction_inference import ReconstructionInference
 from .reconstruction_module import _ReconstructionModule  # pickled engines name it here too
-from .windows import SeriesWindows, whole_batch
+from .training import trainer_kwargs, training_loader, validation_callbacks, validation_loader
 
 #: Defaults of the engine and the estimators on it; measured by benchmarks/imputer_defaults.py.
 DEFAULT_MAX_EPOCHS = 50
@@ -43,14 +39,6 @@ DEFAULT_FILL = "linear"
 def preset_params(dataset: str, task: str) -> dict[str, Any]:
     """Constructor arguments for the paper's imputation (``task="impute"``) or anomaly row."""
     return get_preset(dataset, task).estimator_params("window_length")
-
-
-def _available(device: torch.device) -> bool:
-    if device.type == "cuda":
-        return torch.cuda.is_available()
-    if device.type == "mps":
-        return torch.backends.mps.is_available()
-    return True
 
 
 FILLS = ("zero", "linear")
@@ -100,7 +88,7 @@ TRAINING_PARAMETERS = {h.name: h for h in (
 
 
 @with_network_parameters("darts", more=TRAINING_PARAMETERS)
-class ReconstructionEngine:
+class ReconstructionEngine(ReconstructionInference):
     """Train XCTFormer to reconstruct windows of a series; reconstruct any length.
 
     Parameters
@@ -178,7 +166,8 @@ class ReconstructionEngine:
         if params["window_stride"] is None:
             params["window_stride"] = max(params["window_length"] // 2, 1)
         params["pl_trainer_kwargs"] = dict(pl_trainer_kwargs or {})
-        self.__dict__.update(params)  # every parameter (network ones included) an attribute of its name
+        for name, value in params.items():  # every parameter (network ones included) an attribute of its name
+            setattr(self, name, value)
         self.trained_on: Optional[str] = None  # the device Lightning trained on (rank 0's)
         self.module: Optional[_ReconstructionModule] = None
         self.n_channels: Optional[int] = None
@@ -283,214 +272,30 @@ class ReconstructionEngine:
         config.check_attention_memory(self.batch_size)
         self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
         self.module.compile_options = compile_options(self.compile)
-
-        quiet = dict(logger=False, enable_checkpointing=False, enable_model_summary=False, num_sanity_val_steps=0)
-        trainer_kwargs = dict(max_epochs=self.n_epochs, accelerator=self.accelerator, devices=self.devices, **quiet)
-        trainer_kwargs["enable_progress_bar"] = self.progress_bar
-        trainer_kwargs.update(self.pl_trainer_kwargs)
-        if "strategy" not in trainer_kwargs and device_count(trainer_kwargs["devices"]) > 1:
-            trainer_kwargs["strategy"] = "ddp_spawn"  # Lightning's default, "ddp", reruns the calling script
-        generator = None  # several processes: Lightning's distributed sampler shuffles (seeded by seed_everything)
-        if not is_distributed(trainer_kwargs):
-            generator = torch.Generator()  # (a torch.Generator cannot be sent to spawned processes)
-            if self.random_state is not None:
-                generator.manual_seed(self.random_state)
-        windows = SeriesWindows(values, self._starts(len(values)), self.window_length)
-        # Only full batches: the encoder's BatchNorm normalises over batch x tokens, and a last batch
-        # of one window spikes the gradient and corrupts the running statistics (CHANGELOG, ETTh2).
-        batches = dict(
-            batch_size=self.batch_size, shuffle=True, generator=generator, drop_last=len(windows) > self.batch_size
-        )
-        loader = torch.utils.data.DataLoader(windows, collate_fn=whole_batch, **batches)
+        where = dict(max_epochs=self.n_epochs, num_sanity_val_steps=0, **self.pl_trainer_kwargs)
+        kwargs = trainer_kwargs(self.accelerator, self.devices, self.progress_bar, **where)
+        starts, length = self._starts(len(values)), self.window_length
+        loader = training_loader(values, starts, length, self.batch_size, self.random_state, is_distributed(kwargs))
         callbacks, val_loader = [], None
         if val_values is not None:
-            x_val, observed_val = self._training_windows(val_values)
-            hidden = np.random.default_rng(self.random_state).random(x_val.shape) < (self.mask_rate or 0.0)
-            val_dataset = torch.utils.data.TensorDataset(x_val, observed_val, torch.from_numpy(hidden))
-            val_loader = torch.utils.data.DataLoader(
-                val_dataset, batch_size=memory.inference_batch_size(config, self.batch_size)
-            )
-            best = KeepBestValidationWeights()
-            callbacks.append(best)
-            if self.patience is not None:
-                stopping = dict(monitor="val_loss", patience=self.patience, mode="min")
-                if self.patience_after_warmup:
-                    warmup = int(np.ceil(PAPER_PCT_START * self.n_epochs))
-                    callbacks.append(EarlyStoppingAfterWarmup(warmup, **stopping))
-                else:
-                    callbacks.append(EarlyStopping(**stopping))
-        trainer_kwargs["callbacks"] = callbacks + list(self.pl_trainer_kwargs.get("callbacks", []))
+            batch = memory.inference_batch_size(config, self.batch_size)
+            val_starts = self._starts(len(val_values))
+            val_loader = validation_loader(val_values, val_starts, length, self.mask_rate, self.random_state, batch)
+            callbacks = validation_callbacks(self.patience, self.patience_after_warmup, self.n_epochs)
+        kwargs["callbacks"] = callbacks + list(self.pl_trainer_kwargs.get("callbacks", []))
         with quiet_lightning():
-            trainer = pl.Trainer(**trainer_kwargs)
+            trainer = pl.Trainer(**kwargs)
             trainer.fit(self.module, loader, val_loader)
-        self.trained_on = str(trainer.strategy.root_device)
+        self._keep_history(str(trainer.strategy.root_device))
+        return self
+
+    def _keep_history(self, trained_on: str) -> None:
+        self.trained_on = trained_on  # the device Lightning trained on (rank 0's)
         self.epochs_trained = self.module.epochs_done
         self.val_losses = list(self.module.val_losses)
         if self.val_losses:  # the epoch KeepBestValidationWeights restored: the first lowest loss
             self.best_epoch = int(np.argmin(self.val_losses))
             self.best_val_loss = float(self.val_losses[self.best_epoch])
-        return self
 
     def _starts(self, n_steps: int) -> np.ndarray:
         return np.arange(0, n_steps - self.window_length + 1, self.train_stride)
-
-    def _training_windows(self, values: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        starts = self._starts(len(values))
-        x = _windows(np.nan_to_num(values), starts, self.window_length)
-        observed = _windows(~np.isnan(values), starts, self.window_length)
-        return torch.from_numpy(x), torch.from_numpy(observed)
-
-    # -- inference ---------------------------------------------------------------------
-    def _net_on_device(self) -> tuple[_ReconstructionModule, torch.device]:
-        if self.module is None:
-            raise NotFittedError("The engine has not been fitted yet: call fit() first.")
-        device = torch.device(self.inference_device or getattr(self, "trained_on", None) or "cpu")
-        if not _available(device):
-            warnings.warn(
-                f"The engine was trained on {device}, which this machine does not have: reconstructing on the "
-                "CPU. Pass inference_device to choose another device.",
-                UserWarning,
-                stacklevel=3,
-            )
-            device = torch.device("cpu")
-        self.module.compile_options = compile_options(self.compile)  # the engine's switch, even if set after fit
-        self.module.compile_network(device)
-        return self.module.to(device).eval(), device
-
-    @torch.inference_mode()
-    def reconstruct_windows(self, x: np.ndarray, visible: np.ndarray) -> np.ndarray:
-        """Reconstruct (windows, window_length, channels) ``x`` from its ``visible`` points.
-
-        Each window is reconstructed on its own (no averaging); the values of ``x`` where
-        ``visible`` is false are never read.
-        """
-        module, device = self._net_on_device()
-        x = np.asarray(x, dtype=np.float32)
-        if x.ndim != 3 or x.shape[1:] != (self.window_length, self.n_channels):
-            raise ValueError(f"Expected windows of shape (n, {self.window_length}, {self.n_channels}), got {x.shape}.")
-        visible = np.asarray(visible, dtype=bool)
-        batch = memory.inference_batch_size(module.net.config, self.batch_size)
-        out = np.empty_like(x)
-        for i in range(0, len(x), batch):
-            chunk = np.arange(i, min(i + batch, len(x)))
-            rows = _full_batch(chunk, batch, module.compile_options)
-            xb = torch.from_numpy(np.where(visible[rows], x[rows], 0.0)).to(device)
-            seen = torch.from_numpy(visible[rows]).to(device)
-            out[chunk] = module.reconstruct(xb, seen)[: len(chunk)].cpu()
-        return out
-
-    def reconstruct(self, values: np.ndarray) -> np.ndarray:
-        """Reconstruct a (time, channels) array of any length.
-
-        Missing points (NaN) are filled by the network (imputation); observed points are
-        reconstructed too (anomaly scoring). Windows start every ``window_stride`` steps, the
-        last one ends at the end of the series, and overlapping outputs are averaged.
-
-        A series shorter than ``window_length`` is taken to follow the training series: it is
-        reconstructed as the end of one window whose first steps are the training series' last
-        ones, and a warning says so.
-        """
-        if self.module is None:
-            raise NotFittedError("The engine has not been fitted yet: call fit() first.")
-        return self._reconstruct_checked(self.check_values(values, fitting=False))
-
-    def _reconstruct_checked(self, values: np.ndarray) -> np.ndarray:
-        missing = self.window_length - len(values)
-        if missing <= 0:
-            return self._reconstruct(values)
-        warnings.warn(
-            f"The series has {len(values)} time steps, fewer than window_length={self.window_length}: "
-            f"it was reconstructed as the continuation of the training series (its last {missing} "
-            "steps fill the window). Pass at least window_length steps to reconstruct it on its own.",
-            UserWarning,
-            stacklevel=3,
-        )
-        padded = np.concatenate([self.context[len(self.context) - missing :], values])
-        return self._reconstruct(padded)[missing:]
-
-    @torch.inference_mode()
-    def _reconstruct(self, values: np.ndarray) -> np.ndarray:
-        module, device = self._net_on_device()
-        length = self.window_length
-        starts = self.window_starts(len(values))
-        total = torch.zeros(values.shape, dtype=torch.float64, device=device)
-        count = torch.zeros((len(values), 1), dtype=torch.float64, device=device)
-        clean = torch.from_numpy(np.nan_to_num(values)).to(device)
-        observed = torch.from_numpy(~np.isnan(values)).to(device)
-        offsets = torch.arange(length, device=device)
-        batch = memory.inference_batch_size(module.net.config, self.batch_size)
-        ones = torch.ones(batch * length, 1, dtype=torch.float64, device=device)
-        for i in range(0, len(starts), batch):
-            chunk = starts[i : i + batch]
-            padded = _full_batch(chunk, batch, module.compile_options)
-            windows = torch.as_tensor(padded, device=device)[:, None] + offsets
-            out = module.reconstruct(clean[windows], observed[windows])[: len(chunk)]
-            index = windows[: len(chunk)]
-            total.index_add_(0, index.reshape(-1), out.reshape(-1, out.shape[-1]).double())
-            count.index_add_(0, index.reshape(-1), ones[: index.numel()])
-        return (total / count).cpu().numpy().astype(np.float32)
-
-    def window_starts(self, n_steps: int) -> np.ndarray:
-        """Starts of the inference windows over ``n_steps >= window_length`` steps: every
-        ``window_stride``, plus one that ends at the last step."""
-        starts = np.arange(0, n_steps - self.window_length + 1, self.window_stride)
-        if starts[-1] != n_steps - self.window_length:
-            starts = np.append(starts, n_steps - self.window_length)
-        return starts
-
-    def to_onnx(self, path: str, **kwargs) -> str:
-        """The trained network as an ONNX file that reconstructs windows: inputs ``x`` (windows,
-        ``window_length``, channels; float32, any values at hidden points) and ``visible`` (same
-        shape, bool), output ``reconstruction`` (the same shape), as :meth:`reconstruct_windows`.
-        The number of windows is free. Exported on CRAB's plain path in inference mode;
-        ``kwargs`` go to ``torch.onnx.export``. Needs ``pip install 'xct-estimators[onnx]'``."""
-        if self.module is None:
-            raise NotFittedError("The engine has not been fitted yet: call fit() before to_onnx().")
-        try:
-            import onnx  # noqa: F401
-            import onnxscript  # noqa: F401
-        except ImportError as error:
-            raise ImportError(f"to_onnx needs ONNX: pip install 'xct-estimators[onnx]' ({error}).") from None
-        module = _WindowReconstruction(self.module).cpu().eval()
-        x = torch.zeros(2, self.window_length, self.n_channels)
-        visible = torch.ones(x.shape, dtype=torch.bool)
-        batch = torch.export.Dim("windows", min=1)
-        options = dict(input_names=["x", "visible"], output_names=["reconstruction"], dynamo=True)
-        options.update(dynamic_shapes={"x": {0: batch}, "visible": {0: batch}}, **kwargs)
-        with torch.no_grad(), plain_attention(module), uncompiled(module):
-            torch.onnx.export(module, (x, visible), path, **options)
-        return path
-
-    def score(self, values: np.ndarray) -> np.ndarray:
-        """Per-point squared reconstruction error, (time, channels); NaN where unobserved."""
-        if self.module is None:
-            raise NotFittedError("The engine has not been fitted yet: call fit() first.")
-        values = self.check_values(values, fitting=False)
-        return (self._reconstruct_checked(values) - values) ** 2
-
-
-class _WindowReconstruction(torch.nn.Module):
-    """The module's reconstruction as one traceable function of (windows, visible points)."""
-
-    def __init__(self, module: _ReconstructionModule):
-        super().__init__()
-        self.module = module
-
-    def forward(self, x: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
-        x = torch.where(visible, x, torch.zeros_like(x))
-        if self.module.fill == "linear":
-            return self.module.net(linear_fill(x, visible))
-        return self.module.net(x, mask=visible)
-
-
-def _full_batch(rows: np.ndarray, batch: int, compiled) -> np.ndarray:
-    """``rows`` padded to ``batch`` entries by repeating the last one when the network is compiled,
-    so that every inference batch has one shape and compiles once (the extra outputs are dropped)."""
-    if not compiled or len(rows) == batch:
-        return rows
-    return np.concatenate([rows, np.full(batch - len(rows), rows[-1])])
-
-
-def _windows(values: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
-    view = np.lib.stride_tricks.sliding_window_view(values, length, axis=0)  # (T-L+1, C, L)
-    return np.ascontiguousarray(view[starts].transpose(0, 2, 1))

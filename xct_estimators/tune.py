@@ -272,12 +272,12 @@ def _fit_trial(task: str, data: _Data, params: dict, callback: PruningCallback, 
     trainer_kwargs = {"callbacks": [callback], **({"devices": devices} if devices is not None else {})}
     if task == "forecast":
         from .forecasting import XCTFormerModel
+        from .training import trainer_kwargs as quiet_trainer
 
-        quiet = {"enable_progress_bar": False, "enable_model_summary": False, "logger": False}
         model = XCTFormerModel.from_params(
             output_chunk_length=data.out_len,
             random_state=seed,
-            pl_trainer_kwargs={"accelerator": accelerator, **quiet, **trainer_kwargs},
+            pl_trainer_kwargs=quiet_trainer(accelerator, **trainer_kwargs),
             **params,
             **extra,
         )

@@ -37,3 +37,18 @@ class SeriesWindows(torch.utils.data.Dataset):
 def whole_batch(batch):
     """The DataLoader's ``collate_fn`` for :class:`SeriesWindows`: its batches come gathered."""
     return batch
+
+
+def sliding_windows(values: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
+    """The windows ``values[s : s + length]`` for each start ``s``, as one (n, length, channels) array."""
+    view = np.lib.stride_tricks.sliding_window_view(values, length, axis=0)  # (T-L+1, C, L)
+    return np.ascontiguousarray(view[starts].transpose(0, 2, 1))
+
+
+def covering_starts(n_steps: int, length: int, stride: int) -> np.ndarray:
+    """Starts of windows every ``stride`` steps over ``n_steps >= length`` steps, plus one that
+    ends at the last step, so that every step is covered."""
+    starts = np.arange(0, n_steps - length + 1, stride)
+    if starts[-1] != n_steps - length:
+        starts = np.append(starts, n_steps - length)
+    return starts

@@ -31,7 +31,8 @@ from darts.dataprocessing.transformers import Scaler
 from darts.metrics import mae, mse
 from sklearn.preprocessing import StandardScaler
 
-from .._devices import device_count, is_distributed, single_device
+from .. import training
+from .._devices import is_distributed, single_device
 from ..nn.presets import get_preset
 from . import paper
 from .catalog import BASELINE_SETTINGS, DEFAULT_MODELS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
@@ -50,13 +51,8 @@ PAPER_BATCH_SIZE = 32
 def trainer_kwargs(
     accelerator: str = "auto", devices="auto", progress: bool = True, callbacks=(), precision: str = "32"
 ) -> dict:
-    quiet = {"enable_model_summary": False, "logger": False, "enable_checkpointing": False}
-    kwargs = {"accelerator": accelerator, "devices": devices, "enable_progress_bar": progress, **quiet}
-    if device_count(devices) > 1:  # Lightning's default, "ddp", would rerun xct-bench in each process
-        kwargs["strategy"] = "ddp_spawn"
-    if precision != "32":
-        kwargs["precision"] = precision
-    return {**kwargs, "callbacks": list(callbacks)}
+    more = {"precision": precision} if precision != "32" else {}
+    return training.trainer_kwargs(accelerator, devices, progress, **more, callbacks=list(callbacks))
 
 
 def is_xctformer(name: str) -> bool:

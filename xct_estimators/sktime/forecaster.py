@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
+from .. import training
 from .._checks import NotFittedError
 from .._quiet import quiet_lightning
 from ..nn.compiling import COMPILE
@@ -181,7 +182,7 @@ class XCTFormerForecaster(BaseForecaster):
                 f"learning_rate), got {self.lr_schedule!r}."
             )
         likelihood = QuantileRegression(list(self.quantiles)) if self.quantiles is not None else None
-        trainer_kwargs = {"enable_progress_bar": False, "enable_model_summary": False, **(self.pl_trainer_kwargs or {})}
+        trainer_kwargs = training.trainer_kwargs(**(self.pl_trainer_kwargs or {}))
         params = dict(network_kwargs(self), n_epochs=self.n_epochs, batch_size=self.batch_size, likelihood=likelihood)
         params.update(random_state=self.random_state, pl_trainer_kwargs=trainer_kwargs, compile=self.compile)
         if self.lr_schedule == "one_cycle":  # the tuner's recipe: best_params reproduce here

@@ -1,0 +1,73 @@
+"""Lightning trainer settings shared by every estimator's training, and the reconstruction
+engine's data loaders and validation callbacks."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import torch
+from pytorch_lightning.callbacks import EarlyStopping
+
+from ._devices import device_count
+from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
+from .nn.presets import PAPER_PCT_START
+from .windows import SeriesWindows, sliding_windows, whole_batch
+
+#: A library fit writes no logs, checkpoints or model summary.
+QUIET = {"logger": False, "enable_checkpointing": False, "enable_model_summary": False}
+
+
+def trainer_kwargs(accelerator: str = "auto", devices: Any = "auto", progress_bar: bool = False, **more) -> dict:
+    """Keyword arguments of a Lightning ``Trainer`` for one fit: quiet, ``ddp_spawn`` on several
+    devices (Lightning's default, ``ddp``, reruns the calling script: wrong inside notebooks,
+    tests, pipelines and ``xct-bench``); ``more`` (e.g. the user's ``pl_trainer_kwargs``) wins."""
+    kwargs = {**QUIET, "accelerator": accelerator, "devices": devices, "enable_progress_bar": progress_bar, **more}
+    if "strategy" not in kwargs and device_count(kwargs["devices"]) > 1:
+        kwargs["strategy"] = "ddp_spawn"
+    return kwargs
+
+
+def training_loader(
+    values: np.ndarray, starts: np.ndarray, length: int, batch_size: int, seed: Optional[int], distributed: bool
+) -> torch.utils.data.DataLoader:
+    """Shuffled windows of ``values``. Only full batches unless one batch holds every window: the
+    encoder's BatchNorm normalises over batch x tokens, and a last batch of one window spikes the
+    gradient and corrupts the running statistics. Several processes: Lightning's distributed
+    sampler shuffles (seeded by ``seed_everything``; a ``torch.Generator`` cannot be sent to
+    spawned processes)."""
+    generator = None
+    if not distributed:
+        generator = torch.Generator()
+        if seed is not None:
+            generator.manual_seed(seed)
+    windows = SeriesWindows(values, starts, length)
+    drop_last = len(windows) > batch_size
+    options = dict(batch_size=batch_size, shuffle=True, generator=generator, drop_last=drop_last)
+    return torch.utils.data.DataLoader(windows, collate_fn=whole_batch, **options)
+
+
+def validation_loader(
+    values: np.ndarray, starts: np.ndarray, length: int, mask_rate: Optional[float], seed, batch_size: int
+) -> torch.utils.data.DataLoader:
+    """Validation windows with fixed hidden points (drawn once from ``seed``), so every epoch's
+    validation loss measures the same task."""
+    x = torch.from_numpy(sliding_windows(np.nan_to_num(values), starts, length))
+    observed = torch.from_numpy(sliding_windows(~np.isnan(values), starts, length))
+    hidden = np.random.default_rng(seed).random(x.shape) < (mask_rate or 0.0)
+    dataset = torch.utils.data.TensorDataset(x, observed, torch.from_numpy(hidden))
+    return torch.utils.data.DataLoader(dataset, batch_size=batch_size)
+
+
+def validation_callbacks(patience: Optional[int], after_warmup: bool, n_epochs: int) -> list:
+    """Best-validation weights restored at the end, and early stopping after ``patience`` epochs
+    without a lower validation loss (counted from the end of the one-cycle warm-up if
+    ``after_warmup``, else from the first epoch, as the paper's code does)."""
+    callbacks: list = [KeepBestValidationWeights()]
+    if patience is not None:
+        stopping = dict(monitor="val_loss", patience=patience, mode="min")
+        if after_warmup:
+            callbacks.append(EarlyStoppingAfterWarmup(int(np.ceil(PAPER_PCT_START * n_epochs)), **stopping))
+        else:
+            callbacks.append(EarlyStopping(**stopping))
+    return callbacks
