@@ -82,3 +82,14 @@ def test_both_adapters_carry_the_architecture_as_attributes():
     assert engine.architecture == {name: getattr(engine, name) for name in hyperparameters_of(ReconstructionEngine)}
     config = model._network_config(n_channels=3, nr_params=1, decop_k=None, max_attention_bytes=None)
     assert (config.d_model, config.n_heads, config.attn_dropout, config.n_channels) == (8, 1, 0.2, 3)
+
+
+@pytest.mark.parametrize("estimator", RECONSTRUCTION[1:], ids=lambda c: c.__name__)
+def test_the_reconstruction_estimators_take_the_engines_parameters_in_its_order(estimator):
+    """Network, training and hardware parameters (devices, pl_trainer_kwargs, max_attention_bytes
+    included) with the engine's names, defaults and order; only what a task adds or drops differs."""
+    engine = inspect.signature(ReconstructionEngine.__init__).parameters
+    own = inspect.signature(estimator.__init__).parameters
+    task_only = {"self", "alpha", "component_wise", "mask_rate", "fill"}
+    assert [n for n in own if n not in task_only] == [n for n in engine if n not in task_only]
+    assert all(own[n].default == engine[n].default for n in own if n not in task_only)

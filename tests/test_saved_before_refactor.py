@@ -38,6 +38,7 @@ def test_a_pickled_imputer_loads_and_imputes_as_before():
     engine = imputer.engine_
     assert engine.d_model == 8 and engine.architecture["patch_len"] == 4  # the old engine's one dict, expanded
     assert imputer.channel_names_ == ["a", "b", "c"] and imputer.network_ is engine.module.net
+    assert imputer.get_params()["devices"] == "auto"  # a parameter added since: its default
 
 
 def test_a_pickled_forecaster_loads_and_predicts_as_before():

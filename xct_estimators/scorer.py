@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from darts import TimeSeries
 from darts.ad.scorers.scorers import FittableAnomalyScorer
 
+from .nn import DEFAULT_MAX_ATTENTION_BYTES
 from .nn.compiling import CompileOption
 from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
 from .reconstruction import (
@@ -58,21 +59,30 @@ class XCTFormerScorer(FittableAnomalyScorer):
         n_heads: int = 2,
         d_ff: int = 64,
         e_layers: int = 2,
+        dropout: float = 0.1,
+        fc_dropout: float = 0.05,
+        attn_dropout: float = RECONSTRUCTION_DEFAULTS["attn_dropout"],
         decop_k: Optional[int] = None,
+        use_mask: bool = True,
+        activation: str = "absact",
+        mixing: str = "full",
         n_epochs: int = DEFAULT_MAX_EPOCHS,
         batch_size: int = 32,
         learning_rate: float = DEFAULT_LEARNING_RATE,
         patience: Optional[int] = DEFAULT_PATIENCE,
         validation_fraction: float = DEFAULT_VALIDATION_FRACTION,
+        patience_after_warmup: bool = True,
+        window_stride: Optional[int] = None,
+        train_stride: int = 1,
         random_state: Optional[int] = None,
         accelerator: str = "auto",
-        window_stride: Optional[int] = None,
-        component_wise: bool = False,
-        dropout: float = 0.1,
-        fc_dropout: float = 0.05,
-        attn_dropout: float = RECONSTRUCTION_DEFAULTS["attn_dropout"],
+        devices: Any = "auto",
         progress_bar: bool = False,
+        max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
+        inference_device: Optional[str] = None,
+        pl_trainer_kwargs: Optional[dict[str, Any]] = None,
         compile: CompileOption = False,
+        component_wise: bool = False,
     ):
         super().__init__(is_univariate=not component_wise, window=1, window_agg=False)
         self.component_wise = component_wise

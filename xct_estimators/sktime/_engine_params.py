@@ -25,6 +25,11 @@ class FittedNetwork:
     """``network_`` and ``channel_names_`` of an sktime estimator whose fitted engine is ``engine_``
     and whose fitted columns are ``columns_``."""
 
+    def __setstate__(self, state: dict) -> None:
+        # An estimator pickled before one of its parameters existed takes that parameter's default.
+        signature = inspect.signature(type(self).__init__).parameters.values()
+        vars(self).update({p.name: p.default for p in signature if p.name != "self"}, **state)
+
     @property
     def network_(self):
         """The trained :class:`~xct_estimators.nn.XCTFormerNet` (after ``fit``)."""

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from sktime.detection.base import BaseDetector
 
+from ..nn import DEFAULT_MAX_ATTENTION_BYTES
 from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS, with_network_parameters
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import (
@@ -88,19 +89,28 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         n_heads=2,
         d_ff=64,
         e_layers=2,
+        dropout=0.1,
+        fc_dropout=0.05,
+        attn_dropout=RECONSTRUCTION_DEFAULTS["attn_dropout"],
         decop_k=None,
+        use_mask=True,
+        activation="absact",
+        mixing="full",
         n_epochs=DEFAULT_MAX_EPOCHS,
         batch_size=32,
         learning_rate=DEFAULT_LEARNING_RATE,
         patience=DEFAULT_PATIENCE,
         validation_fraction=DEFAULT_VALIDATION_FRACTION,
+        patience_after_warmup=True,
+        window_stride=None,
+        train_stride=1,
         random_state=None,
         accelerator="auto",
-        dropout=0.1,
-        fc_dropout=0.05,
-        attn_dropout=RECONSTRUCTION_DEFAULTS["attn_dropout"],
-        window_stride=None,
+        devices="auto",
         progress_bar=False,
+        max_attention_bytes=DEFAULT_MAX_ATTENTION_BYTES,
+        inference_device=None,
+        pl_trainer_kwargs=None,
         compile=False,
     ):
         self.alpha = alpha
@@ -111,19 +121,28 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         self.n_heads = n_heads
         self.d_ff = d_ff
         self.e_layers = e_layers
+        self.dropout = dropout
+        self.fc_dropout = fc_dropout
+        self.attn_dropout = attn_dropout
         self.decop_k = decop_k
+        self.use_mask = use_mask
+        self.activation = activation
+        self.mixing = mixing
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.patience = patience
         self.validation_fraction = validation_fraction
+        self.patience_after_warmup = patience_after_warmup
+        self.window_stride = window_stride
+        self.train_stride = train_stride
         self.random_state = random_state
         self.accelerator = accelerator
-        self.dropout = dropout
-        self.fc_dropout = fc_dropout
-        self.attn_dropout = attn_dropout
-        self.window_stride = window_stride
+        self.devices = devices
         self.progress_bar = progress_bar
+        self.max_attention_bytes = max_attention_bytes
+        self.inference_device = inference_device
+        self.pl_trainer_kwargs = pl_trainer_kwargs
         self.compile = compile
         super().__init__()
         if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 < alpha < 1.0:
