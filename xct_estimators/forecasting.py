@@ -21,6 +21,7 @@ from torch import nn
 from . import historical_forecasts
 from ._checks import NotFittedError, is_positive_int, plain_number
 from ._devices import is_distributed, single_device
+from ._optional import optional_import
 from ._series_checks import as_list, check_finite, check_same_components
 from .callbacks import KeepBestValidationWeights
 from .forecasting_module import _XCTFormerModule  # saved models name it here too
@@ -392,11 +393,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         Needs ``pip install 'xct-estimators[onnx]'``."""
         if self.model is None:
             raise NotFittedError("The model has not been fitted yet: call fit() before to_onnx().")
-        try:
-            import onnx  # noqa: F401
-            import onnxscript  # noqa: F401
-        except ImportError as error:
-            raise ImportError(f"to_onnx needs ONNX: pip install 'xct-estimators[onnx]' ({error}).") from None
+        optional_import("onnx", "onnxscript", extra="onnx", purpose="to_onnx")
         with plain_attention(self.model), uncompiled(self.model):
             return super().to_onnx(path, **kwargs)
 

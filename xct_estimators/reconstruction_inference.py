@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ._checks import NotFittedError
+from ._optional import optional_import
 from .nn import memory
 from .nn.attention import plain_attention
 from .nn.compiling import compile_options, uncompiled
@@ -133,11 +134,7 @@ class ReconstructionInference:
         ``kwargs`` go to ``torch.onnx.export``. Needs ``pip install 'xct-estimators[onnx]'``."""
         if self.module is None:
             raise NotFittedError("The engine has not been fitted yet: call fit() before to_onnx().")
-        try:
-            import onnx  # noqa: F401
-            import onnxscript  # noqa: F401
-        except ImportError as error:
-            raise ImportError(f"to_onnx needs ONNX: pip install 'xct-estimators[onnx]' ({error}).") from None
+        optional_import("onnx", "onnxscript", extra="onnx", purpose="to_onnx")
         module = _WindowReconstruction(self.module).cpu().eval()
         x = torch.zeros(2, self.window_length, self.n_channels)
         visible = torch.ones(x.shape, dtype=torch.bool)

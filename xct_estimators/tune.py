@@ -25,6 +25,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import pytorch_lightning as pl
 
+from ._optional import optional_import
 from ._quiet import quiet_lightning
 from .nn.config import XCTFormerConfig
 from .nn.hyperparameters import ARCHITECTURE_PARAMS
@@ -55,13 +56,7 @@ _DECOP_SPACE = {"decop_k": {"low": 64, "high": 256, "step": 64}}
 
 
 def _optuna():
-    try:
-        import optuna
-    except ImportError as error:
-        raise ImportError(
-            "Hyperparameter search needs Optuna: pip install 'xct-estimators[tune]' (or pip install optuna)."
-        ) from error
-    return optuna
+    return optional_import("optuna", extra="tune", purpose="Hyperparameter search")
 
 
 def trial_seeded_tpe(seed: Optional[int]):

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from .._optional import optional_import
 from .results import ResultStore
-
-RAY_HINT = "--backend ray needs Ray: pip install 'xct-estimators[ray]' (or pip install ray)."
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours its task names
 #: What ``work`` returns: one ``(record, example)`` per record (``example`` for the plots, or None).
@@ -73,10 +72,7 @@ class RayBackend:
     def __init__(
         self, address: Optional[str] = None, cpus_per_run: float = 1, gpus_per_run: float = 0, exact_fp32=False
     ):
-        try:
-            import ray  # noqa: F401
-        except ImportError as error:
-            raise ImportError(RAY_HINT) from error
+        optional_import("ray", extra="ray", purpose="--backend ray")
         self.address, self.cpus_per_run, self.gpus_per_run = address, cpus_per_run, gpus_per_run
         self.exact_fp32 = exact_fp32
 

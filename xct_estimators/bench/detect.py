@@ -36,6 +36,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
+from .._optional import optional_import
 from ..nn.presets import ABLATIONS, COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
 from .catalog import DEFAULT_DETECTION_MODELS, DETECTION_MODELS
 from .datasets import load_anomaly_dataset
@@ -273,13 +274,8 @@ class DartsScorerDetector:
 
         if self.name == "darts_kmeans":
             return KMeansScorer(k=8, window=DARTS_SCORER_WINDOW, random_state=self.seed)
-        try:
-            from pyod.models.iforest import IForest
-        except ImportError as error:
-            raise ImportError(
-                "The darts_iforest baseline needs PyOD: pip install pyod (or pip install 'xct-estimators[baselines]')."
-            ) from error
-        return PyODScorer(IForest(random_state=self.seed), window=DARTS_SCORER_WINDOW)
+        iforest = optional_import("pyod.models.iforest", extra="baselines", purpose="The darts_iforest baseline")
+        return PyODScorer(iforest.IForest(random_state=self.seed), window=DARTS_SCORER_WINDOW)
 
     @staticmethod
     def _series(values):

@@ -33,6 +33,7 @@ from sklearn.preprocessing import StandardScaler
 
 from .. import training
 from .._devices import is_distributed, single_device
+from .._optional import optional_import
 from ..nn.presets import get_preset
 from . import paper
 from .catalog import BASELINE_SETTINGS, DEFAULT_MODELS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
@@ -107,14 +108,9 @@ def build_model(
         lr = settings.pop("lr")
         return getattr(darts_models, class_name)(**shared, **settings, optimizer_kwargs={"lr": lr})
     if name in NEURALFORECAST_SETTINGS:
-        try:
-            import neuralforecast  # noqa: F401
-            from darts.models import NeuralForecastModel
-        except ImportError as error:
-            raise ImportError(
-                f"Model {name!r} runs neuralforecast's implementation inside Darts; install it with "
-                "pip install 'xct-estimators[baselines]'."
-            ) from error
+        optional_import("neuralforecast", extra="baselines", purpose=f"Model {name!r}")
+        from darts.models import NeuralForecastModel
+
         nf_class, model_kwargs, lr = NEURALFORECAST_SETTINGS[name]
         return NeuralForecastModel(
             model=nf_class, model_kwargs=dict(model_kwargs), **shared, optimizer_kwargs={"lr": lr}

@@ -27,6 +27,7 @@ import torch
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
+from .._optional import optional_import
 from ..nn.fill import linear_fill
 from ..nn.presets import ABLATIONS, IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from .catalog import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS
@@ -189,12 +190,7 @@ class SAITSImputer:
     validated on the validation windows with the run's mask rate, best epoch kept."""
 
     def __init__(self, window_length: int, mask_rate: float, epochs: int, train_stride: int, seed: int, device):
-        try:
-            from pypots.imputation import SAITS  # noqa: F401
-        except ImportError as error:
-            raise ImportError(
-                "The 'saits' baseline needs PyPOTS: pip install 'xct-estimators[baselines]' (or pip install pypots)."
-            ) from error
+        optional_import("pypots.imputation", extra="baselines", purpose="The 'saits' baseline")
         self.window_length, self.mask_rate, self.seed = window_length, mask_rate, seed
         self.train_stride, self.device = train_stride, device
         network = dict(n_layers=2, d_model=64, n_heads=4, d_k=16, d_v=16, d_ffn=128, dropout=0.1)
