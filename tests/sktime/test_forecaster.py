@@ -29,9 +29,12 @@ def frame(n=200, columns=("a", "b"), seed=0):
     return pd.DataFrame(values, columns=list(columns), index=pd.period_range("2020-01", periods=n, freq="D"))
 
 
-def test_forecasts_equal_the_underlying_darts_model():
+@pytest.mark.parametrize("validation_fraction", [0.1, 0.0])
+def test_forecasts_equal_the_underlying_darts_model(validation_fraction):
+    """With validation (the default), the last 10 % of y (20 steps) are held out and validated on
+    from the 16 steps before them; without it, every step trains."""
     y = frame()
-    forecaster = XCTFormerForecaster(**TINY).fit(y, fh=[1, 2, 3, 4])
+    forecaster = XCTFormerForecaster(**TINY, validation_fraction=validation_fraction).fit(y, fh=[1, 2, 3, 4])
     ours = forecaster.predict()
     assert list(ours.index) == list(pd.period_range(y.index[-1] + 1, periods=4, freq="D"))
     model = XCTFormerModel.from_params(
@@ -44,8 +47,20 @@ def test_forecasts_equal_the_underlying_darts_model():
         pl_trainer_kwargs=QUIET,
     )  # fmt: skip (the forecaster's recipe: from_params')
     series = TimeSeries.from_values(y.to_numpy(np.float32))
-    model.fit(series)
+    if validation_fraction:
+        model.fit(series[:-20], val_series=series[-36:])
+    else:
+        model.fit(series)
     np.testing.assert_allclose(ours.to_numpy(), model.predict(4, series=series).values(), rtol=0, atol=1e-6)
+
+
+def test_validation_restores_the_best_epoch_and_a_short_y_trains_without_it():
+    y = frame()
+    forecaster = XCTFormerForecaster(**{**TINY, "n_epochs": 3}).fit(y, fh=[1, 2])
+    trainer = forecaster.darts_model_.trainer
+    assert {type(c).__name__ for c in trainer.callbacks} >= {"KeepBestValidationWeights", "EarlyStoppingAfterWarmup"}
+    with pytest.warns(UserWarning, match="too short to hold out validation steps"):
+        XCTFormerForecaster(**TINY).fit(y[:19], fh=[1, 2])
 
 
 def test_exogenous_columns_and_autoregressive_horizon():

@@ -32,7 +32,8 @@ def test_best_params_give_the_same_validation_loss_through_darts_and_sktime():
     common = dict(n_epochs=2, batch_size=16, random_state=0)
     darts = XCTFormerModel.from_params(24, 6, **BEST, **common, pl_trainer_kwargs=QUIET)
     darts.fit(TimeSeries.from_values(train.to_numpy(), columns=list(train.columns)))
-    forecaster = XCTFormerForecaster(input_chunk_length=24, output_chunk_length=6, **BEST, **common)
+    whole = dict(validation_fraction=0.0)  # trains on all of train, as the Darts fit without val_series
+    forecaster = XCTFormerForecaster(input_chunk_length=24, output_chunk_length=6, **BEST, **common, **whole)
     forecaster.fit(train, fh=list(range(1, 7)))
     schedule = forecaster.darts_model_.model_params
     assert schedule["lr_scheduler_cls"] is torch.optim.lr_scheduler.OneCycleLR
@@ -45,7 +46,9 @@ def test_best_params_give_the_same_validation_loss_through_darts_and_sktime():
     sktime_loss = _validation_mse(through(forecaster.darts_model_), frame)
     assert sktime_loss == pytest.approx(darts_loss, rel=1e-6)
 
-    constant = XCTFormerForecaster(input_chunk_length=24, output_chunk_length=6, **BEST, **common, lr_schedule=None)
+    constant = XCTFormerForecaster(
+        input_chunk_length=24, output_chunk_length=6, **BEST, **common, **whole, lr_schedule=None
+    )
     constant.fit(train, fh=list(range(1, 7)))
     assert constant.darts_model_.model_params.get("lr_scheduler_cls") is None  # the user's override
     assert _validation_mse(through(constant.darts_model_), frame) != pytest.approx(darts_loss, rel=1e-3)

@@ -16,10 +16,12 @@ from ..nn.compiling import COMPILE
 from ..nn.hyperparameters import DECOP_AUTO_DOC, network_kwargs, with_network_parameters
 from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
+from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION
 
 LR_SCHEDULES = ("one_cycle", None)
 _TEST_PARAMS = dict(input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
 _TEST_PARAMS.update(batch_size=16, random_state=0, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
+_TEST_PARAMS.update(validation_fraction=0.0)  # sktime's checks fit short series
 
 
 @with_network_parameters("sktime", extra={"decop_k": DECOP_AUTO_DOC}, more={"compile": COMPILE})
@@ -48,6 +50,14 @@ class XCTFormerForecaster(BaseForecaster):
         Training epochs and batch size.
     learning_rate : float, default=1e-3
         Adam's learning rate: the peak of the one-cycle schedule (or the constant rate).
+    patience : int or None, default=3
+        Epochs without a lower validation loss before training stops (counted once the one-cycle
+        rate has peaked); the best validation epoch's weights are restored. ``None``: all
+        ``n_epochs``, best weights still restored.
+    validation_fraction : float, default=0.1
+        Share of each series' last steps held out to validate (at least one output chunk; never
+        trained on). ``0``: no validation, the last epoch's weights. A series too short to hold
+        one out and keep a training sample trains without validation, with a warning.
     lr_schedule : {"one_cycle", None}, default="one_cycle"
         ``"one_cycle"``: the paper's recipe, as :meth:`XCTFormerModel.from_params` trains (and
         so as the tuner's ``best_params`` were found): ``OneCycleLR`` with ``max_lr=learning_rate``
@@ -132,6 +142,8 @@ class XCTFormerForecaster(BaseForecaster):
         n_epochs=10,
         batch_size=32,
         learning_rate=1e-3,
+        patience=DEFAULT_PATIENCE,
+        validation_fraction=DEFAULT_VALIDATION_FRACTION,
         lr_schedule="one_cycle",
         quantiles=None,
         refit_on_update=False,
@@ -158,6 +170,8 @@ class XCTFormerForecaster(BaseForecaster):
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.patience = patience
+        self.validation_fraction = validation_fraction
         self.lr_schedule = lr_schedule
         self.quantiles = quantiles
         self.refit_on_update = refit_on_update
@@ -171,7 +185,7 @@ class XCTFormerForecaster(BaseForecaster):
         self._X = getattr(self, "_X", None)
 
     # -- the Darts model -----------------------------------------------------------------
-    def _build_darts_model(self, output_chunk_length: int):
+    def _build_darts_model(self, output_chunk_length: int, validated: bool = False):
         from darts.utils.likelihood_models.torch import QuantileRegression
 
         from ..forecasting import XCTFormerModel
@@ -182,12 +196,22 @@ class XCTFormerForecaster(BaseForecaster):
                 f"learning_rate), got {self.lr_schedule!r}."
             )
         likelihood = QuantileRegression(list(self.quantiles)) if self.quantiles is not None else None
-        trainer_kwargs = training.trainer_kwargs(**(self.pl_trainer_kwargs or {}))
+        user = dict(self.pl_trainer_kwargs or {})
+        callbacks = []
+        if validated:
+            after_warmup = self.lr_schedule == "one_cycle"
+            callbacks = training.validation_callbacks(self.patience, after_warmup, self.n_epochs)
+        user["callbacks"] = callbacks + list(user.get("callbacks", []))
+        trainer_kwargs = training.trainer_kwargs(**user)
         params = dict(network_kwargs(self), n_epochs=self.n_epochs, batch_size=self.batch_size, likelihood=likelihood)
         params.update(random_state=self.random_state, pl_trainer_kwargs=trainer_kwargs, compile=self.compile)
         if self.lr_schedule == "one_cycle":  # the tuner's recipe: best_params reproduce here
             return XCTFormerModel.from_params(
-                self.input_chunk_length, output_chunk_length, learning_rate=self.learning_rate, **params
+                self.input_chunk_length,
+                output_chunk_length,
+                learning_rate=self.learning_rate,
+                keep_best_val_weights=False,  # among the validation callbacks
+                **params,
             )
         return XCTFormerModel(
             self.input_chunk_length, output_chunk_length, optimizer_kwargs={"lr": self.learning_rate}, **params
@@ -258,7 +282,6 @@ class XCTFormerForecaster(BaseForecaster):
     def _fit_network(self, y: pd.DataFrame, X: Optional[pd.DataFrame]) -> None:
         """One global XCTFormerModel on every instance of ``y`` (one series, or a panel's
         instances as a list of Darts series, with ``X``'s matching instances as future covariates)."""
-        self.darts_model_ = self._build_darts_model(self.output_chunk_length_)
         pieces = _instances(y)
         covariates = dict(_instances(X)) if X is not None else {}
         if _is_panel(y):
@@ -280,11 +303,33 @@ class XCTFormerForecaster(BaseForecaster):
                 )
         series = [self._series(part) for _, part in pieces]
         known = [self._series(covariates[key]) for key, _ in pieces] if X is not None else None
+        series, held_out = self._held_out(series)
+        self.darts_model_ = self._build_darts_model(self.output_chunk_length_, validated=held_out is not None)
+        fit = dict(future_covariates=known, val_series=held_out, val_future_covariates=known if held_out else None)
+        if not _is_panel(y):  # one series in, one series' model out
+            fit = {key: value[0] if value is not None else None for key, value in fit.items()}
         with quiet_lightning():
-            if _is_panel(y):
-                self.darts_model_.fit(series, future_covariates=known)
-            else:
-                self.darts_model_.fit(series[0], future_covariates=None if known is None else known[0])
+            self.darts_model_.fit(series if _is_panel(y) else series[0], **fit)
+
+    def _held_out(self, series: list) -> tuple[list, Optional[list]]:
+        """Each series' training part, and its validation tail: the last ``validation_fraction``
+        of its steps (at least one output chunk) with the ``input_chunk_length`` steps before
+        them. ``None`` without validation, or when a series is too short to keep a training sample."""
+        if not self.validation_fraction:
+            return series, None
+        chunk, look_back = self.output_chunk_length_, self.input_chunk_length
+        held = [max(int(np.ceil(self.validation_fraction * len(s))), chunk) for s in series]
+        if any(len(s) - n < look_back + chunk for s, n in zip(series, held, strict=True)):
+            warnings.warn(
+                f"y is too short to hold out validation steps (validation_fraction={self.validation_fraction}) and "
+                f"keep input_chunk_length + output_chunk_length = {look_back + chunk} for training: trained all "
+                "n_epochs without validation. Pass a longer y, or validation_fraction=0 to silence this.",
+                UserWarning,
+                stacklevel=6,
+            )
+            return series, None
+        training_parts = [s[: len(s) - n] for s, n in zip(series, held, strict=True)]
+        return training_parts, [s[len(s) - n - look_back :] for s, n in zip(series, held, strict=True)]
 
     def _kept(self, frame: pd.DataFrame) -> pd.DataFrame:
         """What predict needs of the data seen: the last input_chunk_length rows (of each
