@@ -93,3 +93,37 @@ def test_the_reconstruction_estimators_take_the_engines_parameters_in_its_order(
     task_only = {"self", "alpha", "component_wise", "mask_rate", "fill"}
     assert [n for n in own if n not in task_only] == [n for n in engine if n not in task_only]
     assert all(own[n].default == engine[n].default for n in own if n not in task_only)
+
+
+HARDWARE = ("random_state", "accelerator", "devices", "precision", "pl_trainer_kwargs", "compile")
+
+
+@pytest.mark.parametrize("estimator", (XCTFormerForecaster, *RECONSTRUCTION), ids=lambda c: c.__name__)
+def test_every_sktime_estimator_and_the_engine_take_the_hardware_parameters_and_train_with_them(estimator):
+    """(XCTFormerModel takes them as Darts models do, in ``pl_trainer_kwargs``.)"""
+    import numpy as np
+    import pandas as pd
+    import pytorch_lightning as pl
+
+    assert set(HARDWARE) <= set(inspect.signature(estimator.__init__).parameters)
+    seen = {}
+
+    class Record(pl.Callback):
+        def on_fit_start(self, trainer, pl_module):
+            seen.update(precision=trainer.precision, devices=trainer.num_devices)
+
+    tiny = dict(patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1, random_state=0)
+    hardware = dict(accelerator="cpu", devices=1, precision="bf16-mixed", pl_trainer_kwargs={"callbacks": [Record()]})
+    t = np.arange(120)
+    frame = pd.DataFrame({"a": np.sin(t / 5), "b": np.cos(t / 7)})
+    length = {"input_chunk_length": 16} if estimator is XCTFormerForecaster else {"window_length": 16}
+    model = estimator(**length, **tiny, **hardware)
+    if estimator is XCTFormerForecaster:
+        model.fit(frame, fh=[1, 2])
+    elif estimator is XCTFormerScorer:
+        from darts import TimeSeries
+
+        model.fit(TimeSeries.from_dataframe(frame.astype("float32")))
+    else:
+        model.fit(frame.to_numpy() if estimator is ReconstructionEngine else frame)
+    assert seen == {"precision": "bf16-mixed", "devices": 1}

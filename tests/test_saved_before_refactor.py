@@ -47,3 +47,4 @@ def test_a_pickled_forecaster_loads_and_predicts_as_before():
     predicted = forecaster.predict().to_numpy()
     np.testing.assert_allclose(predicted, np.load(SAVES / "xctformer_forecaster_predict.npy"), rtol=0, atol=1e-6)
     assert forecaster.channel_names_ == ["a", "b", "c"]
+    assert forecaster.get_params()["validation_fraction"] == 0.1  # a parameter added since: its default

@@ -74,14 +74,17 @@ TRAINING_PARAMETERS = {h.name: h for h in (
     _H("train_stride", 1, "int", "Step between training (and validation) windows."),
     _H("random_state", None, "int or None", "Seed for weights, training order and masks."),
     _H("accelerator", "auto", "str", 'Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``.'),
-    _H("devices", "auto", "int, str or list", "Lightning devices."),
+    _H("devices", "auto", "int, str or list", "Lightning devices; several train data-parallel (``ddp_spawn``) and "
+       "reconstruct on one."),
+    _H("precision", "32", "str", 'Lightning precision: ``"32"``, or ``"bf16-mixed"`` / ``"16-mixed"`` for mixed '
+       "precision (sums in float32)."),
     _H("progress_bar", False, "bool", "Show Lightning's progress bar while training."),
     _H("inference_device", None, "str or None", 'Where reconstruction and scoring run (e.g. ``"cpu"``, '
        '``"cuda:1"``). ``None``: the device training ran on, as Lightning chose it; a saved engine loaded where that '
        "device is missing falls back to the CPU with a warning."),
     _H("pl_trainer_kwargs", None, "dict or None", 'More keyword arguments for the Lightning ``Trainer`` (e.g. '
-       '``{"precision": "bf16-mixed"}`` or ``{"strategy": "ddp_spawn"}``); they win over ``accelerator`` and '
-       "``devices``, and their ``callbacks`` are added to the engine's own (best weights, early stopping)."),
+       '``{"strategy": "ddp"}`` or ``{"gradient_clip_val": 1.0}``); they win over ``accelerator``, ``devices`` and '
+       "``precision``, and their ``callbacks`` are added to the engine's own (best weights, early stopping)."),
     COMPILE,
 )}
 # fmt: on
@@ -130,6 +133,7 @@ class ReconstructionEngine(ReconstructionInference):
         random_state: Optional[int] = None,
         accelerator: str = "auto",
         devices: Any = "auto",
+        precision: str = "32",
         progress_bar: bool = False,
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
         inference_device: Optional[str] = None,
@@ -200,8 +204,8 @@ class ReconstructionEngine(ReconstructionInference):
 
     def __setstate__(self, state: dict) -> None:
         # Engines pickled before the hyperparameters became attributes kept them in one dict;
-        # those pickled before the compile switch ran eagerly.
-        self.__dict__.update({"compile": False}, **state.pop("architecture", {}), **state)
+        # those pickled before the compile switch ran eagerly, and in float32.
+        self.__dict__.update({"compile": False, "precision": "32"}, **state.pop("architecture", {}), **state)
 
     # -- checks ------------------------------------------------------------------------
     def check_values(self, values: np.ndarray, fitting: bool) -> np.ndarray:
@@ -272,8 +276,9 @@ class ReconstructionEngine(ReconstructionInference):
         config.check_attention_memory(self.batch_size)
         self.module = _ReconstructionModule(config, self.mask_rate, self.learning_rate, self.fill)
         self.module.compile_options = compile_options(self.compile)
-        where = dict(max_epochs=self.n_epochs, num_sanity_val_steps=0, **self.pl_trainer_kwargs)
-        kwargs = trainer_kwargs(self.accelerator, self.devices, self.progress_bar, **where)
+        own = dict(accelerator=self.accelerator, devices=self.devices, precision=self.precision)
+        own.update(enable_progress_bar=self.progress_bar, max_epochs=self.n_epochs, num_sanity_val_steps=0)
+        kwargs = trainer_kwargs(own, self.pl_trainer_kwargs)
         starts, length = self._starts(len(values)), self.window_length
         loader = training_loader(values, starts, length, self.batch_size, self.random_state, is_distributed(kwargs))
         callbacks, val_loader = [], None

@@ -77,6 +77,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
         random_state: Optional[int] = None,
         accelerator: str = "auto",
         devices: Any = "auto",
+        precision: str = "32",
         progress_bar: bool = False,
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
         inference_device: Optional[str] = None,

@@ -18,11 +18,15 @@ from .windows import SeriesWindows, sliding_windows, whole_batch
 QUIET = {"logger": False, "enable_checkpointing": False, "enable_model_summary": False}
 
 
-def trainer_kwargs(accelerator: str = "auto", devices: Any = "auto", progress_bar: bool = False, **more) -> dict:
-    """Keyword arguments of a Lightning ``Trainer`` for one fit: quiet, ``ddp_spawn`` on several
-    devices (Lightning's default, ``ddp``, reruns the calling script: wrong inside notebooks,
-    tests, pipelines and ``xct-bench``); ``more`` (e.g. the user's ``pl_trainer_kwargs``) wins."""
-    kwargs = {**QUIET, "accelerator": accelerator, "devices": devices, "enable_progress_bar": progress_bar, **more}
+def trainer_kwargs(*layers: dict[str, Any]) -> dict:
+    """Keyword arguments of a Lightning ``Trainer`` for one fit: quiet, on ``"auto"`` accelerator
+    and devices, ``ddp_spawn`` on several devices (Lightning's default, ``ddp``, reruns the
+    calling script: wrong inside notebooks, tests, pipelines and ``xct-bench``). Each of
+    ``layers`` (the estimator's settings, then the user's ``pl_trainer_kwargs``) wins over the
+    ones before it."""
+    kwargs: dict[str, Any] = {**QUIET, "accelerator": "auto", "devices": "auto", "enable_progress_bar": False}
+    for layer in layers:
+        kwargs.update(layer)
     if "strategy" not in kwargs and device_count(kwargs["devices"]) > 1:
         kwargs["strategy"] = "ddp_spawn"
     return kwargs

@@ -272,7 +272,7 @@ def _fit_trial(task: str, data: _Data, params: dict, callback: PruningCallback, 
         model = XCTFormerModel.from_params(
             output_chunk_length=data.out_len,
             random_state=seed,
-            pl_trainer_kwargs=quiet_trainer(accelerator, **trainer_kwargs),
+            pl_trainer_kwargs=quiet_trainer({"accelerator": accelerator}, trainer_kwargs),
             **params,
             **extra,
         )

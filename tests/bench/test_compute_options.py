@@ -63,9 +63,9 @@ def test_impute_records_and_resumes_by_the_switches(monkeypatch, tmp_path, tiny_
 def test_the_switches_reach_the_engine(tiny_presets):  # noqa: F811
     settings = ImputeSettings(compile=True, precision="bf16-mixed")
     engine = build_imputer("xctformer", "ETTh1", 0.25, settings).engine
-    assert engine.compile is True and engine.pl_trainer_kwargs == {"precision": "bf16-mixed"}
+    assert engine.compile is True and engine.precision == "bf16-mixed"
     engine = build_imputer("xctformer", "ETTh1", 0.25, ImputeSettings()).engine
-    assert engine.compile is False and engine.pl_trainer_kwargs == {}
+    assert engine.compile is False and engine.precision == "32"
 
 
 def test_compile_without_a_cpp_compiler_is_refused_before_any_data_is_read(monkeypatch, tmp_path, capsys):

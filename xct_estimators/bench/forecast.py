@@ -53,7 +53,8 @@ def trainer_kwargs(
     accelerator: str = "auto", devices="auto", progress: bool = True, callbacks=(), precision: str = "32"
 ) -> dict:
     more = {"precision": precision} if precision != "32" else {}
-    return training.trainer_kwargs(accelerator, devices, progress, **more, callbacks=list(callbacks))
+    where = dict(accelerator=accelerator, devices=devices, enable_progress_bar=progress, callbacks=list(callbacks))
+    return training.trainer_kwargs(where, more)
 
 
 def is_xctformer(name: str) -> bool:

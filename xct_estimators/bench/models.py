@@ -63,8 +63,6 @@ def reconstruction_engine(preset_dataset: str, task: str, settings, learning_rat
             params[name] = getattr(settings, name)
     params.update(extra)
     where = dict(accelerator=settings.accelerator, devices=settings.devices, progress_bar=not settings.no_progress)
-    where["compile"] = settings.compile
-    if settings.precision != "32":
-        where["pl_trainer_kwargs"] = {"precision": settings.precision}
+    where.update(compile=settings.compile, precision=settings.precision)
     # patience_after_warmup=False: the paper's early stopping counts from the first epoch
     return ReconstructionEngine(**params, patience_after_warmup=False, random_state=settings.seed, **where)

@@ -21,14 +21,17 @@ def build_engine(estimator) -> ReconstructionEngine:
     return ReconstructionEngine(**{name: value for name, value in params.items() if name in ENGINE_PARAMS})
 
 
-class FittedNetwork:
-    """``network_`` and ``channel_names_`` of an sktime estimator whose fitted engine is ``engine_``
-    and whose fitted columns are ``columns_``."""
+class LoadsOlderPickles:
+    """An estimator pickled before one of its parameters existed loads with that parameter's default."""
 
     def __setstate__(self, state: dict) -> None:
-        # An estimator pickled before one of its parameters existed takes that parameter's default.
         signature = inspect.signature(type(self).__init__).parameters.values()
         vars(self).update({p.name: p.default for p in signature if p.name != "self"}, **state)
+
+
+class FittedNetwork(LoadsOlderPickles):
+    """``network_`` and ``channel_names_`` of an sktime estimator whose fitted engine is ``engine_``
+    and whose fitted columns are ``columns_``."""
 
     @property
     def network_(self):

@@ -107,6 +107,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         random_state=None,
         accelerator="auto",
         devices="auto",
+        precision="32",
         progress_bar=False,
         max_attention_bytes=DEFAULT_MAX_ATTENTION_BYTES,
         inference_device=None,
@@ -139,6 +140,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         self.random_state = random_state
         self.accelerator = accelerator
         self.devices = devices
+        self.precision = precision
         self.progress_bar = progress_bar
         self.max_attention_bytes = max_attention_bytes
         self.inference_device = inference_device

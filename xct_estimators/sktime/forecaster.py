@@ -16,7 +16,8 @@ from ..nn.compiling import COMPILE
 from ..nn.hyperparameters import DECOP_AUTO_DOC, network_kwargs, with_network_parameters
 from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
-from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION
+from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION, TRAINING_PARAMETERS
+from ._engine_params import LoadsOlderPickles
 
 LR_SCHEDULES = ("one_cycle", None)
 _TEST_PARAMS = dict(input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
@@ -24,8 +25,11 @@ _TEST_PARAMS.update(batch_size=16, random_state=0, pl_trainer_kwargs={"enable_pr
 _TEST_PARAMS.update(validation_fraction=0.0)  # sktime's checks fit short series
 
 
-@with_network_parameters("sktime", extra={"decop_k": DECOP_AUTO_DOC}, more={"compile": COMPILE})
-class XCTFormerForecaster(BaseForecaster):
+_HARDWARE = {name: TRAINING_PARAMETERS[name] for name in ("accelerator", "devices", "precision")}
+
+
+@with_network_parameters("sktime", extra={"decop_k": DECOP_AUTO_DOC}, more={**_HARDWARE, "compile": COMPILE})
+class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
     """XCTFormer forecaster for sktime: cross-channel, cross-time attention over patch tokens.
 
     Training and prediction are delegated to the Darts :class:`~xct_estimators.XCTFormerModel`
@@ -71,8 +75,9 @@ class XCTFormerForecaster(BaseForecaster):
     random_state : int or None, default=None
         Seed for weights, training order and forecasts.
     pl_trainer_kwargs : dict or None, default=None
-        Keyword arguments for the Lightning trainer, e.g. ``{"accelerator": "gpu"}``. Training
-        is quiet unless they say otherwise (``{"enable_progress_bar": True}`` shows the bar).
+        More keyword arguments for the Lightning trainer; they win over ``accelerator``,
+        ``devices`` and ``precision``. Training is quiet unless they say otherwise
+        (``{"enable_progress_bar": True}`` shows the bar).
     <training parameters>
 
     Attributes
@@ -148,6 +153,9 @@ class XCTFormerForecaster(BaseForecaster):
         quantiles=None,
         refit_on_update=False,
         random_state=None,
+        accelerator="auto",
+        devices="auto",
+        precision="32",
         pl_trainer_kwargs=None,
         compile=False,
     ):
@@ -176,6 +184,9 @@ class XCTFormerForecaster(BaseForecaster):
         self.quantiles = quantiles
         self.refit_on_update = refit_on_update
         self.random_state = random_state
+        self.accelerator = accelerator
+        self.devices = devices
+        self.precision = precision
         self.pl_trainer_kwargs = pl_trainer_kwargs
         self.compile = compile
         super().__init__()
@@ -202,7 +213,8 @@ class XCTFormerForecaster(BaseForecaster):
             after_warmup = self.lr_schedule == "one_cycle"
             callbacks = training.validation_callbacks(self.patience, after_warmup, self.n_epochs)
         user["callbacks"] = callbacks + list(user.get("callbacks", []))
-        trainer_kwargs = training.trainer_kwargs(**user)
+        hardware = dict(accelerator=self.accelerator, devices=self.devices, precision=self.precision)
+        trainer_kwargs = training.trainer_kwargs(hardware, user)
         params = dict(network_kwargs(self), n_epochs=self.n_epochs, batch_size=self.batch_size, likelihood=likelihood)
         params.update(random_state=self.random_state, pl_trainer_kwargs=trainer_kwargs, compile=self.compile)
         if self.lr_schedule == "one_cycle":  # the tuner's recipe: best_params reproduce here
@@ -485,7 +497,7 @@ class XCTFormerForecaster(BaseForecaster):
 
     def __setstate__(self, state):
         module = state.pop("_trained_module", None)
-        self.__dict__.update(state)
+        super().__setstate__(state)
         if module is not None:
             self.darts_model_.model = module
 
