@@ -107,3 +107,17 @@ def test_the_covariate_sentence_compares_each_model_with_its_runs_without_them()
 def test_a_table_of_one_model_says_so_instead_of_crowning_it():
     records = seeded("xctformer", [0.4]) + seeded("xctformer", [0.3], covariates="calendar")
     assert winner_sentence(records) == "One model, `xctformer`: the rows compare its settings, not models."
+
+
+def test_the_imputation_table_names_each_runs_peak_learning_rate():
+    from xct_estimators.bench.report import imputation_table
+
+    def run(rate, mse):
+        settings = {"learning_rate": rate, "best_epoch": 9}
+        return dict(task="impute", dataset="ETTh2", mask_rate=0.25, model="xctformer_linear", protocol="tslib",
+                    train_stride=1, eval_stride=1, epochs=10, n_windows=5, settings=settings, seed=2021, mse=mse,
+                    mae=mse, fit_seconds=1.0, eval_seconds=1.0)  # fmt: skip
+
+    table = imputation_table([run(0.005, 0.0416), run(0.0025, 0.0430)])
+    rows = [line for line in table.splitlines() if line.startswith("| ETTh2")]
+    assert len(rows) == 2 and "| 0.005 " in rows[1] + rows[0] and "| 0.0025 " in rows[0] + rows[1]

@@ -197,7 +197,7 @@ def imputation_table(records: list[dict]) -> str:
     return out
 
 
-IMPUTATION_SETTING_HEADER = ["protocol", "train stride", "eval stride", "epochs", "windows"]
+IMPUTATION_SETTING_HEADER = ["protocol", "train stride", "eval stride", "epochs", "peak lr", "windows"]
 
 
 def _best_epoch(record: dict):
@@ -207,15 +207,16 @@ def _best_epoch(record: dict):
 
 
 def _imputation_setting(record: dict) -> list:
-    cells = [record.get(key) or "-" for key in ("train_stride", "eval_stride", "epochs", "n_windows")]
-    return [record.get("protocol", "series"), *cells]
+    cells = [record.get(key) or "-" for key in ("train_stride", "eval_stride", "epochs")]
+    peak = (record.get("settings") or {}).get("learning_rate")  # what trains: XCTFormer, SAITS
+    return [record.get("protocol", "series"), *cells, f"{peak:g}" if peak else "-", record.get("n_windows") or "-"]
 
 
 def imputation_averages(records: list[dict]) -> tuple[str, list[dict]]:
     """The table of averages over the paper's mask rates, and the averages as records."""
     groups: dict[tuple, dict[float, dict]] = defaultdict(dict)
     for r in records:
-        setting = tuple(_imputation_setting(r)[:4])
+        setting = tuple(_imputation_setting(r)[:5])  # protocol, strides, epochs, peak lr
         groups[(r["dataset"], r["model"], setting, r["seed"])][r["mask_rate"]] = r
     rows, averaged = [], []
     for (dataset, model, setting, seed), by_rate in sorted(groups.items(), key=lambda item: str(item[0])):
@@ -235,7 +236,7 @@ def imputation_averages(records: list[dict]) -> tuple[str, list[dict]]:
     if not rows:
         return "", []
     numbers = "avg MSE|avg MAE|paper XCTFormer MSE|paper XCTFormer MAE|paper best baseline|its MSE|its MAE".split("|")
-    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:4], "seed", *numbers]
+    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:5], "seed", *numbers]
     return markdown_table(header, rows), averaged
 
 
