@@ -30,6 +30,7 @@ from tqdm.auto import tqdm
 from .._optional import optional_import
 from ..nn.fill import linear_fill
 from ..nn.presets import ABLATIONS, IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
+from ..windows import covering_starts
 from .catalog import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS
 from .datasets import dataset_fingerprint, load_forecast_dataset
 from .models import ABLATION_MODELS, compiled_graphs, finished, preset_name, reconstruction_engine
@@ -103,9 +104,8 @@ def series_by_windows(impute: WindowImputer, values: np.ndarray, window_length: 
     """Impute a whole series with a window imputer: windows every ``stride`` rows (the last one
     ending at the end), overlapping outputs averaged, observed values kept."""
     values = np.asarray(values, dtype=np.float32)
-    starts = window_starts(len(values), window_length, stride)
-    if starts[-1] != len(values) - window_length:
-        starts = np.append(starts, len(values) - window_length)
+    window_starts(len(values), window_length)  # refuses a split shorter than one window
+    starts = covering_starts(len(values), window_length, stride)
     total = np.zeros(values.shape, dtype=np.float64)
     count = np.zeros((len(values), 1))
     visible_all = ~np.isnan(values)
