@@ -1,5 +1,8 @@
 """Loading the C++ CRAB kernel: switched off, unbuildable, and the fused path's fallback."""
 
+import shutil
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -19,8 +22,10 @@ def test_switched_off_by_the_environment(fresh_loader, monkeypatch):
     assert _kernel_for(torch.zeros(1)) is None
 
 
-def test_a_failed_build_falls_back_with_its_reason(fresh_loader, monkeypatch):
+def test_a_failed_build_falls_back_with_its_reason(fresh_loader, monkeypatch, tmp_path):
     import torch.utils.cpp_extension
+
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))  # nothing built here yet
 
     def no_compiler(**kwargs):
         raise RuntimeError("Ninja is required to load C++ extensions")
@@ -48,16 +53,20 @@ def test_the_build_is_named_by_what_it_is_built_from(fresh_loader, monkeypatch, 
     versions always the same one, so environments never rewrite each other's build."""
     import torch.utils.cpp_extension
 
-    names = []
+    folders = []
     monkeypatch.delenv(crab_kernel.SWITCH, raising=False)
-    monkeypatch.setattr(torch.utils.cpp_extension, "load", lambda **kwargs: names.append(kwargs["name"]) or object())
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", _fake_builder(folders))
+    monkeypatch.setattr(crab_kernel, "_import", lambda name, library: object())
     for text in ("// variant 1\n", "// variant 2\n", "// variant 1\n"):
         source = tmp_path / "crab.cpp"
         source.write_text(text)
         monkeypatch.setattr(crab_kernel, "SOURCE", source)
         monkeypatch.setattr(crab_kernel, "_loaded", {})
         assert crab_kernel.load() is not None
-    assert names[0] != names[1] and names[0] == names[2] and all(n.startswith("xct_crab_") for n in names)
+    names = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert len(folders) == 2 and len(names) == 2, "the third load finds the first build"
+    assert all(n.startswith("xct_crab_") for n in names)
     flags = ["-O3"]
     name = crab_kernel.extension_name(b"source", flags)
     assert name != crab_kernel.extension_name(b"source", [*flags, "-mavx2"])
@@ -65,12 +74,24 @@ def test_the_build_is_named_by_what_it_is_built_from(fresh_loader, monkeypatch, 
     assert name != crab_kernel.extension_name(b"source", flags)
 
 
-def test_one_line_when_the_kernel_compiles_and_one_when_it_falls_back(fresh_loader, monkeypatch, tmp_path, caplog):
+def _fake_builder(calls):
+    """torch's builder without the compiler: it writes the library file into the folder it was given."""
+
+    def build(name, build_directory, **kwargs):
+        calls.append(build_directory)
+        assert not any(Path(build_directory).iterdir()), "each build gets an empty folder of its own"
+        (Path(build_directory) / f"{name}.so").write_bytes(b"library")
+        return object()
+
+    return build
+
+
+def test_one_line_when_the_kernel_compiles_and_one_more_when_it_falls_back(fresh_loader, monkeypatch, tmp_path, caplog):
     import torch.utils.cpp_extension
 
     monkeypatch.delenv(crab_kernel.SWITCH, raising=False)
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))  # nothing built here yet
-    monkeypatch.setattr(torch.utils.cpp_extension, "load", lambda **kwargs: object())
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", _fake_builder([]))
     with caplog.at_level("WARNING", logger=crab_kernel.__name__):
         assert crab_kernel.load() is not None
     assert [r.getMessage() for r in caplog.records] == [
@@ -80,7 +101,7 @@ def test_one_line_when_the_kernel_compiles_and_one_when_it_falls_back(fresh_load
 
     caplog.clear()
     monkeypatch.setattr(crab_kernel, "_loaded", {})
-    monkeypatch.setattr(crab_kernel, "_built", lambda name: True)  # a cached build loads silently
+    monkeypatch.setattr(crab_kernel, "_import", lambda name, library: object())  # a cached build loads silently
     with caplog.at_level("WARNING", logger=crab_kernel.__name__):
         assert crab_kernel.load() is not None
     assert not caplog.records
@@ -89,9 +110,50 @@ def test_one_line_when_the_kernel_compiles_and_one_when_it_falls_back(fresh_load
         raise RuntimeError("Ninja is required to load C++ extensions")
 
     monkeypatch.setattr(crab_kernel, "_loaded", {})
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "empty"))
     monkeypatch.setattr(torch.utils.cpp_extension, "load", no_compiler)
     with caplog.at_level("WARNING", logger=crab_kernel.__name__):
         assert crab_kernel.load() is None
-    (record,) = caplog.records
+    compiling, record = caplog.records  # the attempt is announced, then its failure
+    assert "compiling" in compiling.getMessage()
     assert "could not be built" in record.getMessage() and "Ninja is required" in record.getMessage()
     assert "Install a C++ compiler and ninja" in record.getMessage()
+
+
+def test_a_build_killed_midway_leaves_nothing_the_next_one_waits_on(fresh_loader, monkeypatch, tmp_path):
+    """A killed build leaves torch's lock file behind; the next process builds in a folder of its
+    own and moves only the finished library into the cache."""
+    import torch.utils.cpp_extension
+
+    monkeypatch.delenv(crab_kernel.SWITCH, raising=False)
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    name = crab_kernel.extension_name(b"x", [])
+    library = crab_kernel.cached_library(name)
+    (library.parent / "lock").touch()  # what torch's builder leaves when its process dies
+    calls = []
+    monkeypatch.setattr(crab_kernel, "extension_name", lambda source, flags: name)
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", _fake_builder(calls))
+    assert crab_kernel.load() is not None
+    assert library.read_bytes() == b"library" and len(calls) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name], "the private build folder is gone"
+
+
+def test_a_cached_build_loads_past_a_dead_processs_lock(fresh_loader, monkeypatch, tmp_path):
+    """The real library, cached beside a stale lock, is imported without building again."""
+    import torch.utils.cpp_extension
+
+    if crab_kernel.load() is None:
+        pytest.skip(f"the CRAB kernel is unavailable here: {crab_kernel.unavailable_reason()}")
+    built = Path(crab_kernel.load().__file__)
+    monkeypatch.setattr(crab_kernel, "_loaded", {})
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    library = crab_kernel.cached_library(built.stem)
+    shutil.copy(built, library)
+    (library.parent / "lock").touch()
+
+    def no_build(**kwargs):
+        raise AssertionError("a cached build must not be built again")
+
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", no_build)
+    module = crab_kernel.load()
+    assert module is not None and module.__spec__.origin == str(library)

@@ -3,18 +3,22 @@
 It is compiled on first use with PyTorch's extension builder (a C++ compiler and ``ninja``
 needed) and cached under ``TORCH_EXTENSIONS_DIR`` (by default ``~/.cache/torch_extensions``) in
 a folder named by the hash of what it is built from (source, flags, torch and Python versions), so
-two environments or package versions never share or rebuild each other's build; two processes
-building at once wait on torch's lock. Where it cannot be built,
-:mod:`xct_estimators.nn.fused` runs the same chain as PyTorch operations, with the same results
-and dropout masks, only slower. ``XCT_CRAB_KERNEL=0`` turns the kernel off.
+two environments or package versions never share or rebuild each other's build. Each build runs in
+a private folder and its library is moved into the cache in one step: a process killed while
+building leaves no lock for the next one to wait on, and two processes building at once each
+finish. Where it cannot be built, :mod:`xct_estimators.nn.fused` runs the same chain as PyTorch
+operations, with the same results and dropout masks, only slower. ``XCT_CRAB_KERNEL=0`` turns the
+kernel off.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Optional
@@ -23,6 +27,7 @@ import torch
 
 SOURCE = Path(__file__).parent / "csrc" / "crab.cpp"
 SWITCH = "XCT_CRAB_KERNEL"
+_LIBRARY_SUFFIX = ".pyd" if sys.platform == "win32" else ".so"
 
 _log = logging.getLogger(__name__)
 _loaded: dict[str, object] = {}
@@ -53,17 +58,13 @@ def load() -> Optional[ModuleType]:
             _loaded["reason"] = f"switched off by {SWITCH}=0"
         else:
             try:
-                from torch.utils.cpp_extension import load as build
-
                 cflags, ldflags = ["-O3", "-fopenmp", *_capability_flags()], ["-fopenmp"]
                 name = extension_name(SOURCE.read_bytes(), cflags + ldflags)
-                if not _built(name):  # the one slow moment: say what the wait is (once per machine)
-                    _log.warning(
-                        "xct-estimators: compiling the CRAB attention kernel for this machine, once; it can "
-                        "take a few minutes (%s=0 skips it and runs the slower PyTorch path).",
-                        SWITCH,
-                    )
-                _loaded["module"] = build(name=name, sources=[str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags)
+                library = cached_library(name)
+                if library.exists():
+                    _loaded["module"] = _import(name, library)
+                else:
+                    _loaded["module"] = _build(name, cflags, ldflags, library)
             except Exception as error:  # no compiler, no ninja, no headers: the PyTorch path runs
                 _loaded["reason"] = f"{type(error).__name__}: {str(error).strip().splitlines()[-1:]}"
                 _log.warning(
@@ -76,14 +77,38 @@ def load() -> Optional[ModuleType]:
     return _loaded["module"]  # type: ignore[return-value]
 
 
-def _built(name: str) -> bool:
-    """Whether torch's extension cache holds a build of ``name`` already (then loading is quick)."""
-    try:
-        from torch.utils.cpp_extension import _get_build_directory
+def cached_library(name: str) -> Path:
+    """Where the build of ``name`` lives: torch's own layout, so builds made by torch's loader are reused."""
+    from torch.utils.cpp_extension import _get_build_directory
 
-        return any(Path(_get_build_directory(name, verbose=False)).glob(f"{name}*.so"))
-    except Exception:  # a private helper of torch: without it, say nothing rather than guess
-        return True
+    return Path(_get_build_directory(name, verbose=False)) / f"{name}{_LIBRARY_SUFFIX}"
+
+
+def _build(name: str, cflags: list[str], ldflags: list[str], library: Path) -> ModuleType:
+    """Compile in a private folder (torch's builder locks its folder, and a killed build's lock would
+    stop every later one), then move the library into the cache in one step."""
+    from torch.utils.cpp_extension import load as build
+
+    _log.warning(
+        "xct-estimators: compiling the CRAB attention kernel for this machine, once; it can take a few minutes "
+        "(%s=0 skips it and runs the slower PyTorch path).",
+        SWITCH,
+    )
+    with tempfile.TemporaryDirectory(prefix=f"{name}.building-", dir=library.parent.parent) as private:
+        module = build(
+            name=name, sources=[str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags, build_directory=private
+        )
+        os.replace(Path(private) / library.name, library)
+    return module
+
+
+def _import(name: str, library: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, library)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{library} is not a loadable extension; delete it to rebuild the kernel")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def unavailable_reason() -> Optional[str]:
