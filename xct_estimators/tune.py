@@ -424,6 +424,12 @@ def search(
             raise RuntimeError("The trial logged no finite validation loss.")
         return callback.best_score
 
+    _optimize(optuna, study, objective, running, n_trials, timeout, show_progress_bar, verbose)
+    return study
+
+
+def _optimize(optuna, study, objective, running: list[int], n_trials, timeout, show_progress_bar, verbose) -> None:
+    """Run the study's remaining trials; a trial cut short by an error or a signal is marked failed."""
     callbacks, remaining = [], None
     if n_trials is not None:
         # n_trials counts the study's finished trials from every process; a continued study runs only
@@ -445,7 +451,6 @@ def search(
             except BaseException:
                 _fail_if_running(optuna, study, running)
                 raise
-    return study
 
 
 def _check_same_study(study, context: dict[str, Any]) -> None:

@@ -90,17 +90,34 @@ Data: --data-dir or ${DATA_DIR_ENV}; ETT files are otherwise downloaded by Darts
 def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
     """The options of the settings groups ``settings_cls`` has (training, then common)."""
     if issubclass(settings_cls, TrainingSettings):
-        parser.add_argument(
-            "--train-stride",
-            type=positive_int,
-            help="step between training windows; >1 trains on fewer windows (default: 1, the paper)",
-        )
-        parser.add_argument("--batch-size", type=positive_int, help="training batch size (default: the preset's)")
-        parser.add_argument(
-            "--learning-rate",
-            type=positive_float,
-            help="peak learning rate (default: the preset's; impute: half of it, see --paper-learning-rate)",
-        )
+        _add_training(parser)
+    _add_run(parser, settings_cls)
+    if issubclass(settings_cls, ComputeSettings):
+        _add_compute(parser)
+    if issubclass(settings_cls, BackendSettings):
+        _add_backend(parser)
+    # an option without a default of its own takes its setting's default
+    defaults = {name: default(settings_cls, name) for name in settings_cls.__dataclass_fields__}
+    parser.set_defaults(
+        settings_cls=settings_cls, **{k: v for k, v in defaults.items() if parser.get_default(k) is None}
+    )
+
+
+def _add_training(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--train-stride",
+        type=positive_int,
+        help="step between training windows; >1 trains on fewer windows (default: 1, the paper)",
+    )
+    parser.add_argument("--batch-size", type=positive_int, help="training batch size (default: the preset's)")
+    parser.add_argument(
+        "--learning-rate",
+        type=positive_float,
+        help="peak learning rate (default: the preset's; impute: half of it, see --paper-learning-rate)",
+    )
+
+
+def _add_run(parser: argparse.ArgumentParser, settings_cls) -> None:
     parser.add_argument("--data-dir", help=f"folder with the datasets (default: ${DATA_DIR_ENV})")
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
     if settings_cls not in (TuneSettings, ExplainSettings):  # a study always continues; explain reuses its models
@@ -133,45 +150,44 @@ def _add_common(parser: argparse.ArgumentParser, settings_cls) -> None:
         help="Lightning devices: a count, -1 for all, or indices such as 0,1 (default: %(default)s)",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the epoch progress bars")
-    if issubclass(settings_cls, ComputeSettings):
-        parser.add_argument(
-            "--compile",
-            action="store_true",
-            help="compile XCTFormer's network with torch.compile (fast on a GPU with --precision bf16-mixed; "
-            "part of each run's identity)",
-        )
-        parser.add_argument(
-            "--precision",
-            choices=PRECISIONS,
-            help="Lightning's training precision for the models that train through Lightning (default: 32; "
-            "part of each run's identity)",
-        )
-        parser.add_argument(
-            "--exact-fp32",
-            action="store_true",
-            help="float32 matrix products in full float32 on the GPU (default: TF32 where the GPU has it; "
-            "part of each run's identity)",
-        )
-    if issubclass(settings_cls, BackendSettings):
-        parser.add_argument(
-            "--backend",
-            choices=BACKENDS,
-            help="local: runs one after another here (default); ray: every run a Ray task, in parallel "
-            "(pip install 'xct-estimators[ray]')",
-        )
-        parser.add_argument(
-            "--ray-address",
-            help="with --backend ray: 'auto' or HOST:PORT joins a running cluster (default: start a local one)",
-        )
-        parser.add_argument(
-            "--cpus-per-run",
-            type=positive_float,
-            help="with --backend ray: CPUs each run reserves (default: 1; with --accelerator gpu also one GPU)",
-        )
-    # an option without a default of its own takes its setting's default
-    defaults = {name: default(settings_cls, name) for name in settings_cls.__dataclass_fields__}
-    parser.set_defaults(
-        settings_cls=settings_cls, **{k: v for k, v in defaults.items() if parser.get_default(k) is None}
+
+
+def _add_compute(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="compile XCTFormer's network with torch.compile (fast on a GPU with --precision bf16-mixed; "
+        "part of each run's identity)",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        help="Lightning's training precision for the models that train through Lightning (default: 32; "
+        "part of each run's identity)",
+    )
+    parser.add_argument(
+        "--exact-fp32",
+        action="store_true",
+        help="float32 matrix products in full float32 on the GPU (default: TF32 where the GPU has it; "
+        "part of each run's identity)",
+    )
+
+
+def _add_backend(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="local: runs one after another here (default); ray: every run a Ray task, in parallel "
+        "(pip install 'xct-estimators[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address",
+        help="with --backend ray: 'auto' or HOST:PORT joins a running cluster (default: start a local one)",
+    )
+    parser.add_argument(
+        "--cpus-per-run",
+        type=positive_float,
+        help="with --backend ray: CPUs each run reserves (default: 1; with --accelerator gpu also one GPU)",
     )
 
 
