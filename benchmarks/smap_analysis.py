@@ -22,10 +22,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from xct_estimators.bench.datasets import load_anomaly_dataset  # noqa: E402
-from xct_estimators.bench.provenance import provenance  # noqa: E402
+from xct_estimators.bench.datasets import load_anomaly_dataset
+from xct_estimators.bench.provenance import provenance
 
 
 def _standardised(values: np.ndarray, reference: np.ndarray) -> np.ndarray:

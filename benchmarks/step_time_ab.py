@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from xct_estimators.bench.provenance import provenance
+
 ROOT = Path(__file__).resolve().parents[1]
 #: The step_time columns compared: (JSON key, path).
 COLUMNS = [("train_ms", "fused"), ("train_ms", "plain"), ("infer_ms", "fused"), ("infer_ms", "plain")]
@@ -70,9 +72,6 @@ def main(argv=None) -> int:
             rows.append({"network": network, "column": f"{key}.{path}", "before_ms": before, "after_ms": after})
             print(f"{network:<14} {key + '.' + path:<12} {before:>10.1f} {after:>10.1f} {after / before:>12.3f}")
     if args.json:
-        sys.path.insert(0, str(ROOT))
-        from xct_estimators.bench.provenance import provenance
-
         record = {"commits": commits, "rounds": args.rounds, "step_time_args": extra, "rows": rows}
         Path(args.json).write_text(json.dumps({**record, "provenance": provenance(argv)}, indent=2) + "\n")
     return 0

@@ -15,21 +15,16 @@ entries (hashed, torch's). A benchmark that prints numbers.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import step_time  # noqa: E402
-
-from xct_estimators.nn import dropout as hashed  # noqa: E402
+from xct_estimators.bench.measure import cpu_steps
+from xct_estimators.nn import dropout as hashed
 
 
 def with_torch_dropout(step):
     """``step`` with every activation dropout on torch's kernel."""
-    return step_time.with_attribute(step, hashed, "hashed_dropout_applies", lambda x: False)
+    return cpu_steps.with_attribute(step, hashed, "hashed_dropout_applies", lambda x: False)
 
 
 def parts_alone(repeats: int) -> dict:
@@ -46,7 +41,7 @@ def parts_alone(repeats: int) -> dict:
     x = torch.randn(8 * 896 * 128)
     steps["dropout hashed"] = lambda: hashed.dropout(x, 0.1, True)
     steps["dropout torch"] = with_torch_dropout(lambda: hashed.dropout(x, 0.1, True))
-    return step_time.interleaved_ms(steps, repeats)
+    return cpu_steps.interleaved_ms(steps, repeats)
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -69,9 +64,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
         steps = {}
         for attention in attentions:
             fused = attention == "fused"
-            _, batch, steps[(attention, "library")], _ = step_time.build(name, fused, adam="library")
-            steps[(attention, "torch")] = with_torch_dropout(step_time.build(name, fused, adam="for-loop")[2])
-        ms = step_time.interleaved_ms(steps, args.repeats)
+            _, batch, steps[(attention, "library")], _ = cpu_steps.build(name, fused, adam="library")
+            steps[(attention, "torch")] = with_torch_dropout(cpu_steps.build(name, fused, adam="for-loop")[2])
+        ms = cpu_steps.interleaved_ms(steps, args.repeats)
         for attention in attentions:
             library, torch_parts = ms[(attention, "library")], ms[(attention, "torch")]
             print(f"{name:<13} {attention:<9} {library:>13.1f} {torch_parts:>11.1f} {torch_parts - library:>6.1f}")

@@ -23,12 +23,10 @@ import numpy as np
 import pytorch_lightning as pl
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from xct_estimators.bench.catalog import DATA_DIR_ENV  # noqa: E402
-from xct_estimators.bench.impute import build_imputer, imputation_splits  # noqa: E402
-from xct_estimators.bench.settings import ImputeSettings  # noqa: E402
-from xct_estimators.nn.presets import PAPER_SEED  # noqa: E402
+from xct_estimators.bench.catalog import DATA_DIR_ENV
+from xct_estimators.bench.impute import build_imputer, imputation_splits
+from xct_estimators.bench.settings import ImputeSettings
+from xct_estimators.nn.presets import PAPER_SEED
 
 
 class GradientWatch(pl.Callback):

@@ -5,6 +5,9 @@ import math
 
 import pytest
 
+from xct_estimators.bench.measure import networks
+from xct_estimators.bench.measure.converged import CONVERGED, CONVERGED_RUNS
+
 
 @pytest.fixture
 def gpu_check(benchmark_script):
@@ -23,23 +26,23 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     assert report["environment"]["git commit"].split("-")[0] == commit
     assert len(commit) == 40 if (SOURCE_ROOT / ".git").exists() else commit == "unknown"
     assert report["environment"]["command"] == f"benchmarks/gpu_check.py --smoke --output {tmp_path / 'out'}"
-    assert [r["preset"] for r in report["parity"]] == list(gpu_check.PARITY) and all(r["ok"] for r in report["parity"])
+    assert [r["preset"] for r in report["parity"]] == list(networks.PARITY) and all(r["ok"] for r in report["parity"])
     assert [r["case"] for r in report["kernel_correctness"]] == ["masked, ties, dropout", "DeCoP N x k"]
     assert all(r["ok"] and set(r["errors"]) >= {"output", "dQ", "dK", "dV"} for r in report["kernel_correctness"])
     assert [r["path"] for r in report["kernel_speed"]] == ["fused", "plain"]
     assert all(r["ms"] > 0 and r["tflops"] > 0 for r in report["kernel_speed"])
-    assert [r["preset"] for r in report["steps"]] == [p[0] for p in gpu_check.PRESETS]
+    assert [r["preset"] for r in report["steps"]] == [p[0] for p in networks.PRESETS]
     for row in report["steps"]:
-        chunks = set(gpu_check.CHUNK_MODES) if row["preset"] in gpu_check.PAPER_SCALE else set()
+        chunks = set(networks.CHUNK_MODES) if row["preset"] in networks.PAPER_SCALE else set()
         assert row["flops"] > 0 and set(row["ms"]) == {"fp32", "fp32 plain", "bf16"} | chunks
         assert min(row["ms"].values()) > 0 and set(row["infer_ms"]) == {"fp32", "fp32 plain"} | chunks
     path = report["environment"]["fused CRAB on CPU"]
     assert report["finished"] and (path == "C++ kernel" or path.startswith("PyTorch operations ("))
-    assert [r["preset"] for r in report["short_training"]] == list(gpu_check.PAPER_SCALE)
-    assert all(math.isfinite(r[run]) for r in report["short_training"] for run in gpu_check.SHORT_RUNS)
-    assert [r["preset"] for r in report["converged"]] == [c[0] for c in gpu_check.CONVERGED]
+    assert [r["preset"] for r in report["short_training"]] == list(networks.PAPER_SCALE)
+    assert all(math.isfinite(r[run]) for r in report["short_training"] for run in networks.SHORT_RUNS)
+    assert [r["preset"] for r in report["converged"]] == [c[0] for c in CONVERGED]
     for row in report["converged"]:
-        assert set(row["runs"]) == set(gpu_check.CONVERGED_RUNS), row
+        assert set(row["runs"]) == set(CONVERGED_RUNS), row
         for run in row["runs"].values():
             assert math.isfinite(run["best_val_loss"]) and len(run["val_losses"]) == 2, run
     darts = report["darts"]["cpu"]
@@ -60,7 +63,7 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == [tmp_path / "out"]  # no darts_logs / lightning_logs left behind
 
 
-def test_only_the_bf16_modes_train_under_autocast(gpu_check, monkeypatch):
+def test_only_the_bf16_modes_train_under_autocast():
     """The first device run measured the fp32 variants (plain path, chunk sizes) under bf16
     autocast because the switch read ``mode != "fp32"``: every fp32 mode must see autocast off."""
     import torch
@@ -78,8 +81,8 @@ def test_only_the_bf16_modes_train_under_autocast(gpu_check, monkeypatch):
 
     probe = Probe()
     optimizer = torch.optim.SGD(probe.parameters(), lr=0.1)
-    for mode in (*gpu_check.MODES, *gpu_check.CHUNK_MODES, *gpu_check.INFERENCE_MODES):
-        gpu_check._train_step(probe, optimizer, torch.ones(2, 1), torch.zeros(2, 1), mode, "cpu")
+    for mode in (*networks.MODES, *networks.CHUNK_MODES, *networks.INFERENCE_MODES):
+        networks.train_step(probe, optimizer, torch.ones(2, 1), torch.zeros(2, 1), mode, "cpu")
     assert seen == {mode: mode.startswith("bf16") for mode in seen} and {"fp32 plain", "bf16+compile"} <= set(seen)
 
 
@@ -88,7 +91,7 @@ def test_short_training_only_prints_the_three_runs_of_one_network(gpu_check, cap
     assert gpu_check.main(argv) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if "held-out loss" in line]
     assert [line.split(": held-out")[0] for line in lines] == [
-        f"MSL anomaly, batch 2, 2 steps, {run}" for run in gpu_check.SHORT_RUNS
+        f"MSL anomaly, batch 2, 2 steps, {run}" for run in networks.SHORT_RUNS
     ]
     assert all(math.isfinite(float(line.rsplit(" ", 1)[1])) for line in lines)
 
@@ -100,7 +103,7 @@ def test_kernel_only_run_reports_the_kernel_and_the_imputation_steps(gpu_check, 
     assert gpu_check.main(["--smoke", "--kernel-only", "--output", str(tmp_path / "out")]) == 0
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["finished"] and "parity" not in report and "darts" not in report
-    assert [r["preset"] for r in report["steps"]] == list(gpu_check.KERNEL_NETWORKS)
+    assert [r["preset"] for r in report["steps"]] == list(networks.KERNEL_NETWORKS)
     for row in report["steps"]:
         assert set(row["ms"]) == {"fp32", "fp32 plain", "bf16"} and row["flops"] > 0  # no compiling in a smoke run
     text = (tmp_path / "out" / "report.md").read_text()
@@ -108,6 +111,6 @@ def test_kernel_only_run_reports_the_kernel_and_the_imputation_steps(gpu_check, 
     lines = [json.loads(line) for line in (tmp_path / "out" / "compile_modes.jsonl").read_text().splitlines()]
     assert lines[0]["environment"]["fused CRAB on the device"] == "no GPU"
     assert {(line["preset"], line["mode"]) for line in lines[1:]} == {
-        (name, mode) for name in gpu_check.KERNEL_NETWORKS for mode in ("fp32", "fp32 plain", "bf16")
+        (name, mode) for name in networks.KERNEL_NETWORKS for mode in ("fp32", "fp32 plain", "bf16")
     }
     assert all(line["ms"] > 0 and line["seconds_with_compile"] > 0 for line in lines[1:])

@@ -4,14 +4,16 @@ import json
 
 import pytest
 
+from xct_estimators.bench.measure import estimates, queue
+
 
 @pytest.fixture
-def queue(benchmark_script):
+def paper_scale(benchmark_script):
     return benchmark_script("paper_scale")
 
 
-def test_smoke_runs_every_entry_then_resumes_with_nothing_left(queue, tmp_path, capsys):
-    assert queue.main(["--smoke", "--output", str(tmp_path)]) == 0
+def test_smoke_runs_every_entry_then_resumes_with_nothing_left(paper_scale, tmp_path, capsys):
+    assert paper_scale.main(["--smoke", "--output", str(tmp_path)]) == 0
     converged = json.loads((tmp_path / "converged.json").read_text())
     assert converged["bf16_safe"] in (True, False) and converged["command"].startswith("python ")
     imputed = [json.loads(line) for line in (tmp_path / "impute" / "results.jsonl").read_text().splitlines()]
@@ -26,30 +28,30 @@ def test_smoke_runs_every_entry_then_resumes_with_nothing_left(queue, tmp_path, 
         assert record["command"].startswith("python benchmarks/paper_scale.py --smoke")
         assert record["git_commit"] and "torch" in record["versions"] and record["precision"] == "32"
     capsys.readouterr()
-    assert queue.main(["--smoke", "--output", str(tmp_path)]) == 0
+    assert paper_scale.main(["--smoke", "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.count("done (") == len(queue.QUEUE), out
     assert len((tmp_path / "impute" / "results.jsonl").read_text().splitlines()) == len(imputed)
 
 
-def test_a_budget_stops_before_a_run_it_cannot_finish(queue, tmp_path, capsys):
-    assert queue.main(["--smoke", "--budget-s", "1", "--output", str(tmp_path)]) == 0
+def test_a_budget_stops_before_a_run_it_cannot_finish(paper_scale, tmp_path, capsys):
+    assert paper_scale.main(["--smoke", "--budget-s", "1", "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "(a) converged fp32 vs bf16 (decides bf16 and compile): stopped: needs about" in out
     assert not any(tmp_path.iterdir())  # nothing started, nothing half-written
 
 
-def test_dry_run_prints_the_plan_in_order(queue, capsys):
-    assert queue.main(["--dry-run"]) == 0
+def test_dry_run_prints_the_plan_in_order(paper_scale, capsys):
+    assert paper_scale.main(["--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line[:3] for line in lines[2:-1]] == [f"({entry.key})" for entry in queue.QUEUE]
     assert all("GPU min" in line for line in lines[2:])
     assert "compile_modes.jsonl" in lines[0] and "detect evaluate " in lines[1]
 
 
-def test_recorded_gpu_runs_calibrate_training_and_evaluation_apart(queue, tmp_path, monkeypatch):
-    steps = queue.step_record()
-    estimate = queue.run_seconds("detect", "MSL", ("tslib", "point"), "bf16+compile", steps)
+def test_recorded_gpu_runs_calibrate_training_and_evaluation_apart(tmp_path, monkeypatch):
+    steps = estimates.step_record()
+    estimate = estimates.run_seconds("detect", "MSL", ("tslib", "point"), "bf16+compile", steps)
 
     def record(protocol, gpu, eval_seconds):
         run = {"task": "detect", "dataset": "MSL", "model": "xctformer", "seed": 2021, "protocol": protocol}
@@ -68,43 +70,44 @@ def test_recorded_gpu_runs_calibrate_training_and_evaluation_apart(queue, tmp_pa
     folder = tmp_path / "detect"
     folder.mkdir()
     (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    monkeypatch.setattr(queue, "RECORDS", tmp_path)
-    factors = queue.calibration(steps)
-    assert factors[("detect", "train")] == queue.Fit(0.0, pytest.approx(2.0))
-    assert factors[("detect", "evaluate")] == queue.Fit(0.0, pytest.approx(3.0))  # one point: its ratio
+    monkeypatch.setattr(estimates, "RECORDS", tmp_path)
+    factors = estimates.calibration(steps)
+    assert factors[("detect", "train")] == estimates.Fit(0.0, pytest.approx(2.0))
+    assert factors[("detect", "evaluate")] == estimates.Fit(0.0, pytest.approx(3.0))  # one point: its ratio
     assert factors[("impute", "train")] == factors[("detect", "train")]  # no imputation run yet: all records' fit
     msl = queue.QUEUE[1]
     plain = queue.entry_minutes(msl, "bf16+compile", steps)
     assert queue.entry_minutes(msl, "bf16+compile", steps, factors) > plain
-    monkeypatch.setattr(queue, "RECORDS", tmp_path / "none")
-    assert set(queue.calibration(steps).values()) == {queue.Fit()}
+    monkeypatch.setattr(estimates, "RECORDS", tmp_path / "none")
+    assert set(estimates.calibration(steps).values()) == {estimates.Fit()}
 
 
-def test_an_evaluation_fit_covers_every_measurement_with_a_fixed_part(queue):
+def test_an_evaluation_fit_covers_every_measurement_with_a_fixed_part():
     points = [(1.0, 80.0), (10.0, 98.0), (5.0, 95.0)]  # a compile-like fixed cost, then about 2 s per unit
-    fit = queue.fit_line(points)
+    fit = estimates.fit_line(points)
     assert fit.factor >= 1.0 and fit.overhead > 70.0
     assert all(fit(e) >= m - 1e-9 for e, m in points)  # the budget holds for every run seen
-    assert queue.fit_line([(1.0, 3.0), (2.0, 4.0)], overhead=False) == queue.Fit(0.0, 3.0)  # the largest ratio
-    assert queue.fit_line([(1.0, 0.5), (2.0, 1.0)]).factor == 1.0  # never faster than the FLOPs
+    assert estimates.fit_line([(1.0, 3.0), (2.0, 4.0)], overhead=False) == estimates.Fit(0.0, 3.0)  # the largest ratio
+    assert estimates.fit_line([(1.0, 0.5), (2.0, 1.0)]).factor == 1.0  # never faster than the FLOPs
 
 
-def test_estimates_agree_with_the_h100_measurements(queue):
-    steps = queue.step_record()
+def test_estimates_agree_with_the_h100_measurements():
+    steps = estimates.step_record()
     # The H100 run (docs/benchmarks.md): the MSL preset's step of 128 windows took 139 ms in fp32,
     # 60 ms in bf16 and 21 ms with bf16 + compile; ETTh1 imputation trained 10 epochs of 239 steps
     # in 67-75 s (fp32). The estimates come from another GPU's record; they must be of that size.
     for mode, h100 in (("fp32", 0.139), ("bf16", 0.060), ("bf16+compile", 0.021)):
-        assert 0.6 < queue.step_seconds("MSL", "detect", mode, steps) / h100 < 1.5, mode
-    etth1 = 10 * 239 * queue.step_seconds("ETTh1", "impute", "fp32", steps)
+        assert 0.6 < estimates.step_seconds("MSL", "detect", mode, steps) / h100 < 1.5, mode
+    etth1 = 10 * 239 * estimates.step_seconds("ETTh1", "impute", "fp32", steps)
     assert 0.5 < etth1 / 71 < 1.5
-    assert queue._train_windows("ETTh1", "impute") == 12 * 30 * 24 - 1024 + 1
-    assert queue._eval_windows("ETTh1", "impute", ("tslib",)) == 2881  # the imputation protocol's test windows
+    assert estimates.train_windows("ETTh1", "impute") == 12 * 30 * 24 - 1024 + 1
+    assert estimates.eval_windows("ETTh1", "impute", ("tslib",)) == 2881  # the imputation protocol's test windows
     # a network with more tokens costs more per step than the one measured
-    assert queue.step_seconds("ETTm1", "impute", "fp32", steps) > queue.step_seconds("ETTh1", "impute", "fp32", steps)
+    ettm1, etth1 = (estimates.step_seconds(name, "impute", "fp32", steps) for name in ("ETTm1", "ETTh1"))
+    assert ettm1 > etth1
 
 
-def test_bf16_is_safe_only_within_the_fp32_spread(queue):
+def test_bf16_is_safe_only_within_the_fp32_spread():
     def rows(fp32, bf16, other):
         runs = {"fp32": fp32, "bf16-mixed": bf16, "fp32, seed 2022": other}
         return [{"runs": {k: {"best_val_loss": v} for k, v in runs.items()}}]
@@ -116,14 +119,14 @@ def test_bf16_is_safe_only_within_the_fp32_spread(queue):
     assert queue.bf16_safe([{"runs": {"fp32": {"error": "..."}}}]) is None
 
 
-def test_dataset_rows_are_the_files(queue, shared_data):
+def test_dataset_rows_are_the_files(shared_data):
     import pandas as pd
 
     for name in ("ETTh1", "ETTh2", "ETTm1", "ETTm2"):
-        assert len(pd.read_csv(shared_data / "ETT-small" / f"{name}.csv")) == queue.DATASET_ROWS[name]
-    assert len(pd.read_csv(shared_data / "weather" / "weather.csv")) == queue.DATASET_ROWS["weather"]
+        assert len(pd.read_csv(shared_data / "ETT-small" / f"{name}.csv")) == estimates.DATASET_ROWS[name]
+    assert len(pd.read_csv(shared_data / "weather" / "weather.csv")) == estimates.DATASET_ROWS["weather"]
     from xct_estimators.bench.datasets import load_anomaly_dataset
 
     for name in ("MSL", "SMAP"):
         data = load_anomaly_dataset(name, shared_data)
-        assert (len(data.train), len(data.test)) == queue.DATASET_ROWS[name]
+        assert (len(data.train), len(data.test)) == estimates.DATASET_ROWS[name]

@@ -1,0 +1,207 @@
+"""How long a paper-scale run takes on a GPU, before it runs: the training step measured on a GPU
+(``benchmarks/results/gpu_check/*/compile_modes.jsonl``), scaled by each network's FLOPs and batch
+and the windows each epoch and evaluation see, then fitted to what the runs already recorded on a
+GPU took against their own estimate."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from xct_estimators.bench.provenance import SOURCE_ROOT
+from xct_estimators.nn.presets import TASK_SEQ_LEN, get_preset
+
+RECORDS = SOURCE_ROOT / "benchmarks" / "results"
+
+#: Rows of the public files (train, test for the anomaly sets); the test checks them against the data.
+DATASET_ROWS = {
+    "ETTh1": 17420,
+    "ETTh2": 17420,
+    "ETTm1": 69680,
+    "ETTm2": 69680,
+    "weather": 52696,
+    "MSL": (58317, 73729),
+    "SMAP": (135183, 427617),
+}
+
+
+#: The measured network each task's estimate scales from (its preset dataset and task); no
+#: forecasting network is measured, so forecasting scales from the imputation one.
+REFERENCE = {"impute": ("ETTh1", "impute"), "detect": ("MSL", "anomaly"), "forecast": ("ETTh1", "impute")}
+
+
+#: The preset table's name of each task.
+PRESET_TASK = {"impute": "impute", "detect": "anomaly", "forecast": "forecast"}
+
+
+#: A forward pass without gradients costs about a third of a training step.
+INFERENCE_SHARE = 1 / 3
+
+
+#: Seconds a run spends outside its steps: starting, reading data, Lightning's loop.
+RUN_OVERHEAD_S = 30
+
+
+#: A baseline run with no record of its own (minutes): a generous guess, so the budget holds.
+BASELINE_MINUTES = {"impute": 1.0, "detect": 10.0, "forecast": 5.0}
+
+
+# -- estimates ---------------------------------------------------------------------------------
+def step_record(pattern: str = "gpu_check/*/compile_modes.jsonl") -> dict[tuple[str, str], dict]:
+    """(preset dataset, task) -> {mode: seconds per training step, "batch": the batch}, from the
+    newest GPU record, and the record's path and device under ``"source"``."""
+    paths = sorted(RECORDS.glob(pattern))
+    if not paths:
+        raise FileNotFoundError(f"No GPU step-time record (benchmarks/results/{pattern}) to estimate from.")
+    lines = [json.loads(line) for line in paths[-1].read_text().splitlines() if line.strip()]
+    steps: dict[Any, dict] = {
+        "source": {"path": paths[-1].relative_to(SOURCE_ROOT).as_posix(), **lines[0]["environment"]}
+    }
+    for line in lines[1:]:
+        name = {"ETTh1 imputation": ("ETTh1", "impute"), "MSL anomaly": ("MSL", "anomaly")}.get(line["preset"])
+        if name is None:  # a network no estimate scales from
+            continue
+        measured = steps.setdefault(name, {"batch": line["batch"]})
+        measured[line["mode"]] = line["ms"] / 1e3
+        measured["setup " + line["mode"]] = line["seconds_with_compile"]  # compiling and warm-up steps
+    return steps
+
+
+@functools.cache
+def _forward_flops(dataset: str, task: str, out_len: Optional[int] = None) -> int:
+    from xct_estimators.bench.profile import count_flops
+    from xct_estimators.nn import XCTFormerNet
+
+    preset = get_preset(dataset, task)  # the plain path: the counter sees every attention product
+    net = XCTFormerNet(preset.config(out_len).replace(max_attention_bytes=None, fused_attention=False))
+    return count_flops(net, preset.seq_len, preset.n_channels)
+
+
+def step_seconds(dataset: str, task: str, mode: str, steps: dict, horizon: Optional[int] = None) -> float:
+    """One training step of ``dataset``'s preset at its batch (forecasting: for ``horizon``): the
+    reference network's measured step, scaled by FLOPs per window and the batch."""
+    reference = REFERENCE[task]
+    measured = steps[reference]
+    ratio = _forward_flops(dataset, PRESET_TASK[task], horizon) / _forward_flops(*reference)
+    return measured[mode] * ratio * get_preset(dataset, PRESET_TASK[task]).batch_size / measured["batch"]
+
+
+#: The two parts of a run that the calibration scales apart: the evaluation's share of its time
+#: depends on the protocol's window count, not on the training's.
+PARTS = ("train", "evaluate")
+
+
+def run_seconds(
+    task: str, dataset: str, protocols, mode: str, steps: dict, horizon: Optional[int] = None
+) -> dict[str, float]:
+    """One XCTFormer run (forecasting: at ``horizon``) by the FLOPs alone, in :data:`PARTS`:
+    training to the preset's last epoch with its setup (compiling, reading data), and every
+    evaluation."""
+    from xct_estimators.bench.models import preset_name
+
+    preset = get_preset(preset_name(dataset) if task != "detect" else dataset, PRESET_TASK[task])
+    step = step_seconds(preset.dataset, task, mode, steps, horizon)
+    train = preset.epochs * math.ceil(train_windows(dataset, task, horizon) / preset.batch_size) * step
+    setup = steps[REFERENCE[task]]["setup " + mode] + RUN_OVERHEAD_S
+    evaluate = eval_windows(dataset, task, protocols, horizon) / preset.batch_size * step * INFERENCE_SHARE
+    return {"train": train + setup, "evaluate": evaluate}
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Measured seconds of a part = ``overhead`` + ``factor`` x its FLOP estimate."""
+
+    overhead: float = 0.0
+    factor: float = 1.0
+
+    def __call__(self, estimate: float) -> float:
+        return self.overhead + self.factor * estimate
+
+    def __str__(self) -> str:
+        return f"{self.overhead:.0f} s + {self.factor:.1f} x"
+
+
+def fit_line(points: list[tuple[float, float]], overhead: bool = True) -> Fit:
+    """A line over (estimate, measured) points that no point lies above: the least-squares slope
+    (at least 1: the FLOPs are a floor), then the smallest overhead that covers every point.
+    Without ``overhead`` (or from one estimate): the largest ratio."""
+    estimates = [e for e, _ in points]
+    if not overhead or len(set(estimates)) < 2:
+        return Fit(0.0, max(max(m / e for e, m in points), 1.0))
+    mean_e, mean_m = sum(estimates) / len(points), sum(m for _, m in points) / len(points)
+    slope = sum((e - mean_e) * (m - mean_m) for e, m in points) / sum((e - mean_e) ** 2 for e in estimates)
+    slope = max(slope, 1.0)
+    return Fit(max(max(m - slope * e for e, m in points), 0.0), slope)
+
+
+def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[str, str], Fit]:
+    """(task, part) -> how the XCTFormer runs recorded on a GPU took against their FLOP estimate
+    (:func:`fit_line`): the FLOPs leave out the data loader, scoring on the CPU, compiling the
+    inference graphs, another GPU. A task with no such record takes the fit of all records of
+    that part; none at all, the estimate as it is."""
+    trainings: dict[tuple, dict] = {}
+    for path in RECORDS.glob(pattern):
+        for record in map(json.loads, filter(str.strip, path.read_text().splitlines())):
+            if not (record.get("device") or {}).get("gpu") or not str(record.get("model")).startswith("xctformer"):
+                continue
+            # one training evaluated under each protocol: records that share the run but the protocol
+            key = json.dumps({**record["run"], "protocol": None, "fit_seconds": record["fit_seconds"]}, sort_keys=True)
+            run = trainings.setdefault(key, {"record": record, "protocols": [], "evaluate": 0.0})
+            run["protocols"].append(record.get("protocol"))
+            run["evaluate"] += record["eval_seconds"]
+    points: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for run in trainings.values():
+        record = run["record"]
+        mode = "bf16+compile" if record.get("compile") else "fp32" if record.get("precision") == "32" else "bf16"
+        protocols, horizon = tuple(run["protocols"]), record.get("horizon")
+        estimate = run_seconds(record["task"], record["dataset"], protocols, mode, steps, horizon)
+        measured = {"train": record["fit_seconds"], "evaluate": run["evaluate"]}
+        for part in (part for part in PARTS if estimate[part] > 0):
+            points.setdefault((record["task"], part), []).append((estimate[part], measured[part]))
+    # training's extra time grows with its steps (the loader, the loop); evaluation's has a fixed
+    # part too (compiling the inference graphs) that dominates a short evaluation
+    fits = {key: fit_line(found, overhead=key[1] == "evaluate") for key, found in points.items()}
+    every = {part: [p for (_, q), found in points.items() if q == part for p in found] for part in PARTS}
+    fallback = {part: fit_line(every[part], part == "evaluate") if every[part] else Fit() for part in PARTS}
+    return {(task, part): fits.get((task, part), fallback[part]) for task in REFERENCE for part in PARTS}
+
+
+def baseline_minutes(task: str, dataset: str, model: str) -> float:
+    """The longest recorded run of a baseline (its work does not depend on the device), else
+    :data:`BASELINE_MINUTES`."""
+    seconds = [
+        record["fit_seconds"] + record["eval_seconds"]
+        for path in RECORDS.glob("**/results.jsonl")
+        for record in map(json.loads, filter(str.strip, path.read_text().splitlines()))
+        if (record.get("task"), record.get("dataset"), record.get("model")) == (task, dataset, model)
+    ]
+    return max(seconds) / 60 if seconds else BASELINE_MINUTES[task]
+
+
+def splits(dataset: str, task: str = "impute"):
+    """The splits of ``dataset`` (xct-bench's borders for its row count and the task's input)."""
+    from xct_estimators.bench.catalog import ETT_KINDS
+    from xct_estimators.bench.datasets import split_borders
+
+    kind = ETT_KINDS.get(dataset, "ratio")
+    return split_borders(DATASET_ROWS[dataset], kind, TASK_SEQ_LEN[task])
+
+
+def train_windows(dataset: str, task: str, horizon: Optional[int] = None) -> int:
+    if task == "detect":
+        return DATASET_ROWS[dataset][0] - TASK_SEQ_LEN["anomaly"] + 1
+    start, stop = splits(dataset, task).train
+    return stop - start - TASK_SEQ_LEN[task] - (horizon or 0) + 1
+
+
+def eval_windows(dataset: str, task: str, protocols, horizon: Optional[int] = None) -> int:
+    if task == "detect":  # tslib: every stride-1 window of both arrays; point: a window every half length
+        train, test = DATASET_ROWS[dataset]
+        length = TASK_SEQ_LEN["anomaly"]
+        tslib = (train + test - 2 * length + 2) * ("tslib" in protocols)
+        return tslib + (train + test) // (length // 2) * ("point" in protocols)
+    start, stop = splits(dataset, task).test  # moved back by the input length: its first window is whole
+    return stop - start - TASK_SEQ_LEN[task] - (horizon or 0) + 1

@@ -1,0 +1,169 @@
+"""The GPU check's report: ``report.json`` and ``report.md``, written after every section."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from xct_estimators.bench.measure.converged import CONVERGED_RUNS
+from xct_estimators.bench.measure.networks import CHUNK_MODES, INFERENCE_MODES, MODES
+
+
+def markdown(report: dict) -> str:
+    sections = (_kernel_sections, _parity_section, _step_sections, _training_sections, _closing_sections)
+    return "\n".join(line for section in sections for line in section(report)) + "\n"
+
+
+def _kernel_sections(report: dict) -> list[str]:
+    """The environment, then the kernel's correctness and speed."""
+    mode = "smoke (tiny sizes)" if report["smoke"] else "full"
+    lines = ["# GPU check", "", f"mode: {mode}, device: {report['device']}", "", "## Environment", ""]
+    lines += [f"- {k}: {v}" for k, v in report["environment"].items()]
+    lines += ["", "## CRAB kernel against the plain formula (float64 reference, TF32 off)", ""]
+    lines += ["| case | shape (B, H, N, M, d) | largest relative errors | within 1e-4 |", "|---|---|---|---|"]
+    for r in report.get("kernel_correctness", []):
+        errors = ", ".join(f"{k} {v:.1e}" for k, v in r["errors"].items())
+        lines.append(f"| {r['case']} | {tuple(r['shape'])} | {errors} | {r['ok']} |")
+    lines += ["", "## One CRAB layer, forward and backward in bf16 (Weather imputation shape)", ""]
+    lines += ["| path | shape (B, H, N, d) | ms | TFLOP/s | peak used | % of peak | peak MiB |", "|---" * 7 + "|"]
+    for r in report.get("kernel_speed", []):
+        percent = "-" if r["percent_of_peak"] is None else f"{r['percent_of_peak']:.1f}"
+        memory_mb = "-" if r["peak_mb"] is None else f"{r['peak_mb']:.0f}"
+        lines.append(
+            f"| {r['path']} | {tuple(r['shape'])} | {r['ms']:.2f} | {r['tflops']:.1f} | "
+            f"{r['peak_tflops'] or 'unknown'} | {percent} | {memory_mb} |"
+        )
+    return lines
+
+
+def _parity_section(report: dict) -> list[str]:
+    """CPU against the device, same weights and inputs."""
+    lines: list[str] = []
+    lines += [
+        "",
+        "## CPU vs device parity (fp32, TF32 off, eval mode)",
+        "",
+        "| preset | max |output diff| | max |grad diff| | within 1e-4 |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['preset']} | {r['max_abs_output_diff']:.2e} | {r['max_abs_grad_diff']:.2e} | {r['ok']} |"
+        for r in report.get("parity", [])
+    ]
+    return lines
+
+
+def _step_sections(report: dict) -> list[str]:
+    """Training and inference steps per mode, and every failed measurement."""
+    lines: list[str] = []
+    modes = [m for m in (*MODES, *CHUNK_MODES) if any(m in row["ms"] for row in report.get("steps", []))]
+    lines += [
+        "",
+        "## Training step (forward, backward, Adam) at the preset's batch size",
+        "",
+        "fp32 and bf16 are the default (fused CRAB); plain: `fused_attention=False`; chunk: the fused "
+        "path with that many scores per chunk. Milliseconds, median; peak device memory in MiB in brackets.",
+        "",
+        "| preset | batch | tokens | GFLOP/step | "
+        + " | ".join(modes)
+        + " | fp32 TFLOP/s | "
+        + " | ".join(f"{m} speed-up" for m in modes[1:])
+        + " |",
+        "|---" * (5 + 2 * len(modes)) + "|",
+    ]
+    for row in report.get("steps", []):
+        ms, mem = [row["ms"].get(m) for m in modes], [row["peak_mb"].get(m) for m in modes]
+        cells = " | ".join(
+            "-" if v is None else (f"{v:.1f}" + ("" if b is None else f" [{b:.0f}]"))
+            for v, b in zip(ms, mem, strict=True)
+        )
+        speed = " | ".join(f"{ms[0] / v:.2f}x" if v else "-" for v in ms[1:])
+        lines.append(
+            f"| {row['preset']} | {row['batch']} | {row['tokens']} | {row['flops'] / 1e9:.1f} | {cells} | "
+            f"{row['tflops_fp32']:.2f} | {speed} |"
+        )
+    if any(row.get("infer_ms") for row in report.get("steps", [])):
+        lines += [
+            "",
+            "## Inference (no-grad forward, eval mode) at the preset's batch size, ms",
+            "",
+            "| preset | " + " | ".join(INFERENCE_MODES) + " |",
+            "|---" * (1 + len(INFERENCE_MODES)) + "|",
+        ]
+        for row in report["steps"]:
+            cells = " | ".join(
+                "-" if row["infer_ms"].get(m) is None else f"{row['infer_ms'][m]:.2f}" for m in INFERENCE_MODES
+            )
+            lines.append(f"| {row['preset']} | {cells} |")
+    failures = [(r["preset"], "parity", r["error"]) for r in report.get("parity", []) if r.get("error")]
+    failures += [(r["preset"], m, e) for r in report.get("steps", []) for m, e in r.get("errors", {}).items()]
+    for preset, what, error in failures:
+        lines += ["", f"## Failed: {preset}, {what}", "", "```", error, "```"]
+    return lines
+
+
+def _training_sections(report: dict) -> list[str]:
+    """The short and the converged fp32-against-bf16 trainings."""
+    lines: list[str] = []
+    if report.get("short_training"):
+        lines += [
+            "",
+            "## Same short training, fp32 vs bf16 (held-out loss; one-cycle schedule)",
+            "",
+            "| preset | steps | fp32 | bf16 | fp32, other dropout | bf16 gap | fp32 spread |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for row in report["short_training"]:
+            gap, spread = row["bf16"] / row["fp32"] - 1, row["fp32, other dropout"] / row["fp32"] - 1
+            lines.append(
+                f"| {row['preset']} | {row['steps']} | {row['fp32']:.5f} | {row['bf16']:.5f} | "
+                f"{row['fp32, other dropout']:.5f} | {gap:+.1%} | {spread:+.1%} |"
+            )
+    if report.get("converged"):
+        header = "| preset | epochs | train stride | " + " | ".join(CONVERGED_RUNS) + " | bf16 gap | fp32 seed spread |"
+        lines += [
+            "",
+            "## The same training to the end, fp32 vs bf16-mixed (engine, real data; best validation loss)",
+            "",
+            header,
+            "|---" * (5 + len(CONVERGED_RUNS)) + "|",
+        ]
+        for row in report["converged"]:
+            loss = {run: row["runs"].get(run, {}).get("best_val_loss") for run in CONVERGED_RUNS}
+            cells = " | ".join("-" if v is None else f"{v:.5f}" for v in loss.values())
+            fp32, bf16, other = loss.values()
+            gap = f"{bf16 / fp32 - 1:+.1%}" if fp32 and bf16 else "-"
+            spread = f"{other / fp32 - 1:+.1%}" if fp32 and other else "-"
+            note = f" ({row['skipped']})" if row.get("skipped") else ""
+            settings = f"{row['epochs']} | {row['train_stride']}"
+            lines.append(f"| {row['preset']}{note} | {settings} | {cells} | {gap} | {spread} |")
+    return lines
+
+
+def _closing_sections(report: dict) -> list[str]:
+    """Profiles, the Darts path, the paper run, notes and the total time."""
+    lines: list[str] = []
+    for name, table in report.get("profiles", {}).items():
+        lines += ["", f"## Where the bf16 step's time goes: {name}", "", "```", table, "```"]
+    if "darts" in report:
+        lines += [
+            "",
+            "## Darts path (from_preset ETTh1 96, 2 epochs, historical_forecasts on the test split)",
+            "",
+            "```",
+            json.dumps(report["darts"], indent=2),
+            "```",
+        ]
+    if report.get("paper_run"):
+        lines += ["", "## Paper-scale run", "", "```", json.dumps(report["paper_run"], indent=2), "```"]
+    lines += [f"- note: {note}" for note in report.get("notes", [])]
+    lines += ["", f"total: {report.get('seconds', 0):.0f} s" + ("" if report.get("finished") else " (unfinished)")]
+    return lines
+
+
+def save(report: dict, output: Path, start: float) -> None:
+    """Write both reports now: a run cut short keeps every finished section."""
+    report["seconds"] = time.perf_counter() - start
+    (output / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    (output / "report.md").write_text(markdown(report))

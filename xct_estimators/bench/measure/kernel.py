@@ -1,0 +1,144 @@
+"""The CRAB kernel on its own (the fused operator against the plain formula: errors, speed, share
+of the GPU's peak) and the environment a measurement ran in."""
+
+from __future__ import annotations
+
+import importlib
+import platform
+import time
+
+import numpy as np
+import torch
+
+from xct_estimators.bench.measure.networks import build, peak_memory_mb, reset_peak_memory, synchronize
+from xct_estimators.bench.provenance import git_commit
+from xct_estimators.nn import crab_gpu, crab_kernel, memory
+
+#: Dense bf16 peak, TFLOP/s, by a part of the GPU's name (vendor datasheets; SXM parts).
+BF16_PEAK_TFLOPS = {"H100 80GB HBM3": 989.0, "H100 SXM": 989.0, "H200": 989.0, "H100 PCIe": 756.0, "A100": 312.0}
+
+
+#: The CRAB layer measured on its own: the Weather imputation preset's attention.
+KERNEL_PRESET = ("Weather imputation", "Weather", "impute", None)
+
+
+def _bf16_peak(device: str):
+    name = torch.cuda.get_device_name(0) if device == "cuda" else ""
+    return next((peak for part, peak in BF16_PEAK_TFLOPS.items() if part in name), None)
+
+
+def _crab_inputs(batch, heads, n, cols, d, device, dtype, tie=False, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(batch, heads, rows, d, generator=generator) for rows in (n, cols, cols))
+    if tie:  # the smallest score four times per (sample, head)
+        k[:, :, 0] = -3.0 * q[:, :, 0]
+        k[:, :, 1], q[:, :, 1] = k[:, :, 0], q[:, :, 0]
+    mask = torch.randn(heads, n, n, generator=generator) * 0.5 if n == cols else None
+    return [None if t is None else t.to(device, dtype).requires_grad_() for t in (q, k, v, mask)]
+
+
+def _plain_crab(q, k, v, mask, p, seed):
+    from xct_estimators.nn.attention import weights_in_float32
+    from xct_estimators.nn.fused import keep_masks
+
+    weights = weights_in_float32(q @ k.transpose(-2, -1), mask, "absact")
+    if p > 0:
+        weights = weights * keep_masks(weights.detach(), p, seed) / (1 - p)
+    return weights @ v
+
+
+def _fused_crab(q, k, v, mask, p, seed):
+    from xct_estimators.nn import ops
+
+    return ops.crab(q, k, v, mask, 1.0, False, p, torch.tensor([seed]))
+
+
+def kernel_correctness(device: str, smoke: bool) -> list[dict]:
+    """The fused operator (Triton on a GPU) against the plain formula in float64, TF32 off:
+    the largest error of the output and each gradient, relative to the reference's largest entry."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    n = 40 if smoke else 300
+    rows = []
+    cases = [("masked, ties, dropout", (2, 2, n, n, 32), 0.3, True), ("DeCoP N x k", (2, 2, n, 24, 32), 0.3, False)]
+    for name, shape, p, tie in cases:
+        inputs = [t for t in _crab_inputs(*shape, device, torch.float32, tie=tie) if t is not None]
+        upstream = torch.randn(*shape[:3], shape[4], device=device)
+        results = []
+        for fn, dtype in ((_fused_crab, torch.float32), (_plain_crab, torch.float64)):
+            leaves = [t.detach().to(dtype).requires_grad_() for t in inputs]
+            out = fn(*leaves[:3], leaves[3] if len(leaves) == 4 else None, p, 7)
+            results.append([out, *torch.autograd.grad(out, leaves, upstream.to(dtype))])
+        errors = {
+            what: float((a.detach().double() - b.detach()).abs().max() / b.detach().abs().max())
+            for what, a, b in zip(("output", "dQ", "dK", "dV", "dM"), *results, strict=False)
+        }
+        rows.append({"case": name, "shape": shape, "errors": errors, "ok": max(errors.values()) < 1e-4})
+    return rows
+
+
+def kernel_speed(device: str, smoke: bool, repeats: int, warmup: int) -> list[dict]:
+    """One CRAB layer's forward and backward in bf16 at the Weather imputation shape: the fused
+    operator against the plain path compiled, with the plain formula's FLOPs."""
+    config, batch, _ = build(*KERNEL_PRESET[1:], smoke)
+    heads, n, d = config.n_heads, config.n_tokens, config.d_model // config.n_heads
+    flops = 12 * batch * heads * n * n * d  # Q K^T and W V forward; dV, G V^T, dQ, dK backward
+    peak = _bf16_peak(device)
+    rows = []
+    plain = ("plain", _plain_crab) if smoke else ("plain+compile", torch.compile(_plain_crab))
+    for name, fn in (("fused", _fused_crab), plain):
+        q, k, v, mask = _crab_inputs(batch, heads, n, n, d, device, torch.bfloat16)
+        mask = mask.detach().float().requires_grad_()
+        upstream = torch.randn(batch, heads, n, d, device=device, dtype=torch.bfloat16)
+        reset_peak_memory(device)
+        times = []
+        for step in range(warmup + repeats):
+            start = time.perf_counter()
+            torch.autograd.backward(fn(q, k, v, mask, config.attn_dropout, 7), upstream)
+            synchronize(device)
+            if step >= warmup:
+                times.append(time.perf_counter() - start)
+        seconds = float(np.median(times))
+        rows.append(
+            {
+                "path": name,
+                "shape": (batch, heads, n, d),
+                "ms": seconds * 1e3,
+                "tflops": flops / seconds / 1e12,
+                "peak_tflops": peak,
+                "percent_of_peak": None if peak is None else 100 * flops / seconds / 1e12 / peak,
+                "peak_mb": peak_memory_mb(device),
+            }
+        )
+        print(f"CRAB layer {name}: {rows[-1]}", flush=True)
+    return rows
+
+
+def environment() -> dict:
+    env = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "cpu_threads": torch.get_num_threads(),
+        "fused CRAB on CPU": "C++ kernel"
+        if crab_kernel.load() is not None
+        else f"PyTorch operations ({crab_kernel.unavailable_reason()})",
+        "fused CRAB on the device": _device_path(),
+        "TF32 matrix products": torch.backends.cuda.matmul.allow_tf32,
+        "fused chunk scores (CPU, device)": (memory.chunk_scores("cpu"), memory.chunk_scores("cuda")),
+        "git commit": git_commit(),
+    }
+    for name in ("pytorch_lightning", "numpy", "pandas", "sklearn", "darts", "xct_estimators"):
+        try:
+            env[name] = importlib.import_module(name).__version__
+        except Exception as error:  # a missing library is a finding, not a crash
+            env[name] = f"not importable ({type(error).__name__})"
+    return env
+
+
+def _device_path() -> str:
+    if not torch.cuda.is_available():
+        return "no GPU"
+    if crab_gpu.usable(torch.empty(0, device="cuda")):
+        return "Triton kernels"
+    return f"PyTorch operations ({crab_gpu.unavailable_reason() or 'GPU too old for Triton'})"
