@@ -31,6 +31,9 @@ Writes ``report.md`` and ``report.json`` to ``--output``. Sections:
         # Weather imputation and paper-scale networks' steps, fused vs plain; also writes
         # compile_modes.jsonl, from which paper_scale.py estimates
 
+On a machine where the package is not installed, run from the repository root with
+``PYTHONPATH=.`` in front of the command.
+
 Needs torch, pytorch-lightning, numpy, pandas, scikit-learn, matplotlib (the device image has
 them) and, for section 4, Darts. The smallest set of wheels that makes ``import darts`` and our
 Darts path work on a machine that has the packages above (checked by blocking every other

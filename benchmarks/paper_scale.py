@@ -5,6 +5,8 @@ GPU budget allows.
     python benchmarks/paper_scale.py --budget-s 780 --data-dir DATA   # on a GPU: what fits in 13 min
     python benchmarks/paper_scale.py --smoke --output /tmp/queue      # every entry, tiny, on the CPU
 
+(``PYTHONPATH=.`` in front, from the repository root, where the package is not installed.)
+
 Entries, in the order they decide things: (a) the converged fp32-vs-bf16 comparison
 (``gpu_check.py``'s section 5), which decides whether the rest may train in bf16 with
 ``torch.compile``; (b) MSL and (c) SMAP anomaly detection with the presets, both protocols and
