@@ -1,8 +1,9 @@
 """The network's hyperparameters, defined once: name, default and documentation.
 
-:class:`~xct_estimators.nn.XCTFormerConfig`'s fields, every estimator's signature and parameter
-documentation, and the name lists of the adapters, ``xct-bench --arch`` and the tuner come from
-:data:`HYPERPARAMETERS`; ``tests/test_hyperparameters.py`` checks that they agree.
+:class:`~xct_estimators.nn.XCTFormerConfig`'s fields, every estimator's signature, and the name
+lists of the adapters, ``xct-bench --arch`` and the tuner come from :data:`HYPERPARAMETERS`. The
+estimators' docstrings hold each entry written out (:func:`parameter_entries` gives it), and
+``tests/test_hyperparameters.py`` checks that they agree with the table.
 """
 
 from __future__ import annotations
@@ -109,12 +110,8 @@ def architecture_type(name: str) -> type:
     return float if BY_NAME[name].type == "float" else int
 
 
-# -- documentation: each estimator's docstring names the line where the entries go --------------
+# -- documentation: each estimator's docstring holds these entries, written out -----------------
 
-#: The docstring line that the hyperparameters' entries replace.
-MARKER = "<network parameters>"
-#: The docstring line that an adapter's own table (``more``) fills, e.g. training settings.
-MORE_MARKER = "<training parameters>"
 _WIDTH = 100
 
 
@@ -124,46 +121,21 @@ def _default_text(value) -> str:
     return repr(value)
 
 
-def _entries(table: dict[str, Hyperparameter], cls, style: str, indent: str, skip: set[str], extra: dict) -> list[str]:
-    lines = []
+def parameter_entries(cls, style: str, extra: dict | None = None, more: dict | None = None) -> dict[str, str]:
+    """Name -> the docstring entry of each hyperparameter ``cls.__init__`` takes, and of each entry
+    of the adapter's own table ``more`` (name -> Hyperparameter), as the docstring must hold it (the
+    tests check it). ``style``: ``"sktime"`` (``name : type, default=...``) or ``"darts"``
+    (``Default: ...`` last). ``extra``: name -> (type, sentence added) where an estimator takes more
+    values."""
+    entries = {}
     for name, parameter in inspect.signature(cls.__init__).parameters.items():
-        if name not in table or name in skip:
+        spec = BY_NAME.get(name) or (more or {}).get(name)
+        if spec is None:
             continue
-        spec, default = table[name], _default_text(parameter.default)
-        kind, more = extra.get(name, (spec.type, ""))
-        text = f"{spec.doc} {more}".strip()
-        if style == "sktime":
-            lines.append(f"{indent}{name} : {kind}, default={default}")
-        else:
-            lines.append(f"{indent}{name}")
-            text = f"{text} Default: ``{default}``."
-        lines += textwrap.wrap(text, _WIDTH, initial_indent=indent + "    ", subsequent_indent=indent + "    ")
-    return lines
-
-
-def with_network_parameters(
-    style: str, on_init: bool = False, extra: dict[str, tuple[str, str]] | None = None, more=None
-):
-    """Class decorator: fill the docstring's ``<network parameters>`` line (the class's, or its
-    ``__init__``'s with ``on_init``, as Darts documents) with the hyperparameters its ``__init__``
-    takes, and ``<training parameters>`` with those of the table ``more`` (name -> Hyperparameter);
-    a parameter the docstring documents itself is left to it. ``style``: ``"sktime"`` (``name :
-    type, default=...``) or ``"darts"`` (``Default: ...`` last). ``extra``: name -> (type,
-    sentence added) where an estimator takes more values."""
-
-    def decorate(cls):
-        holder = cls.__init__ if on_init else cls
-        lines = (holder.__doc__ or "").splitlines()
-        documented = {line.strip().split(" : ")[0] for line in lines}
-        tables = {MARKER: BY_NAME, MORE_MARKER: more or {}}
-        out = []
-        for line in lines:
-            if line.strip() in tables:
-                indent = line[: len(line) - len(line.lstrip())]
-                out += _entries(tables[line.strip()], cls, style, indent, documented, extra or {})
-            else:
-                out.append(line)
-        holder.__doc__ = "\n".join(out)
-        return cls
-
-    return decorate
+        default = _default_text(parameter.default)
+        kind, added = (extra or {}).get(name, (spec.type, ""))
+        text = f"{spec.doc} {added}".strip()
+        head = f"{name} : {kind}, default={default}" if style == "sktime" else name
+        text = text if style == "sktime" else f"{text} Default: ``{default}``."
+        entries[name] = "\n".join([head, *textwrap.wrap(text, _WIDTH, initial_indent="    ", subsequent_indent="    ")])
+    return entries
