@@ -128,3 +128,18 @@ def test_detect_refuses_unknown_names_before_any_training(option, value, message
     with pytest.raises(SystemExit) as exit_info:
         main(["detect", option, value])
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_the_registry_holds_each_command_once_with_its_planner_table_and_tune_data():
+    """The commands, the report and tune find a task's code through ``TASKS`` alone."""
+    from xct_estimators.bench import report
+    from xct_estimators.bench.cli import build_parser
+    from xct_estimators.bench.tasks import TASKS
+
+    assert list(TASKS) == ["forecast", "impute", "detect"]
+    for task in TASKS.values():
+        module = task._module()
+        assert callable(getattr(module, f"{task.name}_jobs")) and callable(module.tune_data)
+        assert callable(getattr(report, task.table))
+        assert build_parser().parse_args([task.name]).command == task.name
+        assert task.ablation.averaged_over == () or task.setting is not None  # averages run over the setting

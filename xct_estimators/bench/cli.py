@@ -509,18 +509,13 @@ def _run_jobs(command: str, settings) -> int:
     """Every seed's runs of ``forecast`` / ``impute`` / ``detect``, planned here, executed on the backend."""
     from .backends import execute, make_backend
     from .results import ResultStore
+    from .tasks import TASKS
 
-    if command == "forecast":
-        from .forecast import forecast_jobs as planner
-    elif command == "impute":
-        from .impute import impute_jobs as planner
-    else:
-        from .detect import detect_jobs as planner
     backend = make_backend(settings)
     finished = ResultStore(settings.output).finished() if settings.resume else set()
     progress = not settings.no_progress
     inner_bars = progress and backend.name == "local"  # Ray workers' bars would interleave
-    jobs = [job for one in settings.per_seed() for job in planner(one, finished, inner_bars)]
+    jobs = [job for one in settings.per_seed() for job in TASKS[command].plan(one, finished, inner_bars)]
     code = execute(jobs, settings.output, backend, progress)
     print_report(settings.output)
     return code

@@ -14,6 +14,7 @@ import numpy as np
 
 from .catalog import NAIVE
 from .models import ABLATION_MODELS
+from .tasks import TASKS, Measure
 
 #: The paper's model, with either input fill of the imputation benchmark.
 XCTFORMER = ("xctformer", "xctformer_linear")
@@ -26,32 +27,9 @@ _SAME_TEST = (
 )
 
 
-@dataclass(frozen=True)
-class Measure:
-    label: str
-    key: str
-    lower_is_better: bool
-
-
-#: The measure each task's comparison ranks by: the error the paper reports, and for detection
-#: VUS-PR (TSB-AD's most reliable), not the point-adjusted F1 that noise can win.
-MEASURES = {
-    "forecast": Measure("MSE", "mse", True),
-    "impute": Measure("MSE", "mse", True),
-    "detect": Measure("VUS-PR", "vus_pr", False),
-}
-
-
 def setting(record: dict) -> str:
     """Where in a task a record sits: the horizon, the mask rate or the detection protocol."""
-    task = record["task"]
-    if task == "forecast":
-        where = f"horizon {record['horizon']}" if record["horizon"] != "avg" else "average"
-        return where + (f", +{record['covariates']}" if record.get("covariates") else "")
-    if task == "impute":
-        rate = record["mask_rate"]
-        return f"mask rate {rate:g}, {record.get('protocol', 'series')}" if rate != "avg" else "average"
-    return f"{record.get('protocol', 'point')} protocol"
+    return TASKS[record["task"]].describe(record)
 
 
 def compute_label(record: dict) -> str:
@@ -79,7 +57,7 @@ def _compared(records: list[dict]) -> dict[str, dict[str, list[float]]]:
     paper's model and the baselines (not the ablations)."""
     values: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for r in records:
-        value = r.get(MEASURES[r["task"]].key)
+        value = r.get(TASKS[r["task"]].measure.key)
         if value is None or r["model"] in ABLATION_MODELS:
             continue
         values[_test(r)][_label(r)][r["seed"]] = float(value)
@@ -98,7 +76,7 @@ def winner_sentence(records: list[dict]) -> str:
     if not tests:
         return ""
     task = next(iter(records))["task"]
-    measure = MEASURES[task]
+    measure = TASKS[task].measure
     labels = {_label(r) for r in records if r["model"] not in ABLATION_MODELS}
     if len(labels) == 1:
         return f"One model, `{labels.pop()}`: the rows compare its settings, not models."
@@ -106,9 +84,8 @@ def winner_sentence(records: list[dict]) -> str:
     for models in tests.values():
         counts[_best(models, measure, lambda m: True)] += 1
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    what = {"forecast": "dataset and horizon", "impute": "dataset, mask rate and protocol"}
     averaged = any("avg" in (r.get("horizon"), r.get("mask_rate")) for r in records)
-    per = "dataset" if averaged else what.get(task, "dataset and protocol")
+    per = "dataset" if averaged else TASKS[task].compared_per
     best = "lowest" if measure.lower_is_better else "highest"
     listed = ", ".join(f"`{model}` in {n} of {len(tests)}" for model, n in ranked)
     return f"{best.capitalize()} {measure.label} per {per} (mean over seeds): {listed}."
@@ -138,7 +115,7 @@ def _stats(values: list[float]) -> tuple[float, float, int]:
 
 
 def verdicts(records: list[dict]) -> list[Verdict]:
-    """XCTFormer against the best baseline of the same test, by :data:`MEASURES`. A win or a loss
+    """XCTFormer against the best baseline of the same test, by each task's measure. A win or a loss
     counts only when the gap between the means is larger than the larger standard deviation over
     seeds, and only with two or more seeds of each (one run of an untrained baseline stands for
     any seed); otherwise "not counted"."""
@@ -146,7 +123,7 @@ def verdicts(records: list[dict]) -> list[Verdict]:
     by_test = {_test(r): r for r in records}
     for test, models in sorted(_compared(records).items(), key=lambda item: _order(by_test[item[0]])):
         first = by_test[test]
-        measure = MEASURES[first["task"]]
+        measure = TASKS[first["task"]].measure
         other_model = _best(models, measure, lambda m: _base(m) not in XCTFORMER)
         if other_model is None:
             continue
@@ -191,7 +168,7 @@ def helps_section(folders: dict[str, list[dict]], markdown_table) -> str:
     )
     rows = []
     for folder, v in found:
-        measure = MEASURES[v.task]
+        measure = TASKS[v.task].measure
         rows.append([
             f"`{folder}`", v.dataset, v.setting, measure.label, v.model, _cell(v.ours), v.other_model, _cell(v.other),
             f"{100 * v.change:+.1f}%", v.outcome,
@@ -217,7 +194,7 @@ def spread_sentence(records: list[dict]) -> str:
         groups[json.dumps(run, sort_keys=True, default=str)].append(r)
     widest: dict[str, tuple[float, dict]] = {}
     for cell in groups.values():
-        measure = MEASURES[cell[0]["task"]]
+        measure = TASKS[cell[0]["task"]].measure
         values = [r.get(measure.key) for r in cell]
         if len({r["seed"] for r in cell}) < 2 or None in values:
             continue
@@ -226,7 +203,7 @@ def spread_sentence(records: list[dict]) -> str:
         if cv >= widest.get(cell[0]["task"], (-1.0, None))[0]:
             widest[cell[0]["task"]] = (cv, cell[0])
     parts = [
-        f"{MEASURES[task].label} of {task} runs varies by up to {100 * cv:.1f}% (coefficient of variation, "
+        f"{TASKS[task].measure.label} of {task} runs varies by up to {100 * cv:.1f}% (coefficient of variation, "
         f"`{r['model']}` on {r['dataset']}, {setting(r)})"
         for task, (cv, r) in sorted(widest.items())
     ]

@@ -389,3 +389,9 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
         work = partial(_detect_work, args, dataset, model, arrays[dataset], runs, todo)
         jobs.append(Job(f"{dataset} {model} seed {args.seed}", work, _detect_summary, runs[todo[0]]))
     return jobs
+
+
+def tune_data(settings) -> tuple:
+    """(dataset name, series, None): the training array; its last 20 % validates (never the test labels)."""
+    train, _, _ = detection_arrays(settings.dataset, settings.data_dir)
+    return settings.dataset, train, None

@@ -386,3 +386,11 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         work = partial(_forecast_work, build, data, horizon, record, settings.accelerator)
         jobs.append(Job(label, work, _summary, run))
     return jobs
+
+
+def tune_data(settings) -> tuple:
+    """(dataset name, series, val_series) a tuning study trains and validates on: the paper's splits."""
+    from .datasets import load_forecast_dataset
+
+    data = prepare(load_forecast_dataset(settings.dataset, settings.data_dir, seed=settings.seed), features="M")
+    return data.dataset, data.train, data.val

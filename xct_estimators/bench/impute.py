@@ -324,3 +324,9 @@ def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) 
         work = partial(_impute_work, args, dataset, rate, model, splits[dataset], record)
         jobs.append(Job(f"{dataset} mask {rate} {model} seed {args.seed}", work, _impute_summary, run))
     return jobs
+
+
+def tune_data(settings) -> tuple:
+    """(dataset name, series, val_series) a tuning study trains and validates on: the paper's splits."""
+    train, val, _ = imputation_splits(settings.dataset, settings.data_dir, settings.seed)
+    return settings.dataset, train, val

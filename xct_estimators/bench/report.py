@@ -18,6 +18,7 @@ from .comparison import compute_label, covariate_sentence, spread_sentence, winn
 from .models import preset_name
 from .results import ResultStore
 from .runs import write_atomically
+from .tasks import TASKS
 
 EXAMPLES_DIR = "examples"
 
@@ -54,9 +55,7 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 def forecast_table(records: list[dict]) -> str:
     """Per (dataset, horizon, model): measured MSE/MAE, the paper's XCTFormer numbers and the gaps;
     then the average over horizons for every (dataset, model) with all its horizons run."""
-    records = sorted(
-        (r for r in records if r["task"] == "forecast"), key=lambda r: (r["dataset"], r["horizon"], r["model"])
-    )
+    records = sorted(records, key=lambda r: (r["dataset"], r["horizon"], r["model"]))
     rows = []
     for r in records:
         ref = paper.forecast_reference(r["dataset"], r["horizon"], r["model"])
@@ -174,10 +173,7 @@ def imputation_table(records: list[dict]) -> str:
     """Per run: our MSE/MAE beside the paper's XCTFormer numbers for that dataset and mask rate
     (Table 3's full version), with the protocol and strides that produced them; then averages
     over the four mask rates beside the paper's XCTFormer and best-baseline averages."""
-    records = sorted(
-        (r for r in records if r["task"] == "impute"),
-        key=lambda r: (r["dataset"], r.get("protocol") or "", r["mask_rate"], r["model"]),
-    )
+    records = sorted(records, key=lambda r: (r["dataset"], r.get("protocol") or "", r["mask_rate"], r["model"]))
     rows = []
     for r in records:
         ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
@@ -256,10 +252,7 @@ def anomaly_table(records: list[dict]) -> str:
     """One row per (dataset, protocol, model): the honest metrics first (F1 at the paper's
     threshold, AUC-PR, AUC-ROC, VUS-PR, VUS-ROC), then the point-adjusted F1 the paper reports,
     beside its number."""
-    records = sorted(
-        (r for r in records if r["task"] == "detect"),
-        key=lambda r: (r["dataset"], r.get("protocol", "point"), -r["f1_adjusted"]),
-    )
+    records = sorted(records, key=lambda r: (r["dataset"], r.get("protocol", "point"), -r["f1_adjusted"]))
     rows = []
     for r in records:
         ref = paper.ANOMALY.get(r["dataset"])
@@ -302,7 +295,7 @@ def seed_table(records: list[dict]) -> str:
         if len(seeds) < 2:
             continue
         first = cell[0]
-        metrics = ("f1_adjusted", "f1") if first["task"] == "detect" else ("mse", "mae")
+        metrics = TASKS[first["task"]].metrics
         where = first.get("horizon") or first.get("mask_rate") or first.get("protocol") or "-"
         stats = []
         for metric in metrics:
@@ -321,13 +314,10 @@ def seed_table(records: list[dict]) -> str:
 
 def full_report(records: list[dict]) -> str:
     sections = []
-    for title, task, table in (
-        ("Forecasting", "forecast", forecast_table),
-        ("Imputation", "impute", imputation_table),
-        ("Anomaly detection", "detect", anomaly_table),
-    ):
-        if any(r["task"] == task for r in records):
-            sections.append(f"## {title}\n\n{table(records)}")
+    for task in TASKS.values():
+        mine = [r for r in records if r["task"] == task.name]
+        if mine:
+            sections.append(f"## {task.title.capitalize()}\n\n{globals()[task.table](mine)}")
     seeds = seed_table(records)
     if seeds:
         sections.append(f"## Seed robustness\n\n{spread_sentence(records)}\n\n{seeds}")

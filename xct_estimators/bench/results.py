@@ -15,6 +15,8 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from .tasks import TASKS
+
 RESULTS_FILE = "results.jsonl"
 #: The identity of records written before the ``run`` field (kept readable, never resumed).
 KEY_FIELDS = (
@@ -32,19 +34,14 @@ KEY_FIELDS = (
 #: Fields a line must have, with their types, to be a record: every task's, then each task's own.
 _NUMBER = (int, float)
 REQUIRED_FIELDS = {"task": str, "dataset": str, "model": str, "seed": int}
-TASK_FIELDS = {
-    "forecast": {"horizon": int, "mse": _NUMBER, "mae": _NUMBER},
-    "impute": {"mask_rate": _NUMBER, "mse": _NUMBER, "mae": _NUMBER},
-    "detect": {"protocol": str, "f1": _NUMBER, "f1_adjusted": _NUMBER, "auc_pr": _NUMBER},
-}
 
 
 def is_record(value) -> bool:
     """Whether a parsed line is a result record: a known task with every field the reports read,
     each of its type (``bool`` is not a number here)."""
-    if not isinstance(value, dict) or value.get("task") not in TASK_FIELDS:
+    if not isinstance(value, dict) or value.get("task") not in TASKS:
         return False
-    fields = {**REQUIRED_FIELDS, **TASK_FIELDS[value["task"]], "fit_seconds": _NUMBER, "eval_seconds": _NUMBER}
+    fields = {**REQUIRED_FIELDS, **TASKS[value["task"]].fields, "fit_seconds": _NUMBER, "eval_seconds": _NUMBER}
     return all(
         isinstance(value.get(name), kind) and not isinstance(value.get(name), bool) for name, kind in fields.items()
     )

@@ -16,6 +16,7 @@ from .comparison import helps_section
 from .report import full_report, markdown_table
 from .results import ResultStore
 from .runs import write_atomically
+from .tasks import TASKS
 
 HEADER = """# Results
 
@@ -154,16 +155,14 @@ def _covered(records: list[dict]) -> set[tuple]:
     keys = set()
     for r in records:
         if r.get("model") in ("xctformer", "xctformer_linear"):  # the paper's model, either input fill
-            setting = r.get("horizon") if r["task"] == "forecast" else r.get("mask_rate")
-            keys.add((r["task"], paper.dataset_key(r["dataset"]), setting))
+            setting = TASKS[r["task"]].setting
+            keys.add((r["task"], paper.dataset_key(r["dataset"]), r.get(setting) if setting else None))
     return keys
 
 
 def missing_section(records: list[dict]) -> str:
     """The paper's results that no XCTFormer record on the page covers, with why."""
-    wanted = [("forecast", d, h) for d in paper.FORECAST for h in paper.HORIZONS]
-    wanted += [("impute", d, rate) for d in paper.IMPUTATION for rate in paper.IMPUTATION[d]]
-    wanted += [("detect", d, None) for d in paper.ANOMALY]
+    wanted = [(task.name, *cell) for task in TASKS.values() for cell in task.paper_cells()]
     covered = _covered(records)
     missing: dict[tuple[str, str], list] = {}
     for task, dataset, setting in wanted:

@@ -14,28 +14,10 @@ from .provenance import run_fields, timestamp
 from .report import file_name
 from .runs import write_atomically
 from .settings import TuneSettings
+from .tasks import TASKS
 
 #: The default storage: an Optuna journal file in the output folder (no server needed).
 JOURNAL_NAME = "optuna.journal"
-
-
-def tune_data(args: TuneSettings):
-    """(dataset name, series, val_series): the paper's splits for ``args.task`` on ``args.dataset``."""
-    if args.task == "forecast":
-        from .datasets import load_forecast_dataset
-        from .forecast import prepare
-
-        data = prepare(load_forecast_dataset(args.dataset, args.data_dir, seed=args.seed), features="M")
-        return data.dataset, data.train, data.val
-    if args.task == "impute":
-        from .impute import imputation_splits
-
-        train, val, _ = imputation_splits(args.dataset, args.data_dir, args.seed)
-        return args.dataset, train, val
-    from .detect import detection_arrays
-
-    train, _, _ = detection_arrays(args.dataset, args.data_dir)
-    return args.dataset, train, None  # the last 20 % of the training array validates (never the test labels)
 
 
 def fixed_settings(args: TuneSettings) -> dict:
@@ -47,7 +29,7 @@ def fixed_settings(args: TuneSettings) -> dict:
         fixed["batch_size"] = args.batch_size
     if args.learning_rate:
         fixed["learning_rate"] = args.learning_rate
-    if args.task != "forecast":
+    if TASKS[args.task].strided:
         fixed["train_stride"] = args.train_stride
     return fixed
 
@@ -64,7 +46,7 @@ def _read_space(path) -> dict:
 def run_tune(args: TuneSettings) -> int:
     from .. import tune
 
-    if args.task == "forecast" and args.train_stride != 1:
+    if not TASKS[args.task].strided and args.train_stride != 1:
         raise ValueError(
             f"--train-stride {args.train_stride}: forecasting trials train on every window (Darts' samples); the "
             "stride applies to --task impute and detect. Leave it out, or shorten training with --epochs."
@@ -72,7 +54,7 @@ def run_tune(args: TuneSettings) -> int:
     space = _read_space(args.space) if args.space else None  # None: the paper's
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
-    dataset, series, val_series = tune_data(args)
+    dataset, series, val_series = TASKS[args.task].tune_data(args)
     storage = args.storage or str(output / JOURNAL_NAME)
     name = args.study_name or tune.default_study_name(args.task, dataset, args.horizon, args.mask_rate)
     print(f"study {name!r} in {storage} ({args.trials} trials in all workers)", flush=True)

@@ -22,6 +22,7 @@ from xct_estimators.bench.measure.estimates import (
 )
 from xct_estimators.bench.paper import HORIZONS
 from xct_estimators.bench.provenance import command_line, provenance
+from xct_estimators.bench.tasks import TASKS
 from xct_estimators.nn.presets import IMPUTATION_MASK_RATES, get_preset
 
 
@@ -186,14 +187,10 @@ def run_converged(options: QueueOptions, budget: Budget, minutes: float) -> str:
 def run_entry(entry: Entry, options: QueueOptions, budget: Budget, fast: bool, job_minutes: float) -> str:
     """The entry's runs not yet recorded, each started only when its estimate fits the budget."""
     from xct_estimators.bench.backends import LocalBackend, execute
-    from xct_estimators.bench.detect import detect_jobs
-    from xct_estimators.bench.forecast import forecast_jobs
-    from xct_estimators.bench.impute import impute_jobs
     from xct_estimators.bench.results import ResultStore
 
     settings = entry_settings(entry, options, fast)
-    planner = {"detect": detect_jobs, "impute": impute_jobs, "forecast": forecast_jobs}[entry.task]
-    jobs = planner(settings, ResultStore(settings.output).finished(), progress=False)
+    jobs = TASKS[entry.task].plan(settings, ResultStore(settings.output).finished(), progress=False)
     if not jobs:
         return "done (every run recorded)"
     for i, job in enumerate(jobs):

@@ -1,0 +1,147 @@
+"""The three tasks ``xct-bench`` runs, each described once: how a run is planned, what its records
+hold, which of their fields places a run in the paper's tables, the measure comparisons rank by,
+and the paper's ablation table. The commands, reports and the results page read these entries
+instead of comparing task names."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..nn.presets import IMPUTATION_MASK_RATES
+from . import paper
+
+_NUMBER = (int, float)
+
+
+@dataclass(frozen=True)
+class Measure:
+    label: str
+    key: str
+    lower_is_better: bool
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """The paper's ablation table of a task, and how records are averaged to stand beside it."""
+
+    title: str
+    published: dict
+    gap: Callable[[dict, dict], Optional[float]]
+    columns: tuple[str, str]
+    scale: float = 1.0
+    protocol: Optional[str] = None  # the one protocol the table reads, where a task has several
+    averaged_over: tuple = ()  # the values of the task's setting every averaged row must cover
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    title: str
+    module: str  # under xct_estimators.bench: its jobs(settings, finished, progress) and tune_data(settings)
+    strided: bool  # whether training windows can be strided (--train-stride)
+    fields: dict[str, Any]  # the fields every record of the task has, with their types
+    setting: Optional[str]  # the record field that places a run in the paper's tables
+    metrics: tuple[str, str]  # the two the tables report, first the paper's headline
+    table: str  # the function of :mod:`.report` that tabulates the task's records
+    measure: Measure
+    compared_per: str
+    ablation: Ablation
+    describe: Callable[[dict], str]
+    paper_cells: Callable[[], list[tuple[str, Any]]]
+
+    def _module(self):
+        return importlib.import_module(f"{__package__}.{self.module}")
+
+    def plan(self, settings, finished: set, progress: bool) -> list:
+        """The runs of ``settings`` not in ``finished``, as jobs for a backend."""
+        return getattr(self._module(), f"{self.name}_jobs")(settings, finished, progress)
+
+    def tune_data(self, settings) -> tuple:
+        """(dataset name, series, val_series) a tuning study on ``settings.dataset`` uses."""
+        return self._module().tune_data(settings)
+
+
+def _describe_forecast(record: dict) -> str:
+    where = f"horizon {record['horizon']}" if record["horizon"] != "avg" else "average"
+    return where + (f", +{record['covariates']}" if record.get("covariates") else "")
+
+
+def _describe_impute(record: dict) -> str:
+    rate = record["mask_rate"]
+    return f"mask rate {rate:g}, {record.get('protocol', 'series')}" if rate != "avg" else "average"
+
+
+def _describe_detect(record: dict) -> str:
+    return f"{record.get('protocol', 'point')} protocol"
+
+
+_ERRORS = ("avg MSE", "avg MAE")
+FORECAST = Task(
+    name="forecast",
+    title="forecasting",
+    module="forecast",
+    strided=False,
+    fields={"horizon": int, "mse": _NUMBER, "mae": _NUMBER},
+    setting="horizon",
+    metrics=("mse", "mae"),
+    table="forecast_table",
+    measure=Measure("MSE", "mse", True),
+    compared_per="dataset and horizon",
+    ablation=Ablation(
+        "forecasting",
+        paper.ABLATION_FORECAST,
+        paper.ablation_gap,
+        _ERRORS,
+        averaged_over=paper.HORIZONS,
+    ),
+    describe=_describe_forecast,
+    paper_cells=lambda: [(d, h) for d in paper.FORECAST for h in paper.HORIZONS],
+)
+IMPUTE = Task(
+    name="impute",
+    title="imputation",
+    module="impute",
+    strided=True,
+    fields={"mask_rate": _NUMBER, "mse": _NUMBER, "mae": _NUMBER},
+    setting="mask_rate",
+    metrics=("mse", "mae"),
+    table="imputation_table",
+    measure=Measure("MSE", "mse", True),
+    compared_per="dataset, mask rate and protocol",
+    ablation=Ablation(
+        "imputation",
+        paper.ABLATION_IMPUTE,
+        paper.ablation_gap,
+        _ERRORS,
+        averaged_over=IMPUTATION_MASK_RATES,
+    ),
+    describe=_describe_impute,
+    paper_cells=lambda: [(d, rate) for d in paper.IMPUTATION for rate in paper.IMPUTATION[d]],
+)
+#: Detection ranks by VUS-PR (TSB-AD's most reliable measure), not the point-adjusted F1 that noise can win.
+DETECT = Task(
+    name="detect",
+    title="anomaly detection",
+    module="detect",
+    strided=True,
+    fields={"protocol": str, "f1": _NUMBER, "f1_adjusted": _NUMBER, "auc_pr": _NUMBER},
+    setting=None,
+    metrics=("f1_adjusted", "f1"),
+    table="anomaly_table",
+    measure=Measure("VUS-PR", "vus_pr", False),
+    compared_per="dataset and protocol",
+    ablation=Ablation(
+        "anomaly detection (tslib)",
+        paper.ABLATION_DETECT,
+        paper.detection_ablation_gap,
+        ("F1 adjusted %", "F1 %"),
+        scale=100.0,
+        protocol="tslib",
+    ),
+    describe=_describe_detect,
+    paper_cells=lambda: [(d, None) for d in paper.ANOMALY],
+)
+TASKS = {task.name: task for task in (FORECAST, IMPUTE, DETECT)}
