@@ -28,3 +28,36 @@ def test_no_function_is_longer_than_sixty_lines_docstrings_aside():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _body_lines(node) > LONGEST_FUNCTION
     ]
     assert not long, "split these functions: " + "; ".join(long)
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """The ``xct_estimators`` modules ``path`` imports, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            target = ".".join([*base, node.module] if node.module else base) if node.level else node.module or ""
+            for alias in node.names:
+                module = f"{target}.{alias.name}"
+                found.add(module if (PACKAGE.parent / (module.replace(".", "/") + ".py")).exists() else target)
+    return found
+
+
+def test_the_benchmark_package_has_no_import_circles():
+    """``xct-bench``'s modules depend one way (a circle would hide behind a function-level import)."""
+    bench = PACKAGE / "bench"
+    graph = {}
+    for path in bench.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        graph[name] = _imports(path, package) - {name}
+
+    def reaches(start: str, goal: str, seen: set) -> bool:
+        return any(
+            nxt == goal or (nxt not in seen and not seen.add(nxt) and reaches(nxt, goal, seen))
+            for nxt in graph.get(start, ())
+        )
+
+    circles = sorted(name for name in graph if reaches(name, name, set()))
+    assert not circles, f"these modules import themselves through others: {circles}"

@@ -9,7 +9,8 @@ from xct_estimators.bench.comparison import (
     verdicts,
     winner_sentence,
 )
-from xct_estimators.bench.report import forecast_table, markdown_table
+from xct_estimators.bench.report import forecast_table
+from xct_estimators.bench.tables import markdown_table
 
 
 def forecast(model, seed, mse, horizon=96, dataset="ETTh1", **extra):

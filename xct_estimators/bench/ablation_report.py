@@ -7,14 +7,14 @@ from collections import defaultdict
 
 from . import paper
 from .models import ABLATION_MODELS
-from .report import _fmt, _forecast_setting, _imputation_setting, markdown_table
+from .tables import fmt, forecast_setting, imputation_setting, markdown_table
 from .tasks import TASKS, Task
 
 ABLATION_VARIANTS = ("xctformer", *ABLATION_MODELS)
 
 
 #: What else must be equal for runs to be averaged together over a task's settings.
-_SAME_RUN = {"forecast": _forecast_setting, "impute": lambda r: tuple(_imputation_setting(r)[:4])}
+_SAME_RUN = {"forecast": forecast_setting, "impute": lambda r: tuple(imputation_setting(r)[:4])}
 
 
 def _ablation_averages(records: list[dict], task: Task) -> dict[str, dict[str, tuple]]:
@@ -60,7 +60,7 @@ def ablation_table(records: list[dict]) -> str:
             for dataset, values in sorted(averages[model].items()):
                 ref = published.get(model, {}).get(paper.dataset_key(dataset))
                 ref = ref if isinstance(ref, tuple) else (ref, None)
-                rows.append([model, dataset, *(_fmt(v) for v in values), _fmt(ref[0]), _fmt(ref[1])])
+                rows.append([model, dataset, *(fmt(v) for v in values), fmt(ref[0]), fmt(ref[1])])
         header = ["variant", "dataset", *names, f"paper {names[0]}", f"paper {names[1]}"]
         text = f"### {spec.title}\n\n" + markdown_table(header, rows)
         pick = (lambda v: v) if spec.averaged_over else (lambda v: v[0])  # the paper's gap rule's input
@@ -72,7 +72,7 @@ def ablation_table(records: list[dict]) -> str:
             full_published = {d: published["xctformer"][d] for d in same}
             theirs = gap(full_published, same) if same else None
             gaps.append(
-                [model, ", ".join(sorted(set(full) & set(ours))), _fmt(gap(full, ours), "+.1f"), _fmt(theirs, "+.1f")]
+                [model, ", ".join(sorted(set(full) & set(ours))), fmt(gap(full, ours), "+.1f"), fmt(theirs, "+.1f")]
             )
         text += "\n\nXCTFormer vs others (%, positive = the variant is worse):\n\n"
         sections.append(text + markdown_table(["variant", "datasets", "ours %", "paper %"], gaps))

@@ -48,7 +48,6 @@ from .runs import (
     interrupted_message,
     interrupts_raise,
     locked_output,
-    print_report,
 )
 from .settings import (
     DEFAULT_OUTPUT,
@@ -503,6 +502,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     except OSError as error:  # a full disk, a folder without write permission: finished runs are kept
         print(f"xct-bench: error: {error}{interrupted_message(output)}", file=sys.stderr)
         return 1
+
+
+def print_report(output) -> int:
+    from .report import print_report as write_and_print  # numpy and the report only when a report is made
+
+    return write_and_print(output)
 
 
 def _run_jobs(command: str, settings) -> int:

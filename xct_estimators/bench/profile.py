@@ -17,7 +17,7 @@ from ..nn.model import XCTFormerNet
 from ..nn.presets import get_preset
 from . import paper
 from .models import preset_name
-from .report import markdown_table
+from .tables import markdown_table
 
 PROFILE_DATASETS = tuple(paper.PROFILE)
 

@@ -14,17 +14,15 @@ import numpy as np
 
 from ..nn.presets import IMPUTATION_MASK_RATES, get_preset
 from . import paper
+from .ablation_report import ablation_table
 from .comparison import compute_label, covariate_sentence, spread_sentence, winner_sentence
 from .models import preset_name
 from .results import ResultStore
 from .runs import write_atomically
+from .tables import fmt, forecast_setting, imputation_setting, markdown_table
 from .tasks import TASKS
 
 EXAMPLES_DIR = "examples"
-
-
-def _fmt(value, spec=".3f") -> str:
-    return "-" if value is None else format(value, spec)
 
 
 def _gap(value) -> str:
@@ -35,7 +33,7 @@ def _error_cells(record: dict, reference) -> list[str]:
     """MSE, MAE, the paper's MSE and MAE, and the relative gaps."""
     (mse, mae), (paper_mse, paper_mae) = (record["mse"], record["mae"]), reference or (None, None)
     gaps = (paper.relative_gap(mse, paper_mse), paper.relative_gap(mae, paper_mae))
-    return [*map(_fmt, (mse, mae, paper_mse, paper_mae)), *map(_gap, gaps)]
+    return [*map(fmt, (mse, mae, paper_mse, paper_mae)), *map(_gap, gaps)]
 
 
 ERROR_HEADER = ["MSE", "MAE", "paper MSE", "paper MAE", "gap MSE", "gap MAE"]
@@ -43,13 +41,7 @@ TIME_HEADER = ["fit s", "eval s"]
 
 
 def _time_cells(record: dict) -> list[str]:
-    return [_fmt(record["fit_seconds"], ".0f"), _fmt(record["eval_seconds"], ".1f")]
-
-
-def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=False)]
-    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)) + " |"  # noqa: E731
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+    return [fmt(record["fit_seconds"], ".0f"), fmt(record["eval_seconds"], ".1f")]
 
 
 def forecast_table(records: list[dict]) -> str:
@@ -59,7 +51,7 @@ def forecast_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.forecast_reference(r["dataset"], r["horizon"], r["model"])
-        run = [r["dataset"], r["horizon"], r["model"], _forecast_setting(r), *_compute_cells(r, records), r["seed"]]
+        run = [r["dataset"], r["horizon"], r["model"], forecast_setting(r), *_compute_cells(r, records), r["seed"]]
         rows.append([*run, *_error_cells(r, ref), *_time_cells(r)])
     header = ["dataset", "horizon", "model", "settings", *_compute_header(records), "seed", *ERROR_HEADER]
     covariates = covariate_sentence(records)
@@ -116,16 +108,6 @@ def shortened_training_note(records: list[dict]) -> str:
     return "".join(f"\n\n{note}" for note in notes)
 
 
-def _forecast_setting(record: dict) -> str:
-    """What tells two runs of one model apart in a table: features, look-back, epochs, future covariates."""
-    if "features" not in record:
-        return "-"
-    epochs = record.get("epochs", "?")
-    training = "untrained" if epochs is None else f"{epochs} ep"
-    covariates = f", +{record['covariates']}" if record.get("covariates") else ""
-    return f"{record['features']}, L={record.get('seq_len', '?')}, {training}{covariates}"
-
-
 def _mixed(records: list[dict], varying: tuple[str, ...]) -> bool:
     """Whether ``records`` (one average's cells) were run with different settings, apart from
     the ``varying`` fields (the horizon or mask rate the average is over)."""
@@ -147,7 +129,7 @@ def average_rows(records: list[dict]) -> tuple[str, list[dict]]:
     """The table of averages over the paper's horizons, and the averages as records (horizon "avg")."""
     groups: dict[tuple, dict[int, dict]] = defaultdict(dict)
     for r in records:
-        groups[(r["dataset"], r["model"], _forecast_setting(r), compute_label(r), r["seed"])][r["horizon"]] = r
+        groups[(r["dataset"], r["model"], forecast_setting(r), compute_label(r), r["seed"])][r["horizon"]] = r
     rows, averaged = [], []
     for (dataset, model, setting, _, seed), by_horizon in sorted(groups.items()):
         if not set(paper.HORIZONS) <= set(by_horizon):
@@ -161,7 +143,7 @@ def average_rows(records: list[dict]) -> tuple[str, list[dict]]:
         cells = [by_horizon[h] for h in paper.HORIZONS]
         setting += MIXED if _mixed(cells, ("horizon", "output_chunk_length")) else ""
         errors = _error_cells({"mse": mse, "mae": mae}, ref)
-        rows.append([dataset, model, setting, *_compute_cells(first, records), seed, *errors, _fmt(seconds, ".0f")])
+        rows.append([dataset, model, setting, *_compute_cells(first, records), seed, *errors, fmt(seconds, ".0f")])
     if not rows:
         return "", []
     header = ["dataset", "model", "settings", *_compute_header(records), "seed"]
@@ -177,7 +159,7 @@ def imputation_table(records: list[dict]) -> str:
     rows = []
     for r in records:
         ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
-        run = [r["dataset"], r["mask_rate"], r["model"], *_imputation_setting(r), *_compute_cells(r, records)]
+        run = [r["dataset"], r["mask_rate"], r["model"], *imputation_setting(r), *_compute_cells(r, records)]
         rows.append([*run, _best_epoch(r), r["seed"], *_error_cells(r, ref), *_time_cells(r)])
     header = ["dataset", "mask rate", "model", *IMPUTATION_SETTING_HEADER, *_compute_header(records), "best epoch"]
     header += ["seed", *ERROR_HEADER, *TIME_HEADER]
@@ -202,17 +184,11 @@ def _best_epoch(record: dict):
     return "-" if best is None else best + 1
 
 
-def _imputation_setting(record: dict) -> list:
-    cells = [record.get(key) or "-" for key in ("train_stride", "eval_stride", "epochs")]
-    peak = (record.get("settings") or {}).get("learning_rate")  # what trains: XCTFormer, SAITS
-    return [record.get("protocol", "series"), *cells, f"{peak:g}" if peak else "-", record.get("n_windows") or "-"]
-
-
 def imputation_averages(records: list[dict]) -> tuple[str, list[dict]]:
     """The table of averages over the paper's mask rates, and the averages as records."""
     groups: dict[tuple, dict[float, dict]] = defaultdict(dict)
     for r in records:
-        setting = tuple(_imputation_setting(r)[:5])  # protocol, strides, epochs, peak lr
+        setting = tuple(imputation_setting(r)[:5])  # protocol, strides, epochs, peak lr
         groups[(r["dataset"], r["model"], setting, r["seed"])][r["mask_rate"]] = r
     rows, averaged = [], []
     for (dataset, model, setting, seed), by_rate in sorted(groups.items(), key=lambda item: str(item[0])):
@@ -225,9 +201,9 @@ def imputation_averages(records: list[dict]) -> tuple[str, list[dict]]:
         best = paper.best_imputation_baseline(dataset)
         mixed = MIXED if _mixed([by_rate[m] for m in IMPUTATION_MASK_RATES], ("mask_rate",)) else ""
         baseline = f"{best[0]} ({paper.imputation_group(dataset)})" if best else "-"
-        numbers = [*map(_fmt, (mse, mae, ours and ours[0], ours and ours[1])), baseline]
+        numbers = [*map(fmt, (mse, mae, ours and ours[0], ours and ours[1])), baseline]
         rows.append(
-            [dataset, model + mixed, *setting, seed, *numbers, _fmt(best and best[1][0]), _fmt(best and best[1][1])]
+            [dataset, model + mixed, *setting, seed, *numbers, fmt(best and best[1][0]), fmt(best and best[1][1])]
         )
     if not rows:
         return "", []
@@ -258,9 +234,9 @@ def anomaly_table(records: list[dict]) -> str:
         ref = paper.ANOMALY.get(r["dataset"])
         published = ref and ref[2] / 100
         run = [r["dataset"], r.get("protocol", "point"), r["model"], _detection_setting(r), *_compute_cells(r, records)]
-        run += [_fmt(r.get("anomaly_ratio"), "g"), r.get("n_windows") or "-"]
+        run += [fmt(r.get("anomaly_ratio"), "g"), r.get("n_windows") or "-"]
         honest = (r["f1"], r["auc_pr"], r.get("auc_roc"), r.get("vus_pr"), r.get("vus_roc"))
-        scores = map(_fmt, (*honest, r["f1_adjusted"], published))
+        scores = map(fmt, (*honest, r["f1_adjusted"], published))
         rows.append([*run, *scores, *_time_cells(r)])
     header = (
         "dataset|protocol|model|settings|ratio %|test windows|F1|AUC-PR|AUC-ROC|VUS-PR|VUS-ROC|F1 point-adjusted|"
@@ -321,8 +297,6 @@ def full_report(records: list[dict]) -> str:
     seeds = seed_table(records)
     if seeds:
         sections.append(f"## Seed robustness\n\n{spread_sentence(records)}\n\n{seeds}")
-    from .ablation_report import ablation_table  # it builds on this module's tables
-
     ablation = ablation_table(records)
     if ablation:
         sections.append(f"## Ablation\n\n{ablation}")
@@ -419,3 +393,13 @@ def write_report(output: Path) -> tuple[str, list[Path]]:
     write_atomically(output / "report.md", lambda path: path.write_text("# xct-bench results\n\n" + text + "\n"))
     plots = plot_forecasts(output, records)
     return text, [output / "report.md", *plots]
+
+
+def print_report(output: Path) -> int:
+    """Write the folder's report and plots, print the report and name the files."""
+    text, files = write_report(output)
+    print(text)
+    print(f"\nResults: {output / 'results.jsonl'}")
+    for path in files:
+        print(f"Wrote {path}")
+    return 0

@@ -13,9 +13,10 @@ from pathlib import Path
 from . import paper
 from .catalog import UNOBTAINED_DATA
 from .comparison import helps_section
-from .report import full_report, markdown_table
+from .report import full_report
 from .results import ResultStore
 from .runs import write_atomically
+from .tables import markdown_table
 from .tasks import TASKS
 
 HEADER = """# Results

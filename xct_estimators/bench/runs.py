@@ -152,17 +152,6 @@ def interrupted_message(output: Path) -> str:
     )
 
 
-def print_report(output: Path) -> int:
-    from .report import write_report
-
-    text, files = write_report(output)
-    print(text)
-    print(f"\nResults: {output / 'results.jsonl'}")
-    for path in files:
-        print(f"Wrote {path}")
-    return 0
-
-
 def plain_settings(params: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """JSON-stable settings: numbers, strings and their containers as they are, classes and
     objects by their class name (no memory addresses), ``skip`` keys left out."""
