@@ -85,3 +85,21 @@ def test_options_a_command_would_ignore_are_not_offered(argv, capsys):
     with pytest.raises(SystemExit) as stop:
         build_parser().parse_args(argv)
     assert stop.value.code == 2 and f"unrecognized arguments: {' '.join(argv[1:])}" in capsys.readouterr().err
+
+
+def test_every_option_of_a_training_command_lands_in_its_settings():
+    """``settings_from`` passes on only the settings' fields: an option without one would be ignored."""
+    import argparse
+
+    from xct_estimators.bench.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for name, parser in commands.items():
+        settings_cls = parser.get_default("settings_cls")
+        if settings_cls is not None:  # profile and report take no training settings
+            options = {action.dest for action in parser._actions if action.dest != "help"}
+            assert options <= set(settings_cls.__dataclass_fields__), (
+                name,
+                options - set(settings_cls.__dataclass_fields__),
+            )
+            assert {"output", "seed", "devices"} <= options, name
