@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from xct_estimators.bench.provenance import SOURCE_ROOT
-from xct_estimators.nn.presets import TASK_SEQ_LEN, get_preset
+from xct_estimators.nn.presets import COMMAND_TASKS, TASK_SEQ_LEN, get_preset
 
 RECORDS = SOURCE_ROOT / "benchmarks" / "results"
 
@@ -31,10 +31,6 @@ DATASET_ROWS = {
 #: The measured network each task's estimate scales from (its preset dataset and task); no
 #: forecasting network is measured, so forecasting scales from the imputation one.
 REFERENCE = {"impute": ("ETTh1", "impute"), "detect": ("MSL", "anomaly"), "forecast": ("ETTh1", "impute")}
-
-
-#: The preset table's name of each task.
-PRESET_TASK = {"impute": "impute", "detect": "anomaly", "forecast": "forecast"}
 
 
 #: A forward pass without gradients costs about a third of a training step.
@@ -85,8 +81,8 @@ def step_seconds(dataset: str, task: str, mode: str, steps: dict, horizon: Optio
     reference network's measured step, scaled by FLOPs per window and the batch."""
     reference = REFERENCE[task]
     measured = steps[reference]
-    ratio = _forward_flops(dataset, PRESET_TASK[task], horizon) / _forward_flops(*reference)
-    return measured[mode] * ratio * get_preset(dataset, PRESET_TASK[task]).batch_size / measured["batch"]
+    ratio = _forward_flops(dataset, COMMAND_TASKS[task], horizon) / _forward_flops(*reference)
+    return measured[mode] * ratio * get_preset(dataset, COMMAND_TASKS[task]).batch_size / measured["batch"]
 
 
 #: The two parts of a run that the calibration scales apart: the evaluation's share of its time
@@ -102,7 +98,7 @@ def run_seconds(
     evaluation."""
     from xct_estimators.bench.models import preset_name
 
-    preset = get_preset(preset_name(dataset) if task != "detect" else dataset, PRESET_TASK[task])
+    preset = get_preset(preset_name(dataset) if task != "detect" else dataset, COMMAND_TASKS[task])
     step = step_seconds(preset.dataset, task, mode, steps, horizon)
     train = preset.epochs * math.ceil(train_windows(dataset, task, horizon) / preset.batch_size) * step
     setup = steps[REFERENCE[task]]["setup " + mode] + RUN_OVERHEAD_S
