@@ -177,3 +177,51 @@ def test_the_cuda_registration_passes_the_operator_arguments_through(use_mask, m
     for a, b in zip(grads, expected, strict=True):
         assert a.shape == b.shape
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+_COMPILE_FOR_GPU = """
+import sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from xct_estimators.nn import triton_crab as tc
+
+POINTERS = set("Q K V Mask Low Seed Out Den partial G Delta GK GV TQ GQ TK Total Ties GM".split())
+HALVES = set("Q K V Out G GV".split())
+dtype = sys.argv[1]
+has_mask = dtype == "fp32"  # both branches of every flag between the two calls
+precision = "tf32" if dtype == "fp32" else "ieee"
+tiles = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_D=128, BLOCK_DV=128, PRECISION=precision)
+flags = dict(HAS_MASK=has_mask, CLIPPED=has_mask, DROPOUT=not has_mask)
+for kernel in (tc._min_kernel, tc._forward_kernel, tc._key_kernel, tc._query_kernel, tc._mask_kernel):
+    names = kernel.arg_names
+    fixed = {n: v for n, v in {**tiles, **flags}.items() if n in names}
+    if not fixed.get("HAS_MASK", True):
+        fixed["Mask"] = None
+    signature = {}
+    for n in names:
+        if n in fixed:
+            signature[n] = "constexpr"
+        elif n in POINTERS:
+            signature[n] = "*i64" if n == "Seed" else f"*{dtype}" if n in HALVES else "*fp32"
+        else:
+            signature[n] = "fp32" if n in ("scale", "inv_keep") else "i32"
+    constants = {(names.index(n),): v for n, v in fixed.items()}
+    triton.compile(ASTSource(kernel, signature, constants), target=GPUTarget("cuda", 90, 32),
+                   options=dict(num_warps=8, num_stages=2))
+print("compiled")
+"""
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_kernels_compile_for_a_gpu_without_one(dtype):
+    """The interpreter accepts what the compiler refuses (a global that is not constexpr, for
+    one), so the kernels are also compiled ahead of time for an sm_90 target, no GPU needed."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPILE_FOR_GPU, dtype], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0 and "compiled" in done.stdout, done.stderr[-3000:]

@@ -39,7 +39,9 @@ from .absact import ABSACT_DELTA, ABSACT_EPS
 
 #: Dtypes the kernels take (float64 runs the PyTorch path of :mod:`.fused`).
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-_GOLDEN = 0x9E3779B9
+# Compiled kernels read only constexpr globals (the interpreter reads any).
+_EPS = tl.constexpr(ABSACT_EPS)
+_DELTA = tl.constexpr(ABSACT_DELTA)
 
 
 @triton.jit
@@ -98,9 +100,9 @@ def _scores(q, k, scale, PRECISION: tl.constexpr):
 def _weights(s, m_tile, low, inside, HAS_MASK: tl.constexpr):
     """Z = M o (S - min S) + eps (S + eps without a mask), zero outside the matrix."""
     if HAS_MASK:
-        z = m_tile * (s - low) + ABSACT_EPS
+        z = m_tile * (s - low) + _EPS
     else:
-        z = s + ABSACT_EPS
+        z = s + _EPS
     return tl.where(inside, z, 0.0)
 
 
@@ -154,7 +156,7 @@ def _forward_kernel(
             z = tl.where(_keep(Seed, bh, rows, cols, M, threshold), z, 0.0)
         v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
         acc += tl.dot(z.to(v.dtype), v, input_precision=PRECISION)
-    den += ABSACT_DELTA
+    den += _DELTA
     out = acc * (inv_keep / den)[:, None]
     inside_out = (rows[:, None] < N) & (vdims[None, :] < DV)
     o_ptr = Out + b * so_b + h * so_h + rows[:, None] * so_n + vdims[None, :] * so_d
