@@ -46,24 +46,34 @@ BASELINE_MINUTES = {"impute": 1.0, "detect": 10.0, "forecast": 5.0}
 
 
 # -- estimates ---------------------------------------------------------------------------------
+#: The modes an estimate reads: fp32 until bf16 is shown safe, then bf16 with ``torch.compile``.
+ESTIMATE_MODES = ("fp32", "bf16+compile")
+
+
 def step_record(pattern: str = "gpu_check/*/compile_modes.jsonl") -> dict[tuple[str, str], dict]:
     """(preset dataset, task) -> {mode: seconds per training step, "batch": the batch}, from the
-    newest GPU record, and the record's path and device under ``"source"``."""
-    paths = sorted(RECORDS.glob(pattern))
-    if not paths:
-        raise FileNotFoundError(f"No GPU step-time record (benchmarks/results/{pattern}) to estimate from.")
-    lines = [json.loads(line) for line in paths[-1].read_text().splitlines() if line.strip()]
-    steps: dict[Any, dict] = {
-        "source": {"path": paths[-1].relative_to(SOURCE_ROOT).as_posix(), **lines[0]["environment"]}
-    }
-    for line in lines[1:]:
-        name = {"ETTh1 imputation": ("ETTh1", "impute"), "MSL anomaly": ("MSL", "anomaly")}.get(line["preset"])
-        if name is None:  # a network no estimate scales from
-            continue
-        measured = steps.setdefault(name, {"batch": line["batch"]})
-        measured[line["mode"]] = line["ms"] / 1e3
-        measured["setup " + line["mode"]] = line["seconds_with_compile"]  # compiling and warm-up steps
-    return steps
+    newest GPU record that measured every reference network in :data:`ESTIMATE_MODES` (a check
+    cut short or a failing mode leaves a record to skip), with its path and device under
+    ``"source"``."""
+    paths = sorted(RECORDS.glob(pattern), reverse=True)
+    for path in paths:
+        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        steps: dict[Any, dict] = {
+            "source": {"path": path.relative_to(SOURCE_ROOT).as_posix(), **lines[0]["environment"]}
+        }
+        for line in lines[1:]:
+            name = {"ETTh1 imputation": ("ETTh1", "impute"), "MSL anomaly": ("MSL", "anomaly")}.get(line["preset"])
+            if name is None:  # a network no estimate scales from
+                continue
+            measured = steps.setdefault(name, {"batch": line["batch"]})
+            measured[line["mode"]] = line["ms"] / 1e3
+            measured["setup " + line["mode"]] = line["seconds_with_compile"]  # compiling and warm-up steps
+        if all(mode in steps.get(name, {}) for name in set(REFERENCE.values()) for mode in ESTIMATE_MODES):
+            return steps
+    raise FileNotFoundError(
+        f"No complete GPU step-time record (benchmarks/results/{pattern}) to estimate from: "
+        "run benchmarks/gpu_check.py --kernel-only on a GPU."
+    )
 
 
 @functools.cache

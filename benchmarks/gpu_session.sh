@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One lent GPU, one call: the CRAB kernel check, then the paper-scale queue in the time left.
+#
+#   benchmarks/gpu_session.sh SECONDS OUT DATA [WHEELS]
+#
+# Run from the repository root on the device. SECONDS bounds the whole script; OUT receives the
+# records to commit (gpu_check/ and the queue's results files) and log.txt; DATA holds the
+# datasets; WHEELS is a folder of wheels the device image lacks (Darts, holidays, PyOD, sktime,
+# scikit-base), installed into /tmp/site. The kernel check gets 3/5 of the time; the queue starts
+# only after the kernel passed its correctness check, and resumes from the committed records.
+set -u -o pipefail
+budget=${1:?seconds}
+out=${2:?output folder}
+data=${3:?data folder}
+wheels=${4:-}
+start=$SECONDS
+mkdir -p "$out"
+exec > >(tee "$out/log.txt") 2>&1
+if [ -n "$wheels" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$wheels"/*.whl || exit 2
+    export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+gpu=$(python3 -c "import torch; print(torch.cuda.get_device_name().split()[1].lower())")  # NVIDIA H100 ... -> h100
+check="benchmarks/results/gpu_check/$(date -u +%F)-$gpu"
+timeout $((budget * 3 / 5)) python3 benchmarks/gpu_check.py --kernel-only --output "$check"
+rc=$?
+cp -r "$check" "$out/gpu_check"
+if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then
+    echo "gpu_check exited with $rc: the queue does not run on a kernel that failed its check"
+    exit $rc
+fi
+left=$((budget - (SECONDS - start) - 20))
+timeout "$left" python3 benchmarks/paper_scale.py --data-dir "$data" --budget-s "$left"
+for task in detect impute forecast; do
+    [ -f "benchmarks/results/paper_scale/$task/results.jsonl" ] &&
+        cp "benchmarks/results/paper_scale/$task/results.jsonl" "$out/$task.jsonl"
+done
+cp benchmarks/results/paper_scale/converged.json "$out/" 2>/dev/null
+echo "done in $((SECONDS - start)) s"
