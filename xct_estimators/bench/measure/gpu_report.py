@@ -28,6 +28,10 @@ def _kernel_sections(report: dict) -> list[str]:
     lines += ["", "## One CRAB layer, forward and backward in bf16 (Weather imputation shape)", ""]
     lines += ["| path | shape (B, H, N, d) | ms | TFLOP/s | peak used | % of peak | peak MiB |", "|---" * 7 + "|"]
     for r in report.get("kernel_speed", []):
+        if "error" in r:
+            reason = r["error"].strip().splitlines()[-1].replace("|", "/")
+            lines.append(f"| {r['path']} | {tuple(r['shape'])} | failed: {reason} ||||||")
+            continue
         percent = "-" if r["percent_of_peak"] is None else f"{r['percent_of_peak']:.1f}"
         memory_mb = "-" if r["peak_mb"] is None else f"{r['peak_mb']:.0f}"
         lines.append(

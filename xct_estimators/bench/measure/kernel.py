@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import platform
 import time
+import traceback
 
 import numpy as np
 import torch
@@ -90,14 +91,12 @@ def kernel_speed(device: str, smoke: bool, repeats: int, warmup: int) -> list[di
         mask = mask.detach().float().requires_grad_()
         upstream = torch.randn(batch, heads, n, d, device=device, dtype=torch.bfloat16)
         reset_peak_memory(device)
-        times = []
-        for step in range(warmup + repeats):
-            start = time.perf_counter()
-            torch.autograd.backward(fn(q, k, v, mask, config.attn_dropout, 7), upstream)
-            synchronize(device)
-            if step >= warmup:
-                times.append(time.perf_counter() - start)
-        seconds = float(np.median(times))
+        try:
+            seconds = _median_step(fn, (q, k, v, mask, config.attn_dropout, 7), upstream, device, repeats, warmup)
+        except Exception:  # a path that fails to build is a finding; the other still runs
+            rows.append({"path": name, "shape": (batch, heads, n, d), "error": traceback.format_exc()[-2000:]})
+            print(f"CRAB layer {name}: failed\n{rows[-1]['error']}", flush=True)
+            continue
         rows.append(
             {
                 "path": name,
@@ -111,6 +110,17 @@ def kernel_speed(device: str, smoke: bool, repeats: int, warmup: int) -> list[di
         )
         print(f"CRAB layer {name}: {rows[-1]}", flush=True)
     return rows
+
+
+def _median_step(fn, args, upstream, device: str, repeats: int, warmup: int) -> float:
+    times = []
+    for step in range(warmup + repeats):
+        start = time.perf_counter()
+        torch.autograd.backward(fn(*args), upstream)
+        synchronize(device)
+        if step >= warmup:
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))
 
 
 def environment() -> dict:
