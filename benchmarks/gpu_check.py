@@ -106,6 +106,13 @@ def parse(argv=None) -> argparse.Namespace:
         help="only the CRAB kernel's correctness and speed, and the training steps of the Weather and ETTh1 "
         "imputation networks (a few minutes on one GPU)",
     )
+    parser.add_argument(
+        "--networks",
+        type=lambda text: [name.strip() for name in text.split(",")],
+        default=None,
+        help="with --kernel-only: only these networks' steps, comma-separated, and no CRAB layer timing "
+        f"(default: {', '.join(networks.KERNEL_NETWORKS)})",
+    )
     return parser.parse_args(argv)
 
 
@@ -130,11 +137,12 @@ def main(argv=None) -> int:
     report["environment"]["command"] = " ".join(["benchmarks/gpu_check.py", *(sys.argv[1:] if argv is None else argv)])
     report["kernel_correctness"] = kernel.kernel_correctness(device, args.smoke)
     print(f"kernel correctness: {report['kernel_correctness']}", flush=True)
-    report["kernel_speed"] = kernel.kernel_speed(device, args.smoke, plan.repeats, plan.warmup)
+    if args.networks is None:
+        report["kernel_speed"] = kernel.kernel_speed(device, args.smoke, plan.repeats, plan.warmup)
     report["steps"], report["short_training"], report["profiles"] = [], [], {}
     save(report, output, plan.start)
     if args.kernel_only:
-        return kernel_only(report, cases, plan, output)
+        return kernel_only(report, cases, plan, output, args.networks or networks.KERNEL_NETWORKS)
     report["parity"] = networks.parity([(name, *cases[name][:2]) for name in PARITY], device)
     print(f"parity: {report['parity']}", flush=True)
     save(report, output, plan.start)
@@ -154,10 +162,10 @@ def main(argv=None) -> int:
     return finish(report, output, plan, report["parity"] + report["kernel_correctness"])
 
 
-def kernel_only(report: dict, cases: dict, plan: StepPlan, output: Path) -> int:
+def kernel_only(report: dict, cases: dict, plan: StepPlan, output: Path, names) -> int:
     """The kernel's sections, then the kernel networks' steps; also ``compile_modes.jsonl``."""
     modes_record = [{"environment": report["environment"]}]
-    for name in networks.KERNEL_NETWORKS:
+    for name in names:
         row, lines = networks.kernel_network_steps(name, *cases[name], plan)
         report["steps"].append(row)
         modes_record += lines
