@@ -17,6 +17,8 @@ import re
 import sys
 from pathlib import Path
 
+from xct_estimators.bench.measure.networks import MODES
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
@@ -39,22 +41,25 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def compile_gpu() -> str:
-    """Training-step times per precision and compile mode on a GPU (``gpu_check.py``'s record)."""
+    """Training-step times per precision, compile mode and attention path on a GPU (the newest
+    ``gpu_check.py`` record); the modes it measured are the columns."""
     path = _latest("gpu_check/*/compile_modes.jsonl")
     lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     environment = lines[0]["environment"]
-    modes = ("fp32", "fp32+compile", "bf16", "bf16+compile")
     steps: dict[tuple[str, int], dict[str, float]] = {}
     for line in lines[1:]:
         steps.setdefault((line["preset"], line["batch"]), {})[line["mode"]] = line["ms"]
+    modes = [mode for mode in MODES if any(mode in ms for ms in steps.values())]
     rows = [
-        [preset, str(batch), *(f"{ms[mode]:.1f}" for mode in modes), f"{ms['fp32'] / ms['bf16+compile']:.1f}x"]
+        [preset, str(batch), *(f"{ms[mode]:.1f}" if mode in ms else "-" for mode in modes)]
         for (preset, batch), ms in steps.items()
     ]
-    header = ["network", "batch", "fp32", "fp32 + compile", "bf16", "bf16 + compile", "bf16 + compile vs fp32"]
+    header = ["network", "batch", *(mode.replace("+", " + ") for mode in modes)]
     source = (
-        f"\nms per training step (forward, backward, Adam). {environment['gpu']}, torch {environment['torch']}, "
-        f"commit {environment['git commit'][:7]}; record: `{_relative(path)}`.\n"
+        f"\nms per training step (forward, backward, Adam); plain: `fused_attention=False`, else CRAB's fused "
+        f"kernels. {environment['gpu']}, torch {environment['torch']}, TF32 "
+        f"{'on' if environment.get('TF32 matrix products') else 'off'}, commit {environment['git commit'][:7]}; "
+        f"record: `{_relative(path)}`.\n"
     )
     return _table(header, rows) + source
 

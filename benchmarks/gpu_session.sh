@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # One lent GPU, one call: the CRAB kernel check, then the paper-scale queue in the time left.
 #
-#   benchmarks/gpu_session.sh SECONDS OUT DATA [WHEELS]
+#   XCT_GIT_COMMIT=$(git rev-parse HEAD) benchmarks/gpu_session.sh SECONDS OUT DATA [WHEELS]
 #
 # Run from the repository root on the device. SECONDS bounds the whole script; OUT receives the
 # records to commit (gpu_check/ and the queue's results files) and log.txt; DATA holds the
 # datasets; WHEELS is a folder of wheels the device image lacks (Darts, holidays, PyOD, sktime,
 # scikit-base), installed into /tmp/site. The kernel check gets 3/5 of the time; the queue starts
 # only after the kernel passed its correctness check, and resumes from the committed records.
+# The tree travels without its own .git, so the records name the commit XCT_GIT_COMMIT gives
+# (computed where the call is made, from a clean tree).
 set -u -o pipefail
 budget=${1:?seconds}
 out=${2:?output folder}
 data=${3:?data folder}
 wheels=${4:-}
+: "${XCT_GIT_COMMIT:?set XCT_GIT_COMMIT to the commit of this tree, so that no record names another}"
 start=$SECONDS
 mkdir -p "$out"
 exec > >(tee "$out/log.txt") 2>&1

@@ -59,6 +59,10 @@ def test_detection_ranks_by_vus_pr_higher_is_better_and_tests_do_not_mix():
     assert winner_sentence(records) == (
         "Highest VUS-PR per dataset and protocol (mean over seeds): `window_mean` in 1 of 2, `xctformer` in 1 of 2."
     )
+    older = [{**r, "vus_pr": None} for r in records if r["model"] != "window_mean"]  # records before VUS-PR
+    assert winner_sentence(older + [detect("random", 0, 0.1, "tslib")]) == (
+        "No test here has VUS-PR for two models (`-` where a record predates it)."
+    )
 
 
 def test_precision_and_compile_are_their_own_contenders():

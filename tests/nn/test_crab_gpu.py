@@ -34,3 +34,14 @@ def test_the_switch_turns_the_kernels_off(monkeypatch):
     monkeypatch.setattr(crab_gpu, "_loaded", {})
     monkeypatch.setenv(crab_gpu.SWITCH, "0")
     assert crab_gpu.module() is None and crab_gpu.unavailable_reason() == "switched off by XCT_TRITON=0"
+
+
+def test_float32_takes_the_kernels_only_with_tf32(monkeypatch):
+    """Triton's full-precision float32 products run without tensor cores (the H100 record: the
+    fused fp32 step far slower than plain), so float32 takes them only where TF32 is allowed."""
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
+    assert not crab_gpu.on_tensor_cores(torch.float32)
+    assert crab_gpu.on_tensor_cores(torch.bfloat16) and crab_gpu.on_tensor_cores(torch.float16)
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", True)
+    assert crab_gpu.on_tensor_cores(torch.float32)
+    assert not crab_gpu.on_tensor_cores(torch.float64)

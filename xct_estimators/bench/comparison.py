@@ -80,6 +80,9 @@ def winner_sentence(records: list[dict]) -> str:
     labels = {_label(r) for r in records if r["model"] not in ABLATION_MODELS}
     if len(labels) == 1:
         return f"One model, `{labels.pop()}`: the rows compare its settings, not models."
+    tests = {test: models for test, models in tests.items() if len(models) > 1}
+    if not tests:  # a measure newer than all records but one model's compares nothing
+        return f"No test here has {measure.label} for two models (`-` where a record predates it)."
     counts: dict[str, int] = defaultdict(int)
     for models in tests.values():
         counts[_best(models, measure, lambda m: True)] += 1

@@ -100,6 +100,39 @@ def converged_section(folder: Path) -> str:
     return "\n".join(lines)
 
 
+def kernel_section(folder: Path) -> str:
+    """A ``gpu_check.py --kernel-only`` record: the CRAB kernel's correctness and speed, and the
+    training steps on either attention path, with one sentence of what they show."""
+    from xct_estimators.bench.measure.gpu_report import kernel_tables, step_tables
+
+    report = json.loads((Path(folder) / "report.json").read_text())
+    environment = report["environment"]
+    checks = report.get("kernel_correctness", [])
+    said = [f"The fused kernels match the float64 formula in {sum(r['ok'] for r in checks)} of {len(checks)} cases"]
+    for row in report.get("kernel_speed", []):
+        if row["path"] == "fused" and row.get("percent_of_peak") is not None:
+            said.append(
+                f"one fused CRAB layer in bf16 reaches {row['percent_of_peak']:.1f} % of the device's bf16 peak"
+            )
+    for row in report.get("steps", []):
+        for fused, plain in (("fp32", "fp32 plain"), ("bf16+compile", "bf16+compile plain")):
+            if fused in row["ms"] and plain in row["ms"]:
+                ratio = row["ms"][fused] / row["ms"][plain]
+                said.append(f"{row['preset']}'s {fused} step takes {ratio:.2f}x the plain path's")
+    lines = [
+        f"## `{folder}`: the CRAB kernel on a GPU",
+        "",
+        f"- device: {environment['gpu']}",
+        f"- code: commit {environment['git commit'][:7]}; torch {environment['torch']}",
+        f"- command: `python {environment['command']}`",
+        "" if report.get("finished") else "- cut short by its time limit: the networks not shown were not measured",
+        "",
+        "; ".join(said) + ".",
+        *(_demoted("\n".join(kernel_tables(report) + step_tables(report))).splitlines()),
+    ]
+    return "\n".join(lines)
+
+
 def smap_section(folder: Path) -> str:
     """``benchmarks/smap_analysis.py``'s record: why SMAP's AUC-ROC is below 0.5 for every detector."""
     a = json.loads((Path(folder) / "analysis.json").read_text())
@@ -186,7 +219,8 @@ def missing_section(records: list[dict]) -> str:
 
 def results_page(folders: list[Path]) -> str:
     """The page for ``folders`` (paths as they should read on the page), in the order given:
-    ``xct-bench`` record folders, ``gpu_check.py`` folders (their converged comparison) and
+    ``xct-bench`` record folders, ``gpu_check.py`` folders (their converged comparison, or the
+    kernel's measurements) and
     ``smap_analysis.py``'s folder."""
     sections = [HEADER.format(folders=" ".join(str(folder) for folder in folders))]
     shown: dict[str, list[dict]] = {}
@@ -195,7 +229,8 @@ def results_page(folders: list[Path]) -> str:
             sections.append(smap_section(folder))
             continue
         if (Path(folder) / "report.json").is_file() and not (Path(folder) / "results.jsonl").is_file():
-            sections.append(converged_section(folder))
+            converged = json.loads((Path(folder) / "report.json").read_text()).get("converged")
+            sections.append(converged_section(folder) if converged else kernel_section(folder))
             continue
         records = ResultStore(folder).latest()
         shown[str(folder)] = records

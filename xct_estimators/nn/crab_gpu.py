@@ -1,8 +1,9 @@
 """Whether CRAB's Triton kernels (:mod:`.triton_crab`) run for a CUDA tensor.
 
-They need Triton (shipped with PyTorch's CUDA builds on Linux) and a GPU of compute capability
-7.0 or newer (8.0 for bfloat16). Elsewhere, or with ``XCT_TRITON=0``, CUDA tensors take the
-chunked PyTorch path of :mod:`.fused`: the same results, slower. Triton is imported on first use
+They need Triton (shipped with PyTorch's CUDA builds on Linux), a GPU of compute capability
+7.0 or newer (8.0 for bfloat16) and inputs its tensor cores multiply (:func:`on_tensor_cores`).
+Elsewhere, or with ``XCT_TRITON=0``, CUDA tensors take the chunked PyTorch path of
+:mod:`.fused`: the same results. Triton is imported on first use
 only, so the package imports and runs without it.
 """
 
@@ -50,9 +51,18 @@ def unavailable_reason() -> Optional[str]:
     return _loaded.get("reason")  # type: ignore[return-value]
 
 
+def on_tensor_cores(dtype: torch.dtype) -> bool:
+    """Whether the kernels' products for ``dtype`` run on tensor cores: half precision, or float32
+    where TF32 is allowed. Full-precision float32 products in Triton run without them, far slower
+    than cuBLAS (``benchmarks/results/gpu_check/``), so those inputs take the chunked path."""
+    return dtype in (torch.float16, torch.bfloat16) or (
+        dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
+    )
+
+
 def usable(q: torch.Tensor) -> bool:
     """Whether the Triton kernels take CRAB's inputs like ``q`` (a CUDA tensor)."""
-    if not q.is_cuda or module() is None or q.dtype not in module().DTYPES:
+    if not q.is_cuda or module() is None or q.dtype not in module().DTYPES or not on_tensor_cores(q.dtype):
         return False
     major, _ = torch.cuda.get_device_capability(q.device)
     return major >= 8 or (major >= 7 and q.dtype != torch.bfloat16)

@@ -11,25 +11,38 @@ from xct_estimators.bench.measure.networks import CHUNK_MODES, INFERENCE_MODES, 
 
 
 def markdown(report: dict) -> str:
-    sections = (_kernel_sections, _parity_section, _step_sections, _training_sections, _closing_sections)
+    sections = (
+        _environment_section,
+        kernel_tables,
+        _parity_section,
+        step_tables,
+        _training_sections,
+        _closing_sections,
+    )
     return "\n".join(line for section in sections for line in section(report)) + "\n"
 
 
-def _kernel_sections(report: dict) -> list[str]:
-    """The environment, then the kernel's correctness and speed."""
+def _environment_section(report: dict) -> list[str]:
     mode = "smoke (tiny sizes)" if report["smoke"] else "full"
     lines = ["# GPU check", "", f"mode: {mode}, device: {report['device']}", "", "## Environment", ""]
-    lines += [f"- {k}: {v}" for k, v in report["environment"].items()]
-    lines += ["", "## CRAB kernel against the plain formula (float64 reference, TF32 off)", ""]
+    return lines + [f"- {k}: {v}" for k, v in report["environment"].items()]
+
+
+def kernel_tables(report: dict) -> list[str]:
+    """The CRAB kernel's correctness and one layer's speed."""
+    lines = ["", "## CRAB kernel against the plain formula (float64 reference, TF32 off)", ""]
     lines += ["| case | shape (B, H, N, M, d) | largest relative errors | within 1e-4 |", "|---|---|---|---|"]
     for r in report.get("kernel_correctness", []):
         errors = ", ".join(f"{k} {v:.1e}" for k, v in r["errors"].items())
         lines.append(f"| {r['case']} | {tuple(r['shape'])} | {errors} | {r['ok']} |")
+    if not report.get("kernel_speed"):
+        return lines
     lines += ["", "## One CRAB layer, forward and backward in bf16 (Weather imputation shape)", ""]
     lines += ["| path | shape (B, H, N, d) | ms | TFLOP/s | peak used | % of peak | peak MiB |", "|---" * 7 + "|"]
     for r in report.get("kernel_speed", []):
         if "error" in r:
-            reason = r["error"].strip().splitlines()[-1].replace("|", "/")
+            errors = [line for line in r["error"].strip().splitlines() if "Error" in line] or [r["error"].strip()]
+            reason = errors[-1].strip().replace("|", "/")
             lines.append(f"| {r['path']} | {tuple(r['shape'])} | failed: {reason} ||||||")
             continue
         percent = "-" if r["percent_of_peak"] is None else f"{r['percent_of_peak']:.1f}"
@@ -58,9 +71,11 @@ def _parity_section(report: dict) -> list[str]:
     return lines
 
 
-def _step_sections(report: dict) -> list[str]:
+def step_tables(report: dict) -> list[str]:
     """Training and inference steps per mode, and every failed measurement."""
     lines: list[str] = []
+    if not report.get("steps"):
+        return lines
     modes = [m for m in (*MODES, *CHUNK_MODES) if any(m in row["ms"] for row in report.get("steps", []))]
     lines += [
         "",
@@ -74,7 +89,7 @@ def _step_sections(report: dict) -> list[str]:
         + " | fp32 TFLOP/s | "
         + " | ".join(f"{m} speed-up" for m in modes[1:])
         + " |",
-        "|---" * (5 + 2 * len(modes)) + "|",
+        "|---" * (4 + 2 * len(modes)) + "|",
     ]
     for row in report.get("steps", []):
         ms, mem = [row["ms"].get(m) for m in modes], [row["peak_mb"].get(m) for m in modes]
