@@ -7,14 +7,10 @@ from collections import defaultdict
 
 from . import paper
 from .models import ABLATION_MODELS
-from .tables import fmt, forecast_setting, imputation_setting, markdown_table
+from .tables import fmt, markdown_table
 from .tasks import TASKS, Task
 
 ABLATION_VARIANTS = ("xctformer", *ABLATION_MODELS)
-
-
-#: What else must be equal for runs to be averaged together over a task's settings.
-_SAME_RUN = {"forecast": forecast_setting, "impute": lambda r: tuple(imputation_setting(r)[:4])}
 
 
 def _ablation_averages(records: list[dict], task: Task) -> dict[str, dict[str, tuple]]:
@@ -32,7 +28,7 @@ def _ablation_averages(records: list[dict], task: Task) -> dict[str, dict[str, t
             per_seed[(r["model"], r["dataset"])].append(tuple(spec.scale * r[k] for k in task.metrics))
     groups: dict[tuple, dict] = defaultdict(dict)
     for r in mine if spec.averaged_over else ():
-        groups[(r["model"], r["dataset"], _SAME_RUN[task.name](r), r["seed"])][r[task.setting]] = r
+        groups[(r["model"], r["dataset"], spec.same_run(r), r["seed"])][r[task.setting]] = r
     for (model, dataset, _, _), cells in groups.items():
         if set(spec.averaged_over) <= set(cells):
             chosen = [cells[x] for x in spec.averaged_over]

@@ -64,6 +64,7 @@ from .settings import (
     TuneSettings,
     default,
 )
+from .tasks import TASKS
 
 EPILOG = f"""\
 examples:
@@ -357,7 +358,7 @@ def _add_tune(sub) -> None:
     )
     parser.add_argument(
         "--task",
-        choices=("forecast", "impute", "detect"),
+        choices=tuple(TASKS),
         help=f"whose search space and training to tune (default: {default(TuneSettings, 'task')})",
     )
     parser.add_argument(
@@ -514,7 +515,6 @@ def _run_jobs(command: str, settings) -> int:
     """Every seed's runs of ``forecast`` / ``impute`` / ``detect``, planned here, executed on the backend."""
     from .backends import execute, make_backend
     from .results import ResultStore
-    from .tasks import TASKS
 
     backend = make_backend(settings)
     finished = ResultStore(settings.output).finished() if settings.resume else set()

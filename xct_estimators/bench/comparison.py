@@ -215,10 +215,10 @@ def spread_sentence(records: list[dict]) -> str:
 
 def covariate_sentence(records: list[dict]) -> str:
     """One sentence: how much each model's measure changes with future covariates against the same
-    runs without them (mean over seeds and tests)."""
+    runs without them (mean over seeds and tests), for forecasting's ``records``."""
     values: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if r["task"] == "forecast" and r["model"] not in ABLATION_MODELS:
+        if r["model"] not in ABLATION_MODELS:
             values[r["dataset"], r["horizon"], _label(r)][r.get("covariates") or "none"].append(r["mse"])
     changes: dict[tuple[str, str], list[float]] = defaultdict(list)
     for (dataset, _, model), modes in values.items():

@@ -341,7 +341,7 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
     written = []
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in records:
-        if r["task"] == "forecast":
+        if "horizon" in r:  # forecasting's records: the only ones with a first test window saved
             groups[(dataset_part(r), r["dataset"], r["horizon"])].append(r)
     for (part, dataset, horizon), group in sorted(groups.items()):
         group = sorted(group, key=lambda r: r["mse"])

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
+from .tables import forecast_setting, imputation_setting
 
 _NUMBER = (int, float)
 
@@ -34,6 +35,7 @@ class Ablation:
     scale: float = 1.0
     protocol: Optional[str] = None  # the one protocol the table reads, where a task has several
     averaged_over: tuple = ()  # the values of the task's setting every averaged row must cover
+    same_run: Optional[Callable[[dict], tuple]] = None  # what else runs averaged together share
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ FORECAST = Task(
         paper.ablation_gap,
         _ERRORS,
         averaged_over=paper.HORIZONS,
+        same_run=forecast_setting,
     ),
     describe=_describe_forecast,
     paper_cells=lambda: [(d, h) for d in paper.FORECAST for h in paper.HORIZONS],
@@ -117,6 +120,7 @@ IMPUTE = Task(
         paper.ablation_gap,
         _ERRORS,
         averaged_over=IMPUTATION_MASK_RATES,
+        same_run=lambda r: tuple(imputation_setting(r)[:4]),
     ),
     describe=_describe_impute,
     paper_cells=lambda: [(d, rate) for d in paper.IMPUTATION for rate in paper.IMPUTATION[d]],
