@@ -225,3 +225,35 @@ def test_kernels_compile_for_a_gpu_without_one(dtype):
         [sys.executable, "-c", _COMPILE_FOR_GPU, dtype], env=env, capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0 and "compiled" in done.stdout, done.stderr[-3000:]
+
+
+def test_the_autotuned_launch_equals_the_fixed_tiling(monkeypatch):
+    """On a GPU the autotuner times several tilings on the real buffers before the real run: what a
+    timed run adds (the ties) or leaves in tiles the chosen tiling lacks must not reach the result.
+    Here two tilings are timed, each run twice, and the one with fewer tiles wins."""
+    if torch.cuda.is_available():
+        pytest.skip("checks the autotuner's bookkeeping under the interpreter; a GPU times for real")
+    import triton
+
+    monkeypatch.setattr(triton_crab, "_INTERPRETED", False)  # the tuned launch; the kernels stay interpreted
+    monkeypatch.setattr(triton_crab, "_SMALLEST", BLOCK)
+    timed = []
+
+    def fake_bench(run, quantiles=None):
+        run(), run()
+        timed.append(run)
+        return [1.0 + len(timed) % 2] * 3  # of each pair, the second tiling (32: fewer tiles) wins
+
+    for tuner in triton_crab._TUNED.values():
+        tilings = [triton.Config({"BLOCK_M": b, "BLOCK_N": b}, num_warps=4, num_stages=2) for b in (BLOCK, 32)]
+        monkeypatch.setattr(tuner, "configs", tilings)
+        monkeypatch.setattr(tuner, "cache", {})
+        monkeypatch.setitem(tuner.__dict__, "do_bench", fake_bench)
+    inputs = _inputs(2, 2, 40, 40, 16, True, tie=True, seed=3)
+    upstream = torch.randn(2, 2, 40, 16)
+    fixed_out, fixed_grads = _kernel_grads(inputs, upstream, 0.5, False, 0.3, 9)
+    tuned_out, tuned_grads = _kernel_grads(inputs, upstream, 0.5, False, 0.3, 9, block=None)
+    assert len(timed) == 2 * 5, "each of the five kernels timed both tilings"
+    names = ("output", "dQ", "dK", "dV", "dM")
+    for name, fixed, tuned in zip(names, [fixed_out, *fixed_grads], [tuned_out, *tuned_grads], strict=True):
+        _assert_close(tuned, fixed.double(), 1e-5, name)  # other tiles sum in another order

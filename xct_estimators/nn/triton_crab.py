@@ -31,6 +31,8 @@ Tests run these kernels on the CPU under Triton's interpreter (``TRITON_INTERPRE
 
 from __future__ import annotations
 
+import os
+
 import torch
 import triton
 import triton.language as tl
@@ -108,7 +110,7 @@ def _weights(s, m_tile, low, inside, HAS_MASK: tl.constexpr):
 
 @triton.jit
 def _min_kernel(
-    Q, K, partial, sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, H, N, M, D, scale,
+    Q, K, partial, sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, H, N, M, D, scale, TILES,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     tile, bh = tl.program_id(0), tl.program_id(1)
@@ -123,7 +125,7 @@ def _min_kernel(
         s = _scores(q, k, scale, PRECISION)
         inside = (rows[:, None] < N) & (cols[None, :] < M)
         low = tl.minimum(low, tl.min(tl.where(inside, s, float("inf")), axis=1))
-    tl.store(partial + bh * tl.num_programs(0) + tile, tl.min(low, axis=0))
+    tl.store(partial + bh * TILES + tile, tl.min(low, axis=0))
 
 
 @triton.jit
@@ -232,7 +234,7 @@ def _key_kernel(
 def _query_kernel(
     Q, K, V, Mask, Low, Seed, G, Delta, GQ, TK, Total, Ties,
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
-    sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold,
+    sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold, TILES,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
     PRECISION: tl.constexpr,
@@ -270,8 +272,8 @@ def _query_kernel(
                 tl.store(TK + at, tl.load(TK + at, mask=inside_q) + ties_k, mask=inside_q)
     tl.store(GQ + at, grad_q, mask=inside_q)
     if HAS_MASK:
-        tl.store(Total + bh * tl.num_programs(0) + tile, tl.sum(total, axis=0))
-        tl.store(Ties + bh * tl.num_programs(0) + tile, tl.sum(count, axis=0))
+        tl.store(Total + bh * TILES + tile, tl.sum(total, axis=0))
+        tl.store(Ties + bh * TILES + tile, tl.sum(count, axis=0))
 
 
 @triton.jit
@@ -318,6 +320,49 @@ def _tiling(head_width: int, block) -> dict:
     return dict(BLOCK_M=block, BLOCK_N=block, num_warps=8 if wide else 4, num_stages=2)
 
 
+#: Square tiles, warps and pipeline stages the autotuner times on the GPU, once per shape and
+#: dtype (it skips those that do not fit the device); the fixed :func:`_tiling` is among them.
+_CANDIDATES = [(32, 4, 2), (32, 8, 2), (64, 4, 2), (64, 8, 2), (64, 4, 3), (128, 8, 2), (128, 4, 3)]
+_SMALLEST = min(block for block, _, _ in _CANDIDATES)
+
+
+def _tuned(kernel, key: list[str], restored: tuple[str, ...] = ()):
+    configs = [
+        triton.Config({"BLOCK_M": block, "BLOCK_N": block}, num_warps=warps, num_stages=stages)
+        for block, warps, stages in _CANDIDATES
+    ]
+    # Buffers put back after every timed run: those the kernel adds to, so that the real run adds
+    # once, and per-tile sums, where another tiling's timed run leaves tiles the real one lacks.
+    return triton.autotune(configs=configs, key=key, restore_value=list(restored) or None)(kernel)
+
+
+# Compiled kernels only: the interpreter cannot time configurations, and tests pick their tiles.
+_INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
+_TUNED = {
+    "min": _tuned(_min_kernel, ["N", "M", "D"]),  # another tiling's minima are minima of the same scores
+    "forward": _tuned(_forward_kernel, ["N", "M", "D", "DV"]),
+    "key": _tuned(_key_kernel, ["N", "M", "D", "DV"], restored=("TQ",)),
+    "query": _tuned(_query_kernel, ["N", "M", "D", "DV"], restored=("TK", "Total", "Ties")),
+    "mask": _tuned(_mask_kernel, ["N", "D", "DV"]),
+}
+_RAW = {
+    "min": _min_kernel,
+    "forward": _forward_kernel,
+    "key": _key_kernel,
+    "query": _query_kernel,
+    "mask": _mask_kernel,
+}
+
+
+def _launcher(block, head_width: int):
+    """(kernel by name, the tiling to pass, tiles along a dimension of ``size``): autotuned on a GPU,
+    else the fixed :func:`_tiling` (or ``block``)."""
+    if block is None and not _INTERPRETED:
+        return _TUNED, {}, lambda size, meta: triton.cdiv(size, meta["BLOCK_M"])
+    tiling = _tiling(head_width, block)
+    return _RAW, tiling, lambda size, meta: triton.cdiv(size, tiling["BLOCK_M"])
+
+
 def _precision(q: torch.Tensor) -> str:
     if q.dtype == torch.float32 and q.is_cuda and torch.backends.cuda.matmul.allow_tf32:
         return "tf32"
@@ -342,16 +387,18 @@ def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Te
     batch, heads, n, d = q.shape
     cols, dv = k.shape[-2], v.shape[-1]
     stats = dict(dtype=torch.float32, device=q.device)
+    kernels, tiling, tiles = _launcher(block, max(d, dv))
+    common = dict(**tiling, BLOCK_D=_block(d), PRECISION=_precision(q))
+    grid = lambda meta: (tiles(n, meta), batch * heads)  # noqa: E731
     low = torch.empty(batch * heads, **stats)
-    common = dict(**_tiling(max(d, dv), block), BLOCK_D=_block(d), PRECISION=_precision(q))
-    grid = (triton.cdiv(n, common["BLOCK_M"]), batch * heads)
     if mask is not None:
-        partial = torch.empty(batch * heads, grid[0], **stats)
-        _min_kernel[grid](q, k, partial, *_strides(q), *_strides(k), heads, n, cols, d, scale, **common)
+        width = triton.cdiv(n, tiling.get("BLOCK_M", _SMALLEST))  # every tiling's tiles fit
+        partial = torch.full((batch * heads, width), float("inf"), **stats)
+        kernels["min"][grid](q, k, partial, *_strides(q), *_strides(k), heads, n, cols, d, scale, width, **common)
         torch.amin(partial, dim=1, out=low)
     out = torch.empty(batch, heads, n, dv, dtype=q.dtype, device=q.device)
     denominator = torch.empty(batch, heads, n, 1, **stats)
-    _forward_kernel[grid](
+    kernels["forward"][grid](
         q, k, v, mask, low, seed.to(q.device), out, denominator,
         *_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(out),
         heads, n, cols, d, dv, scale, _threshold(p), 1.0 / (1.0 - p),
@@ -373,8 +420,7 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
     g = (grad_out / (denominator * (1.0 - p))).to(v.dtype)
     low = minimum.view(-1) if has_mask else delta.new_empty(1)
     stats = dict(dtype=torch.float32, device=q.device)
-    tiling = _tiling(max(d, dv), block)
-    block = tiling["BLOCK_M"]
+    kernels, tiling, tiles = _launcher(block, max(d, dv))
     dims = dict(**tiling, BLOCK_D=_block(d), BLOCK_DV=_block(dv), PRECISION=_precision(q))
     flags = dict(CLIPPED=clipped, DROPOUT=p > 0.0, **dims)
     strides = (*_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g))
@@ -382,17 +428,18 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
     grad_k = torch.empty(batch, heads, cols, d, **stats)
     ties_q = torch.zeros_like(grad_k) if has_mask else grad_k
     grad_v = torch.empty(batch, heads, cols, dv, dtype=v.dtype, device=q.device)
-    _key_kernel[(triton.cdiv(cols, block), batch * heads)](
+    kernels["key"][lambda meta: (tiles(cols, meta), batch * heads)](
         q, k, v, mask, low, seed, g, delta, grad_k, grad_v, ties_q, *strides, *sizes, HAS_MASK=has_mask, **flags
     )
-    query_tiles = triton.cdiv(n, block)
+    width = triton.cdiv(n, tiling.get("BLOCK_M", _SMALLEST))  # every tiling's tiles fit; the rest stay 0
     grad_q = torch.empty(batch, heads, n, d, **stats)
     ties_k = torch.zeros_like(grad_q) if has_mask else grad_q
-    total = torch.empty(batch, heads, query_tiles, **stats)
-    count = torch.empty_like(total)
-    _query_kernel[(query_tiles, batch * heads)](
-        q, k, v, mask, low, seed, g, delta, grad_q, ties_k, total, count, *strides, *sizes, HAS_MASK=has_mask, **flags
-    )
+    total = torch.zeros(batch, heads, width, **stats)
+    count = torch.zeros_like(total)
+    kernels["query"][lambda meta: (tiles(n, meta), batch * heads)](
+        q, k, v, mask, low, seed, g, delta, grad_q, ties_k, total, count, *strides, *sizes, width,
+        HAS_MASK=has_mask, **flags,
+    )  # fmt: skip
     grad_mask = None
     if has_mask:
         # Ties are found again by exact comparison; a (sample, head) with none adds zero terms.
@@ -401,7 +448,7 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
         grad_k.addcmul_(share, ties_q)
         if needs[3]:
             grad_mask = torch.empty(mask.shape, dtype=mask.dtype, device=q.device)
-            _mask_kernel[(query_tiles, query_tiles, heads)](
+            kernels["mask"][lambda meta: (tiles(n, meta), tiles(n, meta), heads)](
                 q, k, v, mask, low, seed, g, delta, grad_mask, batch, *strides,
                 heads, n, d, dv, scale, _threshold(p), **flags,
             )  # fmt: skip
