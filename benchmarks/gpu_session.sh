@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One lent GPU, one call: the CRAB kernel check, then the paper-scale queue in the time left.
 #
-#   XCT_GIT_COMMIT=$(git rev-parse HEAD) benchmarks/gpu_session.sh SECONDS OUT DATA [WHEELS]
+#   XCT_GIT_COMMIT=<commit> benchmarks/gpu_session.sh SECONDS OUT DATA [WHEELS]
 #
 # Run from the repository root on the device. SECONDS bounds the whole script; OUT receives the
 # records to commit (gpu_check/ and the queue's results files) and log.txt; DATA holds the
@@ -9,7 +9,7 @@
 # scikit-base), installed into /tmp/site. The kernel check gets 3/5 of the time; the queue starts
 # only after the kernel passed its correctness check, and resumes from the committed records.
 # The tree travels without its own .git, so the records name the commit XCT_GIT_COMMIT gives
-# (computed where the call is made, from a clean tree).
+# (read from a clean checkout where the call is made, not on the lent machine).
 set -u -o pipefail
 budget=${1:?seconds}
 out=${2:?output folder}
