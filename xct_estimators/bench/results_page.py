@@ -182,7 +182,8 @@ def smap_section(folder: Path) -> str:
     ])  # fmt: skip
 
 
-NOT_RUN = "not run yet; the data is here (`python benchmarks/paper_scale.py --dry-run` plans the GPU runs)"
+NOT_RUN = "not run yet; the data is here"
+QUEUED = "not run yet; the data is here, and the GPU queue plans it (`python benchmarks/paper_scale.py --dry-run`)"
 
 
 def _covered(records: list[dict]) -> set[tuple]:
@@ -202,10 +203,14 @@ def missing_section(records: list[dict]) -> str:
     for task, dataset, setting in wanted:
         if (task, dataset, setting) not in covered:
             missing.setdefault((task, dataset), []).append(setting)
+    from .measure.queue import QUEUE
+
+    queued = {(entry.task, paper.dataset_key(entry.dataset)) for entry in QUEUE}
     rows = []
     for (task, dataset), settings in missing.items():
         what = "all" if settings == [None] else ", ".join(f"{s:g}" for s in settings)
-        rows.append([task, dataset, what, UNOBTAINED_DATA.get(dataset, NOT_RUN)])
+        why = UNOBTAINED_DATA.get(dataset, QUEUED if (task, dataset) in queued else NOT_RUN)
+        rows.append([task, dataset, what, why])
     lines = [
         "## What the paper reports and this page does not",
         "",
