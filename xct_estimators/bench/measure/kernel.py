@@ -92,7 +92,7 @@ def kernel_speed(device: str, smoke: bool, repeats: int, warmup: int) -> list[di
     """One CRAB layer's forward and backward in bf16 at the Weather imputation shape: the fused
     operator against the plain path compiled, with the plain formula's FLOPs."""
     config, batch, _ = build(*KERNEL_PRESET[1:], smoke)
-    heads, n, d = config.n_heads, config.n_tokens, config.d_model // config.n_heads
+    heads, n, d = config.n_heads, config.n_tokens, config.head_dim
     flops = 12 * batch * heads * n * n * d  # Q K^T and W V forward; dV, G V^T, dQ, dK backward
     peak = _bf16_peak(device)
     rows = []
