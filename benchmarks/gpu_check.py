@@ -103,8 +103,8 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--kernel-only",
         action="store_true",
-        help="only the CRAB kernel's correctness and speed, and the training steps of the Weather and ETTh1 "
-        "imputation networks (a few minutes on one GPU)",
+        help="only the CRAB kernel's correctness and speed, and the training steps of "
+        f"{', '.join(networks.KERNEL_NETWORKS)} (a few minutes on one GPU)",
     )
     parser.add_argument(
         "--networks",

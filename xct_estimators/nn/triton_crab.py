@@ -345,13 +345,13 @@ _TUNED = {
     "query": _tuned(_query_kernel, ["N", "M", "D", "DV"], restored=("TK", "Total", "Ties")),
     "mask": _tuned(_mask_kernel, ["N", "D", "DV"]),
 }
-_RAW = {
-    "min": _min_kernel,
-    "forward": _forward_kernel,
-    "key": _key_kernel,
-    "query": _query_kernel,
-    "mask": _mask_kernel,
-}
+_RAW = {name: tuner.fn for name, tuner in _TUNED.items()}
+
+
+def _most_tiles(size: int, tiling: dict) -> int:
+    """Tiles along ``size`` of the given tiling, or of the finest one the autotuner may pick: the
+    width of a per-tile buffer."""
+    return triton.cdiv(size, tiling.get("BLOCK_M", _SMALLEST))
 
 
 def _launcher(block, head_width: int):
@@ -392,7 +392,7 @@ def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Te
     grid = lambda meta: (tiles(n, meta), batch * heads)  # noqa: E731
     low = torch.empty(batch * heads, **stats)
     if mask is not None:
-        width = triton.cdiv(n, tiling.get("BLOCK_M", _SMALLEST))  # every tiling's tiles fit
+        width = _most_tiles(n, tiling)
         partial = torch.full((batch * heads, width), float("inf"), **stats)
         kernels["min"][grid](q, k, partial, *_strides(q), *_strides(k), heads, n, cols, d, scale, width, **common)
         torch.amin(partial, dim=1, out=low)
@@ -431,7 +431,7 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
     kernels["key"][lambda meta: (tiles(cols, meta), batch * heads)](
         q, k, v, mask, low, seed, g, delta, grad_k, grad_v, ties_q, *strides, *sizes, HAS_MASK=has_mask, **flags
     )
-    width = triton.cdiv(n, tiling.get("BLOCK_M", _SMALLEST))  # every tiling's tiles fit; the rest stay 0
+    width = _most_tiles(n, tiling)  # tiles the chosen tiling lacks stay 0
     grad_q = torch.empty(batch, heads, n, d, **stats)
     ties_k = torch.zeros_like(grad_q) if has_mask else grad_q
     total = torch.zeros(batch, heads, width, **stats)
