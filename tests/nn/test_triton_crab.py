@@ -181,50 +181,39 @@ def test_the_cuda_registration_passes_the_operator_arguments_through(use_mask, m
 
 _COMPILE_FOR_GPU = """
 import sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-from xct_estimators.nn import triton_crab as tc
-
-POINTERS = set("Q K V Mask Low Seed Out Den partial G Delta GK GV TQ GQ TK Total Ties GM".split())
-HALVES = set("Q K V Out G GV".split())
-dtype = sys.argv[1]
-has_mask = dtype == "fp32"  # both branches of every flag between the two calls
-precision = "tf32" if dtype == "fp32" else "ieee"
-tiles = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_D=128, BLOCK_DV=128, PRECISION=precision)
-flags = dict(HAS_MASK=has_mask, CLIPPED=has_mask, DROPOUT=not has_mask)
-for kernel in (tc._min_kernel, tc._forward_kernel, tc._key_kernel, tc._query_kernel, tc._mask_kernel):
-    names = kernel.arg_names
-    fixed = {n: v for n, v in {**tiles, **flags}.items() if n in names}
-    if not fixed.get("HAS_MASK", True):
-        fixed["Mask"] = None
-    signature = {}
-    for n in names:
-        if n in fixed:
-            signature[n] = "constexpr"
-        elif n in POINTERS:
-            signature[n] = "*i64" if n == "Seed" else f"*{dtype}" if n in HALVES else "*fp32"
-        else:
-            signature[n] = "fp32" if n in ("scale", "inv_keep") else "i32"
-    constants = {(names.index(n),): v for n, v in fixed.items()}
-    triton.compile(ASTSource(kernel, signature, constants), target=GPUTarget("cuda", 90, 32),
-                   options=dict(num_warps=8, num_stages=2))
-print("compiled")
+from xct_estimators.bench.measure.kernel_build import compile_kernels
+dtype, width = sys.argv[1], int(sys.argv[2])
+masked = dtype == "fp32"  # both branches of every switch between the two calls
+builds = compile_kernels(dtype, width, (32, 8, 2), masked=masked, clipped=masked, dropout=not masked)
+print(" ".join(f"{b.kernel}:{b.spilled_bytes}" for b in builds))
 """
+
+
+def _compile_for_gpu(dtype: str, head_width: int) -> dict[str, int]:
+    """Bytes each kernel spills, compiled for sm_90 in a process of its own (not interpreted)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPILE_FOR_GPU, dtype, str(head_width)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {name: int(spilled) for name, spilled in (part.split(":") for part in done.stdout.split())}
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_kernels_compile_for_a_gpu_without_one(dtype):
     """The interpreter accepts what the compiler refuses (a global that is not constexpr, for
     one), so the kernels are also compiled ahead of time for an sm_90 target, no GPU needed."""
-    import subprocess
-    import sys
+    assert set(_compile_for_gpu(dtype, 128)) == {"min", "forward", "key", "query", "mask"}
 
-    env = {**os.environ, "TRITON_INTERPRET": "0"}
-    done = subprocess.run(
-        [sys.executable, "-c", _COMPILE_FOR_GPU, dtype], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0 and "compiled" in done.stdout, done.stderr[-3000:]
+
+def test_the_mask_kernel_of_a_wide_head_does_not_spill():
+    """The Weather preset's head (width 192) at the wide heads' fixed tiling: the mask gradient's
+    kernel multiplies a slice of the head at a time, so its tiles stay in registers."""
+    assert _compile_for_gpu("bf16", 192)["mask"] == 0
 
 
 def test_the_autotuned_launch_equals_the_fixed_tiling(monkeypatch):

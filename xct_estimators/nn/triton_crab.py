@@ -173,9 +173,20 @@ def _grad_scores(
 ):  # fmt: skip
     """Recomputes a tile's scores; returns S, dZ and the dropped, clipped weights V saw."""
     s = _scores(q, k, scale, PRECISION)
+    grad = tl.dot(g, tl.trans(v), input_precision=PRECISION)
+    grad_z, seen = _grad_weights(s, grad, delta, m_tile, low, inside, Seed, bh, rows, cols, M, threshold,
+                                 HAS_MASK, CLIPPED, DROPOUT)  # fmt: skip
+    return s, grad_z, seen
+
+
+@triton.jit
+def _grad_weights(
+    s, grad, delta, m_tile, low, inside, Seed, bh, rows, cols, M, threshold,
+    HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
+):  # fmt: skip
+    """dZ and the dropped, clipped weights V saw, from a tile's S and G V^T."""
     z = _weights(s, m_tile, low, inside, HAS_MASK)
     seen = tl.maximum(z, 0.0) if CLIPPED else z
-    grad = tl.dot(g, tl.trans(v), input_precision=PRECISION)
     if CLIPPED:
         grad = tl.where(z >= 0.0, grad, 0.0)
     if DROPOUT:
@@ -184,7 +195,7 @@ def _grad_scores(
         grad = tl.where(keep, grad, 0.0)
     sign = tl.where(z > 0.0, 1.0, tl.where(z < 0.0, -1.0, 0.0))
     grad_z = tl.where(inside, grad - sign * delta[:, None], 0.0)
-    return s, grad_z, seen
+    return grad_z, seen
 
 
 @triton.jit
@@ -283,29 +294,42 @@ def _mask_kernel(
     sg_b, sg_h, sg_n, sg_d, H, N, D, DV, scale, threshold,
     CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    PRECISION: tl.constexpr,
+    BLOCK_C: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     """dM for one (query, key) tile of one head's mask, summed over the batch in registers."""
     row_tile, col_tile, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     rows = row_tile * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = col_tile * BLOCK_N + tl.arange(0, BLOCK_N)
-    dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
     inside = (rows[:, None] < N) & (cols[None, :] < N)
     m_tile = _tile(Mask + h * sm_h, rows, cols, sm_n, sm_c, N, N).to(tl.float32)
     grad_m = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
     for b in range(0, B):
         bh = b * H + h
-        q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
-        k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, N, D)
-        g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
-        v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, N, DV)
+        # S and G V^T a slice of the head width at a time: no program holds four whole-width tiles
+        s = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
+        for start in range(0, BLOCK_D, BLOCK_C):
+            dims = start + tl.arange(0, BLOCK_C)
+            q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
+            k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, N, D)
+            s += tl.dot(q, tl.trans(k), input_precision=PRECISION)
+        grad = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
+        for start in range(0, BLOCK_DV, BLOCK_C):
+            vdims = start + tl.arange(0, BLOCK_C)
+            g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
+            v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, N, DV)
+            grad += tl.dot(g, tl.trans(v), input_precision=PRECISION)
+        s = s * scale
         delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
         low = tl.load(Low + bh)
-        s, grad_z, _ = _grad_scores(q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, N, scale,
-                                    threshold, True, CLIPPED, DROPOUT, PRECISION)  # fmt: skip
+        grad_z, _ = _grad_weights(s, grad, delta, m_tile, low, inside, Seed, bh, rows, cols, N, threshold,
+                                  True, CLIPPED, DROPOUT)  # fmt: skip
         grad_m += grad_z * (s - low)
     at = h * N * N + rows[:, None] * N + cols[None, :]
     tl.store(GM + at, grad_m.to(GM.dtype.element_ty), mask=inside)
+
+
+#: The head-width slice the mask kernel multiplies at a time.
+_SLICE = 64
 
 
 def _block(size: int) -> int:
@@ -450,7 +474,7 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
             grad_mask = torch.empty(mask.shape, dtype=mask.dtype, device=q.device)
             kernels["mask"][lambda meta: (tiles(n, meta), tiles(n, meta), heads)](
                 q, k, v, mask, low, seed, g, delta, grad_mask, batch, *strides,
-                heads, n, d, dv, scale, _threshold(p), **flags,
+                heads, n, d, dv, scale, _threshold(p), BLOCK_C=min(_SLICE, dims["BLOCK_D"], dims["BLOCK_DV"]), **flags,
             )  # fmt: skip
     grad_q = grad_q.mul_(scale).to(q.dtype) if needs[0] else None
     grad_k = grad_k.mul_(scale).to(k.dtype) if needs[1] else None
