@@ -99,6 +99,20 @@ def _scores(q, k, scale, PRECISION: tl.constexpr):
 
 
 @triton.jit
+def _sliced_dot(A, B, rows, cols, sa_n, sa_d, sb_n, sb_d, n_rows, n_cols, width,
+                BLOCK_W: tl.constexpr, BLOCK_C: tl.constexpr, PRECISION: tl.constexpr):  # fmt: skip
+    """A[rows] B[cols]^T in float32, a slice of BLOCK_C columns of the width at a time, so that no
+    two whole-width tiles are live at once."""
+    acc = tl.zeros((rows.shape[0], cols.shape[0]), tl.float32)
+    for start in range(0, BLOCK_W, BLOCK_C):
+        dims = start + tl.arange(0, BLOCK_C)
+        a = _tile(A, rows, dims, sa_n, sa_d, n_rows, width)
+        b = _tile(B, cols, dims, sb_n, sb_d, n_cols, width)
+        acc = tl.dot(a, tl.trans(b), acc, input_precision=PRECISION)
+    return acc
+
+
+@triton.jit
 def _weights(s, m_tile, low, inside, HAS_MASK: tl.constexpr):
     """Z = M o (S - min S) + eps (S + eps without a mask), zero outside the matrix."""
     if HAS_MASK:
@@ -305,20 +319,11 @@ def _mask_kernel(
     grad_m = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
     for b in range(0, B):
         bh = b * H + h
-        # S and G V^T a slice of the head width at a time: no program holds four whole-width tiles
-        s = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
-        for start in range(0, BLOCK_D, BLOCK_C):
-            dims = start + tl.arange(0, BLOCK_C)
-            q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
-            k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, N, D)
-            s += tl.dot(q, tl.trans(k), input_precision=PRECISION)
-        grad = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
-        for start in range(0, BLOCK_DV, BLOCK_C):
-            vdims = start + tl.arange(0, BLOCK_C)
-            g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
-            v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, N, DV)
-            grad += tl.dot(g, tl.trans(v), input_precision=PRECISION)
-        s = s * scale
+        # A wide head's four whole-width tiles would not fit in registers next to the sum over samples
+        q_at, k_at = Q + b * sq_b + h * sq_h, K + b * sk_b + h * sk_h
+        g_at, v_at = G + b * sg_b + h * sg_h, V + b * sv_b + h * sv_h
+        s = _sliced_dot(q_at, k_at, rows, cols, sq_n, sq_d, sk_n, sk_d, N, N, D, BLOCK_D, BLOCK_C, PRECISION) * scale
+        grad = _sliced_dot(g_at, v_at, rows, cols, sg_n, sg_d, sv_n, sv_d, N, N, DV, BLOCK_DV, BLOCK_C, PRECISION)
         delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
         low = tl.load(Low + bh)
         grad_z, _ = _grad_weights(s, grad, delta, m_tile, low, inside, Seed, bh, rows, cols, N, threshold,
@@ -328,7 +333,7 @@ def _mask_kernel(
     tl.store(GM + at, grad_m.to(GM.dtype.element_ty), mask=inside)
 
 
-#: The head-width slice the mask kernel multiplies at a time.
+#: The widest slice of a head the mask kernel multiplies at a time.
 _SLICE = 64
 
 
