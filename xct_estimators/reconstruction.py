@@ -303,7 +303,8 @@ class ReconstructionEngine(ReconstructionInference):
     def __setstate__(self, state: dict) -> None:
         # Engines pickled before the hyperparameters became attributes kept them in one dict;
         # those pickled before the compile switch ran eagerly, and in float32.
-        self.__dict__.update({"compile": False, "precision": "32"}, **state.pop("architecture", {}), **state)
+        for name, value in {"compile": False, "precision": "32", **state.pop("architecture", {}), **state}.items():
+            setattr(self, name, value)
 
     # -- checks ------------------------------------------------------------------------
     def check_values(self, values: np.ndarray, fitting: bool) -> np.ndarray:
