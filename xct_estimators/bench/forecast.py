@@ -227,14 +227,6 @@ def score(model, data: PreparedSeries, forecasts: list[TimeSeries]) -> dict[str,
     return {"mse": float(values[0]), "mae": float(values[1])}
 
 
-def numpy_scores(actual: np.ndarray, forecasts: np.ndarray, seq_len: int) -> dict[str, float]:
-    """The same metrics computed directly: ``forecasts[i]`` predicts ``actual[seq_len + i : seq_len + i + H]``."""
-    n_windows, horizon = forecasts.shape[:2]
-    rows = seq_len + np.arange(n_windows)[:, None] + np.arange(horizon)[None, :]
-    errors = forecasts - actual[rows]
-    return {"mse": float(np.mean(errors**2)), "mae": float(np.mean(np.abs(errors)))}
-
-
 def expected_windows(test_len: int, seq_len: int, horizon: int) -> int:
     """Number of stride-1 test windows (the Time-Series-Library count, no dropped last batch)."""
     return test_len - seq_len - horizon + 1
