@@ -145,9 +145,9 @@ def test_saits_baseline_runs_both_protocols():
 
 @pytest.mark.parametrize(
     "options, peak",
-    [({}, 0.0025), ({"paper_learning_rate": True}, 0.005), ({"learning_rate": 1e-3}, 1e-3)],
+    [({}, 0.00375), ({"paper_learning_rate": True}, 0.005), ({"learning_rate": 1e-3}, 1e-3)],
 )
-def test_xctformer_trains_at_half_the_preset_peak_unless_told_otherwise(options, peak):
+def test_xctformer_trains_below_the_preset_peak_unless_told_otherwise(options, peak):
     from xct_estimators.bench.impute import build_imputer
     from xct_estimators.bench.settings import ImputeSettings
 

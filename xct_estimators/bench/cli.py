@@ -53,6 +53,7 @@ from .settings import (
     DEFAULT_OUTPUT,
     EXPLAIN_EPOCHS,
     PRECISIONS,
+    STABLE_PEAK_SHARE,
     BackendSettings,
     CommonSettings,
     ComputeSettings,
@@ -113,7 +114,8 @@ def _add_training(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--learning-rate",
         type=positive_float,
-        help="peak learning rate (default: the preset's; impute: half of it, see --paper-learning-rate)",
+        help=f"peak learning rate (default: the preset's; impute: {STABLE_PEAK_SHARE:g} times it, "
+        "see --paper-learning-rate)",
     )
 
 
@@ -280,8 +282,8 @@ def _add_impute(sub) -> None:
     parser.add_argument(
         "--paper-learning-rate",
         action="store_true",
-        help="train XCTFormer at the preset's peak learning rate, the paper's recipe (default: half of it, "
-        "which does not diverge at the one-cycle peak)",
+        help="train XCTFormer at the preset's peak learning rate, the paper's recipe (default: "
+        f"{STABLE_PEAK_SHARE:g} times it, which does not diverge at the one-cycle peak)",
     )
     _add_common(parser, ImputeSettings)
 

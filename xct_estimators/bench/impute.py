@@ -37,7 +37,7 @@ from .models import ABLATION_MODELS, compiled_graphs, finished, preset_name, rec
 from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
-from .settings import ImputeSettings
+from .settings import STABLE_PEAK_SHARE, ImputeSettings
 
 
 def random_mask(shape: tuple[int, ...], rate: float, seed: int) -> np.ndarray:
@@ -232,12 +232,6 @@ def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.nd
     scaler = StandardScaler().fit(values[slice(*splits.train)])
     scaled = scaler.transform(values).astype(np.float32)
     return scaled[slice(*splits.train)], scaled[slice(*splits.val)], scaled[slice(*splits.test)]
-
-
-#: XCTFormer's default peak learning rate as a share of the preset's: at the paper's peak, ETTh2 at a 12.5 %
-#: mask rate diverges at the one-cycle peak and gradient clipping does not prevent it; half the peak
-#: does (benchmarks/results/cpu/training-stability).
-STABLE_PEAK_SHARE = 0.5
 
 
 def build_imputer(model: str, dataset: str, mask_rate: float, settings: ImputeSettings):
