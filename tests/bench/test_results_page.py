@@ -102,6 +102,17 @@ def test_a_folder_with_runs_from_two_machines_gets_a_table_each(tmp_path):
     assert "- device: NVIDIA H200" in second and "| ETTh2" in second and "| ETTh1" not in second
 
 
+def test_runs_on_one_cpu_with_other_thread_counts_share_its_table(tmp_path):
+    where = {"git_dirty": False, "precision": "32", "command": "xct-bench forecast", "git_commit": "a" * 40}
+    runs = [
+        {**RECORD, **where, "dataset": dataset, "device": {"cpu": "Some CPU", "cpu_threads": threads, "gpu": None}}
+        for dataset, threads in (("ETTh1", 1), ("ETTh2", 2))
+    ]
+    page = results_page([_write(tmp_path / "runs", runs)]).split("## What the paper reports")[0]
+    assert page.count(f"## `{tmp_path / 'runs'}") == 1
+    assert "- device: Some CPU, 1 threads; Some CPU, 2 threads" in page
+
+
 def test_the_page_names_what_the_paper_reports_and_no_record_covers(tmp_path):
     """ETTh1 at horizon 96 only: its other horizons are listed as not run, Electricity with the
     reason its data is absent, MSL not at all once a protocol ran, and a baseline covers nothing."""

@@ -50,6 +50,13 @@ def _device(record: dict) -> str:
     return f"{device['cpu']}, {device['cpu_threads']} threads"
 
 
+def _machine(record: dict) -> str:
+    """What a table is per: the GPU, or the CPU model (runs with other thread counts share its table;
+    the device line names each)."""
+    device = record.get("device")
+    return _device(record) if not device or device.get("gpu") else device["cpu"]
+
+
 def provenance_lines(records: list[dict]) -> list[str]:
     """Where the folder's numbers come from: devices, commits, precision and compile, commands."""
 
@@ -242,8 +249,8 @@ def results_page(folders: list[Path]) -> str:
         if not records:
             raise ValueError(f"{folder} holds no results.jsonl records: pass folders that xct-bench wrote.")
         machines: dict[str, list[dict]] = {}
-        for record in records:  # one table per device; rows of several commits name theirs
-            machines.setdefault(_device(record), []).append(record)
+        for record in records:  # one table per machine; rows of several commits name theirs
+            machines.setdefault(_machine(record), []).append(record)
         for device, group in sorted(machines.items()):
             title = f"## `{folder}`" + (f": {device}" if len(machines) > 1 else "")
             sections.append("\n".join([title, "", *provenance_lines(group), "", _demoted(full_report(group))]))
