@@ -2,17 +2,19 @@
 the commands below by the code of tests/data/before_refactor) are resumed without rerunning a run:
 the run identities did not change."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from xct_estimators.bench.cli import build_parser, settings_from
 from xct_estimators.bench.results import ResultStore
+from xct_estimators.bench.settings import STABLE_PEAK_SHARE
 
 SAVES = Path(__file__).parents[1] / "data" / "before_refactor"
 COMMANDS = {
     "forecast": "forecast --dataset synthetic --models xctformer,dlinear --horizons 8 --seq-len 16 --epochs 1",
-    # (made before the halved default peak rate: the paper's rate is its setting, and a flag now)
+    # (made before the lower default peak rate: the paper's rate is its setting, and a flag now)
     "impute": "impute --dataset synthetic --models xctformer_linear,linear --mask-rates 0.25 --epochs 1 "
     "--train-stride 50 --eval-stride 500 --batch-size 8 --paper-learning-rate",
     "detect": "detect --dataset MSL --models xctformer,window_mean --protocol point "
@@ -45,4 +47,5 @@ def test_imputation_runs_at_the_papers_rate_are_not_resumed_as_the_new_default(t
     settings = settings_from(build_parser().parse_args([*argv, "--no-progress"]))
     jobs = _planner("impute")(settings, ResultStore(tmp_path).finished(), progress=False)
     assert [job.run["model"] for job in jobs] == ["xctformer_linear"]  # linear has no learning rate: resumed
-    assert jobs[0].run["settings"]["learning_rate"] == pytest.approx(0.0025)
+    paper_rate = json.loads((SAVES / "impute_results.jsonl").read_text().splitlines()[0])["settings"]["learning_rate"]
+    assert jobs[0].run["settings"]["learning_rate"] == pytest.approx(paper_rate * STABLE_PEAK_SHARE)
