@@ -19,6 +19,8 @@ from pathlib import Path
 
 os.environ["TRITON_INTERPRET"] = "0"  # compiled binaries, not the interpreter
 
+import triton  # noqa: E402
+
 from xct_estimators.bench.measure.kernel_build import H100_SHARED_BYTES, compile_kernels  # noqa: E402
 from xct_estimators.bench.measure.networks import KERNEL_NETWORKS, PRESETS, build  # noqa: E402
 from xct_estimators.bench.provenance import provenance  # noqa: E402
@@ -49,7 +51,7 @@ def report(rows: list[dict], source: dict) -> str:
     lines = [
         "# CRAB's Triton kernels per program, compiled for sm_90 (bf16)",
         "",
-        f"commit {source['git_commit']}; triton {triton_crab.triton.__version__}; command: `{source['command']}`",
+        f"commit {source['git_commit']}; triton {triton.__version__}; command: `{source['command']}`",
         "",
         "registers / bytes spilled to the stack per thread; shared KiB per program (* does not launch on an H100).",
         "",

@@ -341,6 +341,11 @@ def _block(size: int) -> int:
     return max(16, triton.next_power_of_2(size))
 
 
+def _slice(d: int, dv: int) -> int:
+    """The mask kernel's slice width: it divides both padded head widths (powers of two)."""
+    return min(_SLICE, _block(d), _block(dv))
+
+
 def _tiling(head_width: int, block) -> dict:
     """Tile sizes and warps: narrower tiles and more warps for wide heads, so that a program's
     accumulators stay in registers. ``block`` overrides the tile size (tests use small ones)."""
@@ -481,7 +486,7 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
             grad_mask = torch.empty(mask.shape, dtype=mask.dtype, device=q.device)
             kernels["mask"][lambda meta: (tiles(n, meta), tiles(n, meta), heads)](
                 q, k, v, mask, low, seed, g, delta, grad_mask, batch, *strides,
-                heads, n, d, dv, scale, _threshold(p), BLOCK_C=min(_SLICE, dims["BLOCK_D"], dims["BLOCK_DV"]), **flags,
+                heads, n, d, dv, scale, _threshold(p), BLOCK_C=_slice(d, dv), **flags,
             )  # fmt: skip
     grad_q = grad_q.mul_(scale).to(q.dtype) if needs[0] else None
     grad_k = grad_k.mul_(scale).to(k.dtype) if needs[1] else None

@@ -69,7 +69,8 @@ def compile_kernels(
 
     block, warps, stages = tiling
     width = triton_crab._block(head_width)
-    tiles = dict(BLOCK_M=block, BLOCK_N=block, BLOCK_D=width, BLOCK_DV=width, BLOCK_C=min(triton_crab._SLICE, width))
+    sliced = triton_crab._slice(head_width, head_width)
+    tiles = dict(BLOCK_M=block, BLOCK_N=block, BLOCK_D=width, BLOCK_DV=width, BLOCK_C=sliced)
     tiles["PRECISION"] = "tf32" if dtype == "fp32" else "ieee"
     flags = dict(HAS_MASK=masked, CLIPPED=clipped, DROPOUT=dropout)
     builds = []
