@@ -167,7 +167,7 @@ def xct_bench_options() -> str:
 def ablation_models() -> str:
     """The ablation models of ``xct-bench`` and the switches each turns, read from the package."""
     from xct_estimators.bench.models import ABLATION_MODELS
-    from xct_estimators.nn.presets import ABLATIONS
+    from xct_estimators.nn.hyperparameters import ABLATIONS
 
     rows = []
     for model, name in ABLATION_MODELS.items():

@@ -7,7 +7,7 @@ import pytest
 from darts.utils.timeseries_generation import sine_timeseries
 
 from xct_estimators import ReconstructionEngine, XCTFormerModel
-from xct_estimators.nn import fused
+from xct_estimators.nn import ops
 
 
 @pytest.fixture
@@ -16,13 +16,13 @@ def calls(monkeypatch):
     import torch
 
     seen = []
-    original = fused.fused_crab
+    original = ops.fused_crab
 
     def spy(q, k, v, mask, scale=1.0, activation="absact", p=0.0, seed=None):
         seen.append((p, torch.is_grad_enabled() and q.requires_grad))
         return original(q, k, v, mask, scale, activation, p, seed)
 
-    monkeypatch.setattr(fused, "fused_crab", spy)
+    monkeypatch.setattr(ops, "fused_crab", spy)
     return seen
 
 

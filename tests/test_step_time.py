@@ -32,11 +32,11 @@ def test_one_network_with_the_floor_and_compiled(tmp_path):
 
 def test_floor_is_the_two_products_alone():
     from xct_estimators.bench.measure import cpu_steps
-    from xct_estimators.nn import fused
+    from xct_estimators.nn import ops
 
     q, k, v = (torch.randn(2, 1, 5, 3) for _ in range(3))
     seen = []
-    step = cpu_steps.without_chain(lambda: seen.append(fused.fused_crab(q, k, v, torch.randn(1, 5, 5), p=0.5)))
+    step = cpu_steps.without_chain(lambda: seen.append(ops.fused_crab(q, k, v, torch.randn(1, 5, 5), p=0.5)))
     step()
     torch.testing.assert_close(seen[0], (q @ k.transpose(-2, -1)) @ v)
-    assert fused.fused_crab is not cpu_steps.products_only  # restored afterwards
+    assert ops.fused_crab is not cpu_steps.products_only  # restored afterwards

@@ -28,10 +28,9 @@ import pytorch_lightning as pl
 from ._optional import optional_import
 from ._quiet import quiet_lightning
 from .nn.config import XCTFormerConfig
-from .nn.hyperparameters import ARCHITECTURE_PARAMS
+from .nn.hyperparameters import ARCHITECTURE_PARAMS, DECOP_CHANNEL_THRESHOLD
 from .nn.presets import COMMAND_TASKS as TASKS
 from .nn.presets import (
-    DECOP_CHANNEL_THRESHOLD,
     PAPER_PATIENCE,
     PAPER_SEED,
     TASK_SEQ_LEN,

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from xct_estimators.nn import crab_kernel
-from xct_estimators.nn.fused import _kernel_for, fused_crab
+from xct_estimators.nn.fused import _kernel_for
+from xct_estimators.nn.ops import fused_crab
 
 
 @pytest.fixture

@@ -6,8 +6,10 @@ import torch
 
 from xct_estimators.nn import crab_kernel, memory
 from xct_estimators.nn import fused as fused_module
+from xct_estimators.nn.absact import FUSED_ACTIVATIONS
 from xct_estimators.nn.attention import normalise
-from xct_estimators.nn.fused import FUSED_ACTIVATIONS, dropout_keep, fused_crab, keep_masks
+from xct_estimators.nn.fused import dropout_keep, keep_masks
+from xct_estimators.nn.ops import fused_crab
 
 
 def unfused(q, k, v, mask, scale, activation, p, seed):

@@ -6,7 +6,7 @@ import threading
 import torch
 
 from xct_estimators.nn import fused as fused_module
-from xct_estimators.nn.fused import fused_crab
+from xct_estimators.nn.ops import fused_crab
 
 
 def inputs(seed, b=3, h=2, n=20, d=4):

@@ -37,7 +37,8 @@ from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
 from .._optional import optional_import
-from ..nn.presets import ABLATIONS, COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
+from ..nn.hyperparameters import ABLATIONS
+from ..nn.presets import COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
 from .catalog import DEFAULT_DETECTION_MODELS, DETECTION_MODELS
 from .datasets import load_anomaly_dataset
 from .models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine

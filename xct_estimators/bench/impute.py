@@ -29,7 +29,8 @@ from tqdm.auto import tqdm
 
 from .._optional import optional_import
 from ..nn.fill import linear_fill
-from ..nn.presets import ABLATIONS, IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
+from ..nn.hyperparameters import ABLATIONS
+from ..nn.presets import IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from ..windows import covering_starts
 from .catalog import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS
 from .datasets import dataset_fingerprint, load_forecast_dataset

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import time
 
-from ..nn.presets import ABLATIONS
+from ..nn.hyperparameters import ABLATIONS
 from .provenance import timestamp
 
 #: The paper's ablations (its ablation table, plus the clipped-negative-weights variant) as models:
-#: the dataset's preset with one switch changed (``xct_estimators.nn.presets.ABLATIONS``).
+#: the dataset's preset with one switch changed (``xct_estimators.nn.hyperparameters.ABLATIONS``).
 ABLATION_MODELS = {f"xctformer_{name.replace('_', '')}": name for name in ABLATIONS}
 #: How each ablation model reads in ``--help``: the switches it changes.
 ABLATION_DESCRIPTIONS = {

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import torch
 from torch import nn
 
-from . import fused as _fused
+from . import ops as _ops
 from .absact import FUSED_ACTIVATIONS, abs_act
 from .dropout import WeightDropout  # also the name pickles from before the dropout module have
 
@@ -129,7 +129,7 @@ class CRABAttention(nn.Module):
         if self.fused:
             q, k, v = (_split_heads(proj(x), self.n_heads) for proj in (self.q_proj, self.k_proj, self.v_proj))
             p = self.attn_dropout.p if self.training else 0.0
-            return self.out_proj(_merge_heads(_fused.fused_crab(q, k, v, self.mask, self.scale, self.activation, p)))
+            return self.out_proj(_merge_heads(_ops.fused_crab(q, k, v, self.mask, self.scale, self.activation, p)))
         weights, v = self.attention_weights(x)
         return self.out_proj(_merge_heads(self.attn_dropout(weights) @ v))
 
@@ -202,7 +202,7 @@ class DeCoPAttention(nn.Module):
         if self.fused:
             q, key_summary, v = self._scores_inputs(x)
             p = self.attn_dropout.p if self.training else 0.0
-            weighted = _fused.fused_crab(q, key_summary.transpose(-2, -1), v, None, self.scale, self.activation, p)
+            weighted = _ops.fused_crab(q, key_summary.transpose(-2, -1), v, None, self.scale, self.activation, p)
             return self.out_proj(_merge_heads(weighted))
         weights, v = self.attention_weights(x)
         return self.out_proj(_merge_heads(self.attn_dropout(weights) @ v))

@@ -9,7 +9,7 @@ from typing import Literal, Optional
 from .._checks import is_positive_int, positive_int
 from . import memory
 from .absact import FUSED_ACTIVATIONS
-from .hyperparameters import defaults
+from .hyperparameters import ABLATIONS, defaults
 
 MIXINGS = ("full", "time", "channel")
 DECOP_VARIANTS = ("paper", "authors")
@@ -235,9 +235,7 @@ class XCTFormerConfig:
         return dataclasses.replace(self, **changes)
 
     def ablation(self, name: str) -> XCTFormerConfig:
-        """This config with one of the paper's ablations applied (see ``presets.ABLATIONS``)."""
-        from .presets import ABLATIONS
-
+        """This config with one of the paper's ablations applied (see ``hyperparameters.ABLATIONS``)."""
         if name not in ABLATIONS:
             raise ValueError(f"Unknown ablation {name!r}; choose one of {sorted(ABLATIONS)}.")
         return self.replace(**ABLATIONS[name])

@@ -33,11 +33,8 @@ from typing import Optional
 
 import torch
 
-from . import (
-    crab_kernel,
-    ops,  # noqa: E402  (ops calls back into this module's functions at run time only)
-)
-from .absact import ABSACT_DELTA, ABSACT_EPS, FUSED_ACTIVATIONS
+from . import crab_kernel
+from .absact import ABSACT_DELTA, ABSACT_EPS
 from .memory import chunk_scores
 
 
@@ -334,30 +331,3 @@ def _backward_ops(
         at_min[:2], torch.ones_like(at_min[0], dtype=total.dtype), accumulate=True
     )
     return grad_scores.index_put_(at_min, (total / ties)[at_min[:2]].neg_(), accumulate=True)
-
-
-def fused_crab(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    mask: Optional[torch.Tensor],
-    scale: float = 1.0,
-    activation: str = "absact",
-    p: float = 0.0,
-    seed: Optional[int] = None,
-) -> torch.Tensor:
-    """CRAB's weighted values, (B, H, N, d), from Q (B, H, N, d), K and V (B, H, M, d) and the
-    (H, N, N) mask (M = N), or no mask (DeCoP: K holds the k compressed keys, M = k).
-
-    ``p``: attention-weight dropout (give it only in training); ``seed`` fixes its mask (default:
-    drawn from torch's global generator, so ``torch.manual_seed`` makes runs repeatable).
-    Without autograd (inference, ``torch.no_grad``) nothing is saved.
-    """
-    if activation not in FUSED_ACTIVATIONS:
-        raise ValueError(f"fused CRAB supports {FUSED_ACTIVATIONS}, got {activation!r}.")
-    if mask is not None and (k.shape[-2] != q.shape[-2] or tuple(mask.shape[-2:]) != (q.shape[-2],) * 2):
-        raise ValueError(
-            f"CRAB's mask needs N x N scores and an (H, N, N) mask: got {q.shape[-2]} queries, {k.shape[-2]} keys "
-            f"and a mask of shape {tuple(mask.shape)}."
-        )
-    return ops.crab(q, k, v, mask, float(scale), activation == "absact_clipped", float(p), ops.seed_tensor(p, seed))

@@ -11,10 +11,29 @@ from __future__ import annotations
 import inspect
 import textwrap
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 #: Default bound for a training batch's full-CRAB attention memory (see :mod:`.memory`).
 DEFAULT_MAX_ATTENTION_BYTES = 16 * 1024**3
+
+
+#: The paper's rule (App. C): DeCoP replaces full CRAB above this many channels.
+DECOP_CHANNEL_THRESHOLD = 60
+
+#: The ablations of the paper's Sec. 5 / App. E, as field overrides.
+ABLATIONS: dict[str, dict] = {
+    "no_mask": {"use_mask": False},
+    "softmax": {"activation": "softmax"},
+    "vanilla": {"use_mask": False, "activation": "softmax", "decop_k": None},
+    "time": {"mixing": "time"},
+    "channel": {"mixing": "channel"},
+    "clipped": {"activation": "absact_clipped"},  # AbsAct, then negative weights set to 0 (ReLU)
+}
+
+
+def auto_decop_k(n_channels: int, k: int = 64) -> Optional[int]:
+    """The paper's rule: full CRAB up to 60 channels, DeCoP with ``k`` columns above."""
+    return k if n_channels > DECOP_CHANNEL_THRESHOLD else None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Optional
 
+from .hyperparameters import DECOP_CHANNEL_THRESHOLD
+
 if TYPE_CHECKING:
     from .config import XCTFormerConfig
 
@@ -94,8 +96,6 @@ def attention_memory_bytes(config: XCTFormerConfig, batch_size: int = 1) -> int:
 
 def check_sample(config: XCTFormerConfig) -> None:
     """Refuse a configuration whose attention for one training sample exceeds ``max_attention_bytes``."""
-    from .presets import DECOP_CHANNEL_THRESHOLD
-
     if config.max_attention_bytes is None:
         return
     needed = attention_memory_bytes(config)

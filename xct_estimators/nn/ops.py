@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from . import crab_gpu, crab_kernel, fused
+from .absact import FUSED_ACTIVATIONS
 
 _EMPTY = (0,)
 
@@ -139,8 +140,35 @@ crab_forward.register_autograd(_crab_grad, setup_context=_crab_setup)
 
 
 def crab(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], scale: float, clipped: bool, p: float, seed: Tensor):
-    """The weighted values of the fused chain (see :func:`.fused.fused_crab`)."""
+    """The weighted values of the fused chain (see :func:`fused_crab`)."""
     return crab_forward(q, k, v, mask, scale, clipped, p, seed)[0]
+
+
+def fused_crab(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Optional[Tensor],
+    scale: float = 1.0,
+    activation: str = "absact",
+    p: float = 0.0,
+    seed: Optional[int] = None,
+) -> Tensor:
+    """CRAB's weighted values, (B, H, N, d), from Q (B, H, N, d), K and V (B, H, M, d) and the
+    (H, N, N) mask (M = N), or no mask (DeCoP: K holds the k compressed keys, M = k).
+
+    ``p``: attention-weight dropout (give it only in training); ``seed`` fixes its mask (default:
+    drawn from torch's global generator, so ``torch.manual_seed`` makes runs repeatable).
+    Without autograd (inference, ``torch.no_grad``) nothing is saved.
+    """
+    if activation not in FUSED_ACTIVATIONS:
+        raise ValueError(f"fused CRAB supports {FUSED_ACTIVATIONS}, got {activation!r}.")
+    if mask is not None and (k.shape[-2] != q.shape[-2] or tuple(mask.shape[-2:]) != (q.shape[-2],) * 2):
+        raise ValueError(
+            f"CRAB's mask needs N x N scores and an (H, N, N) mask: got {q.shape[-2]} queries, {k.shape[-2]} keys "
+            f"and a mask of shape {tuple(mask.shape)}."
+        )
+    return crab(q, k, v, mask, float(scale), activation == "absact_clipped", float(p), seed_tensor(p, seed))
 
 
 # -- hashed activation dropout -------------------------------------------------------------------

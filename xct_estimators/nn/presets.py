@@ -24,25 +24,6 @@ PAPER_SEEDS = (2021, 2022, 2023, 2024, 2025)
 PAPER_SEED = PAPER_SEEDS[0]
 #: Imputation mask rates of the paper (Table 3).
 IMPUTATION_MASK_RATES = (0.125, 0.25, 0.375, 0.5)
-#: The paper's rule (App. C): DeCoP replaces full CRAB above this many channels.
-DECOP_CHANNEL_THRESHOLD = 60
-
-#: The ablations of the paper's Sec. 5 / App. E, as field overrides.
-ABLATIONS: dict[str, dict] = {
-    "no_mask": {"use_mask": False},
-    "softmax": {"activation": "softmax"},
-    "vanilla": {"use_mask": False, "activation": "softmax", "decop_k": None},
-    "time": {"mixing": "time"},
-    "channel": {"mixing": "channel"},
-    "clipped": {"activation": "absact_clipped"},  # AbsAct, then negative weights set to 0 (ReLU)
-}
-
-
-def auto_decop_k(n_channels: int, k: int = 64) -> Optional[int]:
-    """The paper's rule: full CRAB up to 60 channels, DeCoP with ``k`` columns above."""
-    return k if n_channels > DECOP_CHANNEL_THRESHOLD else None
-
-
 #: Input window of each task in the paper: forecasting look-back 96 (TimesNet setup),
 #: imputation 1024 (TimeMixer++ setup), anomaly detection 100.
 TASK_SEQ_LEN = {"forecast": 96, "impute": 1024, "anomaly": 100}

@@ -98,9 +98,9 @@ def without_chain(step):
     """``step`` with CRAB's elementwise chain removed (scores straight into the product with V):
     what the network costs with attention reduced to its two matrix products, the floor that no
     fusion of the chain can go below."""
-    from xct_estimators.nn import fused
+    from xct_estimators.nn import ops
 
-    return with_attribute(step, fused, "fused_crab", products_only)
+    return with_attribute(step, ops, "fused_crab", products_only)
 
 
 def interleaved_ms(steps: dict, repeats: int, warmup: int = 2) -> dict:
