@@ -49,7 +49,8 @@ from .settings import DetectSettings
 from .vus import vus
 
 #: The presets' name of this task.
-TASK = COMMAND_TASKS["detect"]
+TASK = "detect"
+PRESET_TASK = COMMAND_TASKS[TASK]  # the presets name it "anomaly"
 #: The paper's anomaly ratio per dataset, in percent (the threshold percentile is 100 - ratio).
 ANOMALY_RATIOS = {"SMD": 0.5, "MSL": 1.0, "SMAP": 1.0, "PSM": 1.0, "SWaT": 1.0}
 
@@ -326,13 +327,17 @@ def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def _detection_engine(dataset: str, settings: DetectSettings, **switches):
-    training = dict(window_length=TASK_SEQ_LEN[TASK], train_stride=settings.train_stride, patience=PAPER_PATIENCE)
-    return reconstruction_engine(dataset, TASK, settings, **training, fill="zero", **(settings.arch or {}), **switches)
+    training = dict(
+        window_length=TASK_SEQ_LEN[PRESET_TASK], train_stride=settings.train_stride, patience=PAPER_PATIENCE
+    )
+    return reconstruction_engine(
+        dataset, PRESET_TASK, settings, **training, fill="zero", **(settings.arch or {}), **switches
+    )
 
 
 def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: dict, todo: list):
     """One detector trained once, evaluated under each protocol in ``todo``, wherever it executes."""
-    length = TASK_SEQ_LEN[TASK]
+    length = TASK_SEQ_LEN[PRESET_TASK]
     detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
     train, test, labels = arrays
     ratio = ANOMALY_RATIOS[dataset]
@@ -371,13 +376,13 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
     from .backends import Job
 
     args = settings.replace(no_progress=settings.no_progress or not progress)
-    length = TASK_SEQ_LEN[TASK]
+    length = TASK_SEQ_LEN[PRESET_TASK]
     arrays = {d: detection_arrays(d, args.data_dir) for d in args.dataset}  # all checked first
     jobs = []
     for dataset, model in ((d, m) for d in args.dataset for m in args.models or DEFAULT_DETECTION_MODELS):
         detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
         ours = model.startswith("xctformer")
-        base = {"task": "detect", "dataset": dataset, "model": model, "seed": args.seed}
+        base = {"task": TASK, "dataset": dataset, "model": model, "seed": args.seed}
         base.update(train_stride=args.train_stride if ours else None, arch=args.arch if ours else None)
         base.update(anomaly_ratio=ANOMALY_RATIOS[dataset], window_length=length)
         base["settings"] = plain_settings(detector.settings)

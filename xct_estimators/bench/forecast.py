@@ -44,6 +44,7 @@ from .results import run_key
 from .runs import plain_settings
 from .settings import ForecastSettings
 
+TASK = "forecast"
 FEATURES = ("M", "MS")
 
 PAPER_BATCH_SIZE = 32
@@ -84,7 +85,7 @@ def build_model(
     if work_dir is not None:
         common["work_dir"] = str(work_dir)
     if is_xctformer(name):
-        preset = get_preset(preset_name(dataset), "forecast")
+        preset = get_preset(preset_name(dataset), TASK)
         switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
         trainer = trainer_kwargs(accelerator, devices, progress, precision=precision)
         run = dict(output_chunk_length=horizon, input_chunk_length=seq_len, n_epochs=epochs or preset.epochs)
@@ -359,7 +360,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         if mode != "none" and not model.supports_future_covariates:
             print(f"skip: {model_name} takes no future covariates ({dataset} horizon {horizon}, --covariates {mode})")
             continue
-        run = {"task": "forecast", "dataset": dataset, "horizon": horizon, "model": model_name, "seed": settings.seed}
+        run = {"task": TASK, "dataset": dataset, "horizon": horizon, "model": model_name, "seed": settings.seed}
         if mode != "none":  # absent at its default, so earlier runs keep their identity
             run["covariates"] = mode
         if fingerprints[dataset]:  # the file's content, so a changed file is a new run

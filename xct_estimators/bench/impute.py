@@ -40,6 +40,8 @@ from .results import run_key
 from .runs import plain_settings
 from .settings import STABLE_PEAK_SHARE, ImputeSettings
 
+TASK = "impute"
+
 
 def random_mask(shape: tuple[int, ...], rate: float, seed: int) -> np.ndarray:
     """Boolean mask, True where a point is hidden, each point with probability ``rate``."""
@@ -228,7 +230,7 @@ def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.nd
     """Standardised train, validation and test arrays for imputation (validation and test moved
     back by the input length 1024, as for forecasting)."""
     data = load_forecast_dataset(name, data_dir, seed=seed)
-    splits = data.splits(TASK_SEQ_LEN["impute"])
+    splits = data.splits(TASK_SEQ_LEN[TASK])
     values = data.series.values(copy=False).astype(np.float64)
     scaler = StandardScaler().fit(values[slice(*splits.train)])
     scaled = scaler.transform(values).astype(np.float32)
@@ -237,13 +239,13 @@ def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.nd
 
 def build_imputer(model: str, dataset: str, mask_rate: float, settings: ImputeSettings):
     """The bench imputer named ``model`` for one run (untrained)."""
-    preset = get_preset(preset_name(dataset), "impute")
+    preset = get_preset(preset_name(dataset), TASK)
     if model in ("xctformer", "xctformer_linear") or model in ABLATION_MODELS:
         fill = "linear" if model == "xctformer_linear" else "zero"
         switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
         training = dict(mask_rate=mask_rate, fill=fill, patience=PAPER_PATIENCE, train_stride=settings.train_stride)
         share = 1.0 if settings.paper_learning_rate else STABLE_PEAK_SHARE
-        engine = reconstruction_engine(preset.dataset, "impute", settings, share, **training, **switches)
+        engine = reconstruction_engine(preset.dataset, TASK, settings, share, **training, **switches)
         return XCTFormerBenchImputer(engine)
     if model == "linear":
         return LinearImputer()
@@ -265,7 +267,7 @@ def _impute_work(settings: ImputeSettings, dataset: str, rate: float, model: str
     args = settings
     imputer = build_imputer(model, dataset, rate, settings)
     train, val, test = arrays
-    window_length = TASK_SEQ_LEN["impute"]
+    window_length = TASK_SEQ_LEN[TASK]
     start = time.perf_counter()
     imputer.fit(train, val)
     fit_seconds = time.perf_counter() - start
@@ -297,14 +299,14 @@ def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) 
     from .backends import Job
 
     args = settings.replace(no_progress=settings.no_progress or not progress)
-    window_length = TASK_SEQ_LEN["impute"]
+    window_length = TASK_SEQ_LEN[TASK]
     fingerprints = {d: dataset_fingerprint(d, args.data_dir) for d in args.dataset}
     splits = {d: imputation_splits(d, args.data_dir, args.seed) for d in args.dataset}  # all checked first
     rates, models = args.mask_rates or IMPUTATION_MASK_RATES, args.models or DEFAULT_IMPUTATION_MODELS
     jobs = []
     for dataset, rate, model in ((d, r, m) for d in args.dataset for r in rates for m in models):
         imputer = build_imputer(model, dataset, rate, args)  # not trained here: it names the run's settings
-        run = {"task": "impute", "dataset": dataset, "mask_rate": rate, "model": model, "seed": args.seed}
+        run = {"task": TASK, "dataset": dataset, "mask_rate": rate, "model": model, "seed": args.seed}
         if fingerprints[dataset]:  # the file's content, so a changed file is a new run
             run["data_sha256"] = fingerprints[dataset]
         run["protocol"], run["eval_stride"] = args.protocol, args.eval_stride if args.protocol == "tslib" else None

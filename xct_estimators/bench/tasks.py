@@ -40,9 +40,8 @@ class Ablation:
 
 @dataclass(frozen=True)
 class Task:
-    name: str
+    name: str  # also its module under xct_estimators.bench: jobs(settings, finished, progress), tune_data
     title: str
-    module: str  # under xct_estimators.bench: its jobs(settings, finished, progress) and tune_data(settings)
     strided: bool  # whether training windows can be strided (--train-stride)
     fields: dict[str, Any]  # the fields every record of the task has, with their types
     setting: Optional[str]  # the record field that places a run in the paper's tables
@@ -55,7 +54,7 @@ class Task:
     paper_cells: Callable[[], list[tuple[str, Any]]]
 
     def _module(self):
-        return importlib.import_module(f"{__package__}.{self.module}")
+        return importlib.import_module(f"{__package__}.{self.name}")
 
     def plan(self, settings, finished: set, progress: bool) -> list:
         """The runs of ``settings`` not in ``finished``, as jobs for a backend."""
@@ -84,7 +83,6 @@ _ERRORS = ("avg MSE", "avg MAE")
 FORECAST = Task(
     name="forecast",
     title="forecasting",
-    module="forecast",
     strided=False,
     fields={"horizon": int, "mse": _NUMBER, "mae": _NUMBER},
     setting="horizon",
@@ -106,7 +104,6 @@ FORECAST = Task(
 IMPUTE = Task(
     name="impute",
     title="imputation",
-    module="impute",
     strided=True,
     fields={"mask_rate": _NUMBER, "mse": _NUMBER, "mae": _NUMBER},
     setting="mask_rate",
@@ -129,7 +126,6 @@ IMPUTE = Task(
 DETECT = Task(
     name="detect",
     title="anomaly detection",
-    module="detect",
     strided=True,
     fields={"protocol": str, "f1": _NUMBER, "f1_adjusted": _NUMBER, "auc_pr": _NUMBER},
     setting=None,
