@@ -48,9 +48,9 @@ from .runs import plain_settings
 from .settings import DetectSettings
 from .vus import vus
 
-#: The presets' name of this task.
 TASK = "detect"
-PRESET_TASK = COMMAND_TASKS[TASK]  # the presets name it "anomaly"
+#: The presets' name of this task, "anomaly".
+PRESET_TASK = COMMAND_TASKS[TASK]
 #: The paper's anomaly ratio per dataset, in percent (the threshold percentile is 100 - ratio).
 ANOMALY_RATIOS = {"SMD": 0.5, "MSL": 1.0, "SMAP": 1.0, "PSM": 1.0, "SWaT": 1.0}
 

@@ -1,4 +1,5 @@
-"""The network's hyperparameters, defined once: name, default and documentation.
+"""The network's hyperparameters, defined once: name, default and documentation; and the paper's
+rules on them: when DeCoP replaces full CRAB, and the ablations as overrides.
 
 :class:`~xct_estimators.nn.XCTFormerConfig`'s fields, every estimator's signature, and the name
 lists of the adapters, ``xct-bench --arch`` and the tuner come from :data:`HYPERPARAMETERS`. The
@@ -16,7 +17,6 @@ from typing import Any, Optional
 #: Default bound for a training batch's full-CRAB attention memory (see :mod:`.memory`).
 DEFAULT_MAX_ATTENTION_BYTES = 16 * 1024**3
 
-
 #: The paper's rule (App. C): DeCoP replaces full CRAB above this many channels.
 DECOP_CHANNEL_THRESHOLD = 60
 
@@ -32,7 +32,8 @@ ABLATIONS: dict[str, dict] = {
 
 
 def auto_decop_k(n_channels: int, k: int = 64) -> Optional[int]:
-    """The paper's rule: full CRAB up to 60 channels, DeCoP with ``k`` columns above."""
+    """The paper's rule: full CRAB up to :data:`DECOP_CHANNEL_THRESHOLD` channels, DeCoP with ``k``
+    columns above."""
     return k if n_channels > DECOP_CHANNEL_THRESHOLD else None
 
 
