@@ -31,6 +31,7 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     assert all(r["ok"] and set(r["errors"]) >= {"output", "dQ", "dK", "dV"} for r in report["kernel_correctness"])
     assert [r["path"] for r in report["kernel_speed"]] == ["fused", "plain"]
     assert all(r["ms"] > 0 and r["tflops"] > 0 for r in report["kernel_speed"])
+    assert report["kernel_speed"][0]["kernel_ms"]["other"] > 0  # the profiler's split of the fused step
     assert [r["preset"] for r in report["steps"]] == [p[0] for p in networks.PRESETS]
     for row in report["steps"]:
         chunks = set(networks.CHUNK_MODES) if row["preset"] in networks.PAPER_SCALE else set()
@@ -114,3 +115,12 @@ def test_kernel_only_run_reports_the_kernel_and_the_imputation_steps(gpu_check, 
         (name, mode) for name in networks.KERNEL_NETWORKS for mode in ("fp32", "fp32 plain", "bf16")
     }
     assert all(line["ms"] > 0 and line["seconds_with_compile"] > 0 for line in lines[1:])
+
+
+def test_the_kernel_table_names_the_time_of_each_kernel():
+    from xct_estimators.bench.measure.gpu_report import kernel_tables
+
+    row = dict(path="fused", shape=(1, 1, 8, 4), ms=2.0, tflops=1.0, peak_tflops=989.0, percent_of_peak=0.1)
+    row.update(peak_mb=1.0, kernel_ms={"_key_kernel": 1.25, "other": 0.5})
+    text = "\n".join(kernel_tables({"kernel_correctness": [], "kernel_speed": [row]}))
+    assert "fused, ms per step by kernel (profiler): _key_kernel 1.25, other 0.50" in text

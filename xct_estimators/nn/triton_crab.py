@@ -18,9 +18,10 @@ and r = rowsum(dO o O) / D (the AbsAct row term <G V^T o K, clamp(Z)> / D, read 
 
 and the minimum's gradient, -sum dSh, goes to the arg-min scores split equally among ties (as
 ``amin`` splits it): dS = dSh + c T with T the 0/1 tie matrix and c = -sum dSh / sum T, so
-dQ = scale (dSh K + c T K) and dK = scale (dSh^T Q + c T^T Q). One kernel owns key tiles (dK, dV,
-T^T Q), one owns query tiles (dQ, T K and the per-tile sums), and one owns a (query, key) tile of
-the mask and loops over the batch, so dM is summed in registers without a B x N x N buffer.
+dQ = scale (dSh K + c T K) and dK = scale (dSh^T Q + c T^T Q). One kernel owns key tiles (dK, dV) and
+works on transposed tiles, one owns query tiles (dQ, the tie terms T K and T^T Q, the per-tile
+sums), and one owns a (query, key) tile of the mask and loops over the batch, so dM is summed in
+registers without a B x N x N buffer.
 
 Half-precision inputs (bf16, fp16) are multiplied on the tensor cores and accumulate in float32;
 the minimum, the denominators and every elementwise step are float32. Float32 products use TF32
@@ -58,14 +59,14 @@ def _mix32(x):
 
 
 @triton.jit
-def _keep(seed_ptr, matrix, rows, cols, n_cols, threshold):
-    """The keep mask of entries (rows, cols) of matrix ``matrix`` (sample * H + head)."""
+def _keep(seed_ptr, matrix, index, threshold):
+    """The keep mask of the entries at ``index`` (row * columns + column) of matrix ``matrix``
+    (sample * H + head)."""
     seed = tl.load(seed_ptr)
     lo = (seed & 0xFFFFFFFF).to(tl.uint32)
     hi = ((seed >> 32) & 0xFFFFFFFF).to(tl.uint32)
     key = _mix32(_mix32(lo ^ _mix32(hi)) ^ matrix.to(tl.uint32))
-    index = (rows[:, None] * n_cols + cols[None, :]).to(tl.uint32)
-    return (_mix32(key + index * 0x9E3779B9) >> 16) >= threshold
+    return (_mix32(key + index.to(tl.uint32) * 0x9E3779B9) >> 16) >= threshold
 
 
 @triton.jit
@@ -100,16 +101,30 @@ def _scores(q, k, scale, PRECISION: tl.constexpr):
 
 @triton.jit
 def _sliced_dot(A, B, rows, cols, sa_n, sa_d, sb_n, sb_d, n_rows, n_cols, width,
-                BLOCK_W: tl.constexpr, BLOCK_C: tl.constexpr, PRECISION: tl.constexpr):  # fmt: skip
+                BLOCK_C: tl.constexpr, PRECISION: tl.constexpr):  # fmt: skip
     """A[rows] B[cols]^T in float32, a slice of BLOCK_C columns of the width at a time, so that no
-    two whole-width tiles are live at once."""
+    two whole-width tiles are live at once, and no slice lies wholly past the width (a head of 192
+    takes three slices of 64, not the four of its padded width)."""
     acc = tl.zeros((rows.shape[0], cols.shape[0]), tl.float32)
-    for start in range(0, BLOCK_W, BLOCK_C):
+    for start in range(0, width, BLOCK_C):
         dims = start + tl.arange(0, BLOCK_C)
         a = _tile(A, rows, dims, sa_n, sa_d, n_rows, width)
         b = _tile(B, cols, dims, sb_n, sb_d, n_cols, width)
         acc = tl.dot(a, tl.trans(b), acc, input_precision=PRECISION)
     return acc
+
+
+@triton.jit
+def _add_product(ties, X, x_rows, sx_n, sx_d, n_x, Out, out_rows, n_out, width,
+                 BLOCK_C: tl.constexpr, PRECISION: tl.constexpr):  # fmt: skip
+    """Out[out_rows] += ties X[x_rows], float32 rows of ``width``, BLOCK_C columns at a time;
+    atomic, as programs that share rows of Out may add at once."""
+    for start in range(0, width, BLOCK_C):
+        dims = start + tl.arange(0, BLOCK_C)
+        x = _tile(X, x_rows, dims, sx_n, sx_d, n_x, width)
+        product = tl.dot(ties.to(x.dtype), x, input_precision=PRECISION)
+        inside = (out_rows[:, None] < n_out) & (dims[None, :] < width)
+        tl.atomic_add(Out + out_rows[:, None] * width + dims[None, :], product, mask=inside)
 
 
 @triton.jit
@@ -169,7 +184,7 @@ def _forward_kernel(
         if CLIPPED:
             z = tl.maximum(z, 0.0)
         if DROPOUT:
-            z = tl.where(_keep(Seed, bh, rows, cols, M, threshold), z, 0.0)
+            z = tl.where(_keep(Seed, bh, rows[:, None] * M + cols[None, :], threshold), z, 0.0)
         v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
         acc += tl.dot(z.to(v.dtype), v, input_precision=PRECISION)
     den += _DELTA
@@ -181,47 +196,37 @@ def _forward_kernel(
 
 
 @triton.jit
-def _grad_scores(
-    q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, M, scale, threshold,
-    HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr, PRECISION: tl.constexpr,
-):  # fmt: skip
-    """Recomputes a tile's scores; returns S, dZ and the dropped, clipped weights V saw."""
-    s = _scores(q, k, scale, PRECISION)
-    grad = tl.dot(g, tl.trans(v), input_precision=PRECISION)
-    grad_z, seen = _grad_weights(s, grad, delta, m_tile, low, inside, Seed, bh, rows, cols, M, threshold,
-                                 HAS_MASK, CLIPPED, DROPOUT)  # fmt: skip
-    return s, grad_z, seen
-
-
-@triton.jit
 def _grad_weights(
-    s, grad, delta, m_tile, low, inside, Seed, bh, rows, cols, M, threshold,
+    s, grad, delta, m_tile, low, inside, Seed, bh, index, threshold,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
 ):  # fmt: skip
-    """dZ and the dropped, clipped weights V saw, from a tile's S and G V^T."""
+    """dZ and the dropped, clipped weights V saw, from a tile's S and G V^T; ``delta`` and the
+    entries' ``index`` are laid out as the tile is (queries x keys, or transposed)."""
     z = _weights(s, m_tile, low, inside, HAS_MASK)
     seen = tl.maximum(z, 0.0) if CLIPPED else z
     if CLIPPED:
         grad = tl.where(z >= 0.0, grad, 0.0)
     if DROPOUT:
-        keep = _keep(Seed, bh, rows, cols, M, threshold)
+        keep = _keep(Seed, bh, index, threshold)
         seen = tl.where(keep, seen, 0.0)
         grad = tl.where(keep, grad, 0.0)
     sign = tl.where(z > 0.0, 1.0, tl.where(z < 0.0, -1.0, 0.0))
-    grad_z = tl.where(inside, grad - sign * delta[:, None], 0.0)
+    grad_z = tl.where(inside, grad - sign * delta, 0.0)
     return grad_z, seen
 
 
 @triton.jit
 def _key_kernel(
-    Q, K, V, Mask, Low, Seed, G, Delta, GK, GV, TQ,
+    Q, K, V, Mask, Low, Seed, G, Delta, GK, GV,
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
     sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
     PRECISION: tl.constexpr,
 ):  # fmt: skip
-    """dK (before the scale and the tie term), dV and T^T Q for one tile of keys."""
+    """dK (before the scale and the tie term) and dV for one tile of keys. Its tiles are
+    transposed (keys x queries), so the weights and their gradient enter the products as computed,
+    with no tile transposed in registers."""
     tile, bh = tl.program_id(0), tl.program_id(1)
     b, h = bh // H, bh % H
     cols = tile * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -235,21 +240,19 @@ def _key_kernel(
     at = bh * M * D + cols[:, None] * D + dims[None, :]
     for start in range(0, N, BLOCK_M):
         rows = start + tl.arange(0, BLOCK_M)
-        inside = (rows[:, None] < N) & (cols[None, :] < M)
-        q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
+        inside = (cols[:, None] < M) & (rows[None, :] < N)
+        q_t = _tile(Q + b * sq_b + h * sq_h, dims, rows, sq_d, sq_n, D, N)
         g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
         delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
-        m_tile = _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK)
-        s, grad_z, seen = _grad_scores(q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, M, scale,
-                                       threshold, HAS_MASK, CLIPPED, DROPOUT, PRECISION)  # fmt: skip
-        grad_v += tl.dot(tl.trans(seen.to(g.dtype)), g, input_precision=PRECISION)
+        m_tile = _mask_tile(Mask, h, cols, rows, sm_h, sm_c, sm_n, M, N, HAS_MASK)  # the mask's transpose
+        s = tl.dot(k, q_t, input_precision=PRECISION) * scale
+        grad = tl.dot(v, tl.trans(g), input_precision=PRECISION)
+        index = rows[None, :] * M + cols[:, None]
+        grad_z, seen = _grad_weights(s, grad, delta[None, :], m_tile, low, inside, Seed, bh, index, threshold,
+                                     HAS_MASK, CLIPPED, DROPOUT)  # fmt: skip
+        grad_v += tl.dot(seen.to(g.dtype), g, input_precision=PRECISION)
         grad_s = grad_z * m_tile if HAS_MASK else grad_z
-        grad_k += tl.dot(tl.trans(grad_s.to(q.dtype)), q, input_precision=PRECISION)
-        if HAS_MASK:
-            ties = tl.where(inside & (s == low), 1.0, 0.0)
-            if tl.sum(ties) > 0:  # rare: added to memory this program owns, not kept in registers
-                ties_q = tl.dot(tl.trans(ties.to(q.dtype)), q, input_precision=PRECISION)
-                tl.store(TQ + at, tl.load(TQ + at, mask=inside_k) + ties_q, mask=inside_k)
+        grad_k += tl.dot(grad_s.to(k.dtype), tl.trans(q_t), input_precision=PRECISION)
     tl.store(GK + at, grad_k, mask=inside_k)
     inside_v = (cols[:, None] < M) & (vdims[None, :] < DV)
     tl.store(GV + bh * M * DV + cols[:, None] * DV + vdims[None, :], grad_v.to(GV.dtype.element_ty), mask=inside_v)
@@ -257,14 +260,16 @@ def _key_kernel(
 
 @triton.jit
 def _query_kernel(
-    Q, K, V, Mask, Low, Seed, G, Delta, GQ, TK, Total, Ties,
+    Q, K, V, Mask, Low, Seed, G, Delta, GQ, TK, TQ, Total, Ties,
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
     sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold, TILES,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    PRECISION: tl.constexpr,
+    BLOCK_C: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
-    """dQ (before the scale and the tie term), T K, and this tile's sum of dSh and tie count."""
+    """dQ (before the scale and the tie term), T K, and this tile's sum of dSh and tie count; and
+    T^T Q, added to the keys' rows of the rare tiles that hold a tie (the key kernel would find them
+    on K Q^T, which may round unlike the Q K^T the minimum was taken of)."""
     tile, bh = tl.program_id(0), tl.program_id(1)
     b, h = bh // H, bh % H
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -275,7 +280,6 @@ def _query_kernel(
     low = _low(Low, bh, HAS_MASK)
     grad_q = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)
     inside_q = (rows[:, None] < N) & (dims[None, :] < D)
-    at = bh * N * D + rows[:, None] * D + dims[None, :]
     total = tl.zeros((BLOCK_M,), tl.float32)
     count = tl.zeros((BLOCK_M,), tl.float32)
     for start in range(0, M, BLOCK_N):
@@ -284,18 +288,21 @@ def _query_kernel(
         k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
         v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
         m_tile = _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK)
-        s, grad_z, _ = _grad_scores(q, k, g, v, delta, m_tile, low, inside, Seed, bh, rows, cols, M, scale,
-                                    threshold, HAS_MASK, CLIPPED, DROPOUT, PRECISION)  # fmt: skip
+        s = _scores(q, k, scale, PRECISION)
+        grad = tl.dot(g, tl.trans(v), input_precision=PRECISION)
+        grad_z, _ = _grad_weights(s, grad, delta[:, None], m_tile, low, inside, Seed, bh,
+                                  rows[:, None] * M + cols[None, :], threshold, HAS_MASK, CLIPPED, DROPOUT)  # fmt: skip
         grad_s = grad_z * m_tile if HAS_MASK else grad_z
         grad_q += tl.dot(grad_s.to(k.dtype), k, input_precision=PRECISION)
         if HAS_MASK:
             total += tl.sum(grad_s, axis=1)
             ties = tl.where(inside & (s == low), 1.0, 0.0)
             count += tl.sum(ties, axis=1)
-            if tl.sum(ties) > 0:
-                ties_k = tl.dot(ties.to(k.dtype), k, input_precision=PRECISION)
-                tl.store(TK + at, tl.load(TK + at, mask=inside_q) + ties_k, mask=inside_q)
-    tl.store(GQ + at, grad_q, mask=inside_q)
+            if tl.sum(ties) > 0:  # rare: added to memory a slice at a time, not kept in registers
+                q_at, k_at = Q + b * sq_b + h * sq_h, K + b * sk_b + h * sk_h
+                _add_product(ties, k_at, cols, sk_n, sk_d, M, TK + bh * N * D, rows, N, D, BLOCK_C, PRECISION)
+                _add_product(tl.trans(ties), q_at, rows, sq_n, sq_d, N, TQ + bh * M * D, cols, M, D, BLOCK_C, PRECISION)
+    tl.store(GQ + bh * N * D + rows[:, None] * D + dims[None, :], grad_q, mask=inside_q)
     if HAS_MASK:
         tl.store(Total + bh * TILES + tile, tl.sum(total, axis=0))
         tl.store(Ties + bh * TILES + tile, tl.sum(count, axis=0))
@@ -307,14 +314,14 @@ def _mask_kernel(
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
     sg_b, sg_h, sg_n, sg_d, H, N, D, DV, scale, threshold,
     CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    BLOCK_C: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_C: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     """dM for one (query, key) tile of one head's mask, summed over the batch in registers."""
     row_tile, col_tile, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     rows = row_tile * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = col_tile * BLOCK_N + tl.arange(0, BLOCK_N)
     inside = (rows[:, None] < N) & (cols[None, :] < N)
+    index = rows[:, None] * N + cols[None, :]
     m_tile = _tile(Mask + h * sm_h, rows, cols, sm_n, sm_c, N, N).to(tl.float32)
     grad_m = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
     for b in range(0, B):
@@ -322,11 +329,11 @@ def _mask_kernel(
         # A wide head's four whole-width tiles would not fit in registers next to the sum over samples
         q_at, k_at = Q + b * sq_b + h * sq_h, K + b * sk_b + h * sk_h
         g_at, v_at = G + b * sg_b + h * sg_h, V + b * sv_b + h * sv_h
-        s = _sliced_dot(q_at, k_at, rows, cols, sq_n, sq_d, sk_n, sk_d, N, N, D, BLOCK_D, BLOCK_C, PRECISION) * scale
-        grad = _sliced_dot(g_at, v_at, rows, cols, sg_n, sg_d, sv_n, sv_d, N, N, DV, BLOCK_DV, BLOCK_C, PRECISION)
+        s = _sliced_dot(q_at, k_at, rows, cols, sq_n, sq_d, sk_n, sk_d, N, N, D, BLOCK_C, PRECISION) * scale
+        grad = _sliced_dot(g_at, v_at, rows, cols, sg_n, sg_d, sv_n, sv_d, N, N, DV, BLOCK_C, PRECISION)
         delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
         low = tl.load(Low + bh)
-        grad_z, _ = _grad_weights(s, grad, delta, m_tile, low, inside, Seed, bh, rows, cols, N, threshold,
+        grad_z, _ = _grad_weights(s, grad, delta[:, None], m_tile, low, inside, Seed, bh, index, threshold,
                                   True, CLIPPED, DROPOUT)  # fmt: skip
         grad_m += grad_z * (s - low)
     at = h * N * N + rows[:, None] * N + cols[None, :]
@@ -377,8 +384,8 @@ _INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 _TUNED = {
     "min": _tuned(_min_kernel, ["N", "M", "D"]),  # another tiling's minima are minima of the same scores
     "forward": _tuned(_forward_kernel, ["N", "M", "D", "DV"]),
-    "key": _tuned(_key_kernel, ["N", "M", "D", "DV"], restored=("TQ",)),
-    "query": _tuned(_query_kernel, ["N", "M", "D", "DV"], restored=("TK", "Total", "Ties")),
+    "key": _tuned(_key_kernel, ["N", "M", "D", "DV"]),
+    "query": _tuned(_query_kernel, ["N", "M", "D", "DV"], restored=("TK", "TQ", "Total", "Ties")),
     "mask": _tuned(_mask_kernel, ["N", "D", "DV"]),
 }
 _RAW = {name: tuner.fn for name, tuner in _TUNED.items()}
@@ -457,24 +464,25 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
     low = minimum.view(-1) if has_mask else delta.new_empty(1)
     stats = dict(dtype=torch.float32, device=q.device)
     kernels, tiling, tiles = _launcher(block, max(d, dv))
-    dims = dict(**tiling, BLOCK_D=_block(d), BLOCK_DV=_block(dv), PRECISION=_precision(q))
-    flags = dict(CLIPPED=clipped, DROPOUT=p > 0.0, **dims)
+    flags = dict(CLIPPED=clipped, DROPOUT=p > 0.0, PRECISION=_precision(q), **tiling)
+    widths = dict(BLOCK_D=_block(d), BLOCK_DV=_block(dv))
     strides = (*_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g))
     sizes = (heads, n, cols, d, dv, scale, _threshold(p))
     grad_k = torch.empty(batch, heads, cols, d, **stats)
     ties_q = torch.zeros_like(grad_k) if has_mask else grad_k
     grad_v = torch.empty(batch, heads, cols, dv, dtype=v.dtype, device=q.device)
     kernels["key"][lambda meta: (tiles(cols, meta), batch * heads)](
-        q, k, v, mask, low, seed, g, delta, grad_k, grad_v, ties_q, *strides, *sizes, HAS_MASK=has_mask, **flags
-    )
+        q, k, v, mask, low, seed, g, delta, grad_k, grad_v, *strides, *sizes,
+        HAS_MASK=has_mask, **flags, **widths,
+    )  # fmt: skip
     width = _most_tiles(n, tiling)  # tiles the chosen tiling lacks stay 0
     grad_q = torch.empty(batch, heads, n, d, **stats)
     ties_k = torch.zeros_like(grad_q) if has_mask else grad_q
     total = torch.zeros(batch, heads, width, **stats)
     count = torch.zeros_like(total)
     kernels["query"][lambda meta: (tiles(n, meta), batch * heads)](
-        q, k, v, mask, low, seed, g, delta, grad_q, ties_k, total, count, *strides, *sizes, width,
-        HAS_MASK=has_mask, **flags,
+        q, k, v, mask, low, seed, g, delta, grad_q, ties_k, ties_q, total, count, *strides, *sizes, width,
+        HAS_MASK=has_mask, BLOCK_C=_slice(d, d), **flags, **widths,
     )  # fmt: skip
     grad_mask = None
     if has_mask:

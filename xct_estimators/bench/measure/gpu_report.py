@@ -51,6 +51,10 @@ def kernel_tables(report: dict) -> list[str]:
             f"| {r['path']} | {tuple(r['shape'])} | {r['ms']:.2f} | {r['tflops']:.1f} | "
             f"{r['peak_tflops'] or 'unknown'} | {percent} | {memory_mb} |"
         )
+    for r in report.get("kernel_speed", []):
+        if r.get("kernel_ms"):
+            parts = ", ".join(f"{name} {ms:.2f}" for name, ms in r["kernel_ms"].items())
+            lines += ["", f"{r['path']}, ms per step by kernel (profiler): {parts}"]
     return lines
 
 

@@ -119,6 +119,8 @@ def kernel_speed(device: str, smoke: bool, repeats: int, warmup: int) -> list[di
                 "peak_mb": peak_memory_mb(device),
             }
         )
+        if name == "fused":
+            rows[-1]["kernel_ms"] = kernel_ms(fn, (q, k, v, mask, config.attn_dropout, 7), upstream, device)
         print(f"CRAB layer {name}: {rows[-1]}", flush=True)
     return rows
 
@@ -132,6 +134,24 @@ def _median_step(fn, args, upstream, device: str, repeats: int, warmup: int) -> 
         if step >= warmup:
             times.append(time.perf_counter() - start)
     return float(np.median(times))
+
+
+def kernel_ms(fn, args, upstream, device: str, steps: int = 5) -> dict[str, float]:
+    """Milliseconds per step by kernel (CRAB's Triton kernels by name, the rest summed as
+    ``other``), from the profiler: where a step's time goes."""
+    from torch.profiler import ProfilerActivity, profile
+
+    on_gpu = device == "cuda"
+    with profile(activities=[ProfilerActivity.CUDA if on_gpu else ProfilerActivity.CPU]) as profiler:
+        for _ in range(steps):
+            torch.autograd.backward(fn(*args), upstream)
+        synchronize(device)
+    times: dict[str, float] = {}
+    for event in profiler.key_averages():
+        name = event.key if event.key.startswith("_") and event.key.endswith("_kernel") else "other"
+        self_us = event.self_device_time_total if on_gpu else event.self_cpu_time_total
+        times[name] = times.get(name, 0.0) + self_us / 1e3 / steps
+    return dict(sorted(times.items(), key=lambda item: -item[1]))
 
 
 def environment() -> dict:
