@@ -64,7 +64,7 @@ def bare_inference(net, windows: torch.Tensor, in_len: int, batch_size: int) -> 
     return time.perf_counter() - start
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="ETTh1")
     parser.add_argument("--horizon", type=int, default=96)
@@ -73,40 +73,29 @@ def main() -> None:
     parser.add_argument("--channels", type=int, default=7)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    return parser
 
-    values = synthetic(args.rows + args.test_rows, args.channels)
-    series = TimeSeries.from_values(values)
-    train = series[: args.rows]
+
+def _windows(values: np.ndarray, length: int) -> torch.Tensor:
+    """Every window of ``length`` rows, as (window, channel, step)."""
+    return torch.from_numpy(np.lib.stride_tricks.sliding_window_view(values, length, axis=0).transpose(0, 2, 1).copy())
+
+
+def _time_training(args, values: np.ndarray, train: TimeSeries):
+    """Fits through Darts with an epoch timer, then times bare epochs of a copy of the network."""
     timer = EpochTimer()
+    trainer = {"enable_progress_bar": False, "enable_model_summary": False, "logger": False, "callbacks": [timer]}
     model = XCTFormerModel.from_preset(
-        args.preset,
-        output_chunk_length=args.horizon,
-        n_epochs=args.repeats,
-        random_state=0,
-        pl_trainer_kwargs={
-            "enable_progress_bar": False,
-            "enable_model_summary": False,
-            "logger": False,
-            "callbacks": [timer],
-        },
+        args.preset, output_chunk_length=args.horizon, n_epochs=args.repeats, random_state=0, pl_trainer_kwargs=trainer
     )
     start = time.perf_counter()
     model.fit(train)
     fit_total = time.perf_counter() - start
-    in_len, out_len = model.input_chunk_length, model.output_chunk_length
-    batch_size = model.batch_size
-    lr = model.pl_module_params["optimizer_kwargs"]["lr"]
-
-    train_windows = torch.from_numpy(
-        np.lib.stride_tricks.sliding_window_view(values[: args.rows], in_len + out_len, axis=0)
-        .transpose(0, 2, 1)
-        .copy()
-    )
+    in_len, out_len, batch_size = model.input_chunk_length, model.output_chunk_length, model.batch_size
+    train_windows = _windows(values[: args.rows], in_len + out_len)
     net = copy.deepcopy(model.network)
+    lr = model.pl_module_params["optimizer_kwargs"]["lr"]
     bare = [bare_epoch(net, train_windows, in_len, batch_size, lr) for _ in range(args.repeats)]
-
     darts_epoch, bare_epoch_s = statistics.median(timer.seconds), statistics.median(bare)
     print(
         f"preset {args.preset}, horizon {out_len}, {len(train_windows)} training windows, "
@@ -118,19 +107,19 @@ def main() -> None:
         f"{'  fit() call per epoch (s)':<34}{fit_total / args.repeats:>10.3f}{bare_epoch_s:>10.3f}"
         f"{fit_total / args.repeats / bare_epoch_s:>8.2f}"
     )
+    return model, net
 
-    start_index = args.rows
-    test_windows = torch.from_numpy(
-        np.lib.stride_tricks.sliding_window_view(values[start_index - in_len :], in_len + out_len, axis=0)
-        .transpose(0, 2, 1)
-        .copy()
-    )
+
+def _time_forecasts(args, values: np.ndarray, series: TimeSeries, model, net) -> None:
+    """``historical_forecasts`` against bare batched inference over the same test windows."""
+    in_len, out_len = model.input_chunk_length, model.output_chunk_length
+    test_windows = _windows(values[args.rows - in_len :], in_len + out_len)
     darts_hf, bare_hf = [], []
     for _ in range(args.repeats):
         start = time.perf_counter()
         forecasts = model.historical_forecasts(
             series,
-            start=start_index,
+            start=args.rows,
             forecast_horizon=out_len,
             stride=1,
             retrain=False,
@@ -138,7 +127,7 @@ def main() -> None:
             verbose=False,
         )
         darts_hf.append(time.perf_counter() - start)
-        bare_hf.append(bare_inference(net, test_windows, in_len, batch_size))
+        bare_hf.append(bare_inference(net, test_windows, in_len, model.batch_size))
     assert len(forecasts) == len(test_windows)
     d, b = statistics.median(darts_hf), statistics.median(bare_hf)
     print(f"{'historical_forecasts, ' + str(len(forecasts)) + ' windows (s)':<34}{d:>10.3f}{b:>10.3f}{d / b:>8.2f}")
@@ -147,6 +136,15 @@ def main() -> None:
     print(
         f"{'  of which: one TimeSeries per window (s)':<44}{floor:>10.3f}  (bare + this: ratio {(b + floor) / b:.2f})"
     )
+
+
+def main() -> None:
+    args = _parser().parse_args()
+    torch.set_num_threads(args.threads)
+    values = synthetic(args.rows + args.test_rows, args.channels)
+    series = TimeSeries.from_values(values)
+    model, net = _time_training(args, values, series[: args.rows])
+    _time_forecasts(args, values, series, model, net)
 
 
 def build_forecast_series(series: TimeSeries, forecasts: list[TimeSeries]) -> float:

@@ -57,13 +57,14 @@ def compare(baseline, shape, p: float, device: str, repeats: int) -> None:
     seed = torch.tensor([7])
     reference = None
     for name, module in (("baseline", baseline), ("tree", triton_crab)):
-        run = lambda: _step(module, q, k, v, mask, p, upstream, seed)  # noqa: E731
+        run = lambda module=module: _step(module, q, k, v, mask, p, upstream, seed)  # noqa: E731
         for _ in range(3):  # the autotuner's timed runs, then warm
             grads = run()
         if reference is None:
             reference = grads
         else:
-            errors = [float((a.float() - r.float()).abs().max() / r.float().abs().max()) for a, r in zip(grads, reference)]
+            pairs = zip(grads, reference, strict=True)
+            errors = [float((a.float() - r.float()).abs().max() / r.float().abs().max()) for a, r in pairs]
             print("  tree against baseline, largest relative difference of dQ dK dV dM:", [f"{e:.1e}" for e in errors])
         times = []
         for _ in range(repeats):
