@@ -70,22 +70,12 @@ def compile_cpu() -> str:
     record = json.loads(path.read_text())
     rows = []
     for row in record["rows"]:
-        train, infer = row["train_ms"], row["infer_ms"]
-        rows.append(
-            [
-                row["network"],
-                str(row["batch"]),
-                str(row["tokens"]),
-                f"{train['fused']:.1f}",
-                f"{train['compiled']:.1f}",
-                f"{train['compiled'] / train['fused']:.2f}",
-                f"{infer['fused']:.1f}",
-                f"{infer['compiled']:.1f}",
-                f"{infer['compiled'] / infer['fused']:.2f}",
-            ]
-        )
-    header = ["network", "batch", "tokens", "train eager", "train compiled", "ratio", "infer eager", "infer compiled"]
-    header.append("ratio")
+        cells = [row["network"], str(row["batch"]), str(row["tokens"])]
+        for ms in (row["train_ms"], row["infer_ms"]):
+            cells += [f"{ms['fused']:.1f}", f"{ms['compiled']:.1f}", f"{ms['compiled'] / ms['fused']:.2f}"]
+        rows.append(cells)
+    header = ["network", "batch", "tokens"]
+    header += [name for step in ("train", "infer") for name in (f"{step} eager", f"{step} compiled", "ratio")]
     origin = record["provenance"]
     source = (
         f"\nms per step, the fused path eager and compiled (ratio < 1: compiled is faster). {origin['device']['cpu']}, "
@@ -97,7 +87,7 @@ def compile_cpu() -> str:
 
 #: The libraries of the versions table, as records name them, and as pyproject names them.
 LIBRARIES = {"python": "python", "torch": "torch", "pytorch_lightning": "pytorch-lightning", "darts": "darts"}
-LIBRARIES.update({"sktime": "sktime", "numpy": "numpy"})
+LIBRARIES |= {"sktime": "sktime", "numpy": "numpy"}
 
 
 def _required() -> dict[str, str]:
@@ -145,8 +135,6 @@ def _option(action) -> str:
 
 def xct_bench_options() -> str:
     """Every ``xct-bench`` subcommand and option with its help, read from the parser itself."""
-    import argparse
-
     from xct_estimators.bench.cli import build_parser
 
     parser = build_parser()
