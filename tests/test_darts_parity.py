@@ -21,7 +21,7 @@ def test_mc_dropout_samples_forecasts_with_spread(tmp_path):
     sampled = model.predict(6, num_samples=50, mc_dropout=True)
     assert sampled.n_samples == 50 and sampled.all_values().std(axis=2).mean() > 1e-3
     same = model.predict(6, num_samples=5)  # without mc_dropout the network is deterministic
-    assert np.allclose(same.all_values().std(axis=2), 0.0)
+    assert same.all_values().std(axis=2).max() < 1e-6  # float32 rounding of equal samples' mean, no spread
     history = model.historical_forecasts(series, start=250, forecast_horizon=6, num_samples=20, retrain=False,
                                          predict_kwargs={"mc_dropout": True})  # fmt: skip
     assert history.n_samples == 20 and history.all_values().std(axis=2).mean() > 1e-3
