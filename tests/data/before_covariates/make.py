@@ -1,7 +1,13 @@
 """Forecasts of XCTFormerModel trained by the code before future and static covariates (commit
 8a9de37), kept so a test can show that a model without them trains and forecasts exactly as then.
 
-    python tests/data/before_covariates/make.py
+Training carries the rounding of the CPU's vector unit into the forecasts, so a machine whose
+torch CPU capability (``torch.backends.cpu.get_cpu_capability()``) differs from the one the
+``forecast_*.npy`` files were made on gets files of its own, ``forecast_*_<capability>.npy``,
+made on that machine by this script with that commit's package first on the path:
+
+    git worktree add /tmp/before 8a9de37
+    cd /tmp/before && PYTHONPATH=/tmp/before python CHECKOUT/tests/data/before_covariates/make.py --capability
 """
 
 from pathlib import Path
@@ -33,5 +39,10 @@ def trained(past_covariates: bool):
 
 
 if __name__ == "__main__":
+    import sys
+
+    import torch
+
+    suffix = f"_{torch.backends.cpu.get_cpu_capability()}" if "--capability" in sys.argv else ""
     for past in (False, True):
-        np.save(HERE / f"forecast_{'past' if past else 'plain'}.npy", trained(past))
+        np.save(HERE / f"forecast_{'past' if past else 'plain'}{suffix}.npy", trained(past))
