@@ -17,8 +17,8 @@ import importlib.util
 import time
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
+from xct_estimators.bench.measure.kernel import kernel_ms
 from xct_estimators.nn import triton_crab
 
 #: (batch, heads, tokens, head width), attention dropout: the networks' CRAB layers.
@@ -30,21 +30,6 @@ def _step(module, q, k, v, mask, p, upstream, seed):
     out, minimum, denominator = module.forward(q, k, v, mask, 1.0, False, p, seed)
     args = (upstream, q, k, v, mask, out, minimum, denominator, 1.0, False, p, seed, [True] * 4)
     return module.backward(*args)
-
-
-def _by_kernel(run, device: str, steps: int = 5) -> dict[str, float]:
-    on_gpu = device == "cuda"
-    with profile(activities=[ProfilerActivity.CUDA if on_gpu else ProfilerActivity.CPU]) as profiler:
-        for _ in range(steps):
-            run()
-        if on_gpu:
-            torch.cuda.synchronize()
-    times: dict[str, float] = {}
-    for event in profiler.key_averages():
-        name = event.key if event.key.startswith("_") and event.key.endswith("_kernel") else "other"
-        self_us = event.self_device_time_total if on_gpu else event.self_cpu_time_total
-        times[name] = times.get(name, 0.0) + self_us / 1e3 / steps
-    return dict(sorted(times.items(), key=lambda item: -item[1]))
 
 
 def compare(baseline, shape, p: float, device: str, repeats: int) -> None:
@@ -76,7 +61,7 @@ def compare(baseline, shape, p: float, device: str, repeats: int) -> None:
                 torch.cuda.synchronize()
             times.append(time.perf_counter() - start)
         ms = sorted(times)[len(times) // 2] * 1e3
-        split = ", ".join(f"{kernel} {t:.2f}" for kernel, t in _by_kernel(run, device).items())
+        split = ", ".join(f"{kernel} {t:.2f}" for kernel, t in kernel_ms(run, device).items())
         print(f"{shape} p={p} {name}: {ms:.2f} ms, {12 * batch * heads * n * n * d / ms / 1e9:.1f} TFLOP/s; {split}")
         for kernel, tuner in module._TUNED.items():
             picks = [str(config) for key, config in getattr(tuner, "cache", {}).items() if key[0] == n]

@@ -120,7 +120,10 @@ def kernel_speed(device: str, smoke: bool, repeats: int, warmup: int) -> list[di
             }
         )
         if name == "fused":
-            rows[-1]["kernel_ms"] = kernel_ms(fn, (q, k, v, mask, config.attn_dropout, 7), upstream, device)
+            args = (q, k, v, mask, config.attn_dropout, 7)
+            rows[-1]["kernel_ms"] = kernel_ms(
+                lambda f=fn, a=args, u=upstream: torch.autograd.backward(f(*a), u), device
+            )
         print(f"CRAB layer {name}: {rows[-1]}", flush=True)
     return rows
 
@@ -136,15 +139,15 @@ def _median_step(fn, args, upstream, device: str, repeats: int, warmup: int) -> 
     return float(np.median(times))
 
 
-def kernel_ms(fn, args, upstream, device: str, steps: int = 5) -> dict[str, float]:
-    """Milliseconds per step by kernel (CRAB's Triton kernels by name, the rest summed as
-    ``other``), from the profiler: where a step's time goes."""
+def kernel_ms(step, device: str, steps: int = 5) -> dict[str, float]:
+    """Milliseconds per call of ``step`` by kernel (CRAB's Triton kernels by name, the rest summed
+    as ``other``), from the profiler: where a step's time goes."""
     from torch.profiler import ProfilerActivity, profile
 
     on_gpu = device == "cuda"
     with profile(activities=[ProfilerActivity.CUDA if on_gpu else ProfilerActivity.CPU]) as profiler:
         for _ in range(steps):
-            torch.autograd.backward(fn(*args), upstream)
+            step()
         synchronize(device)
     times: dict[str, float] = {}
     for event in profiler.key_averages():
