@@ -135,7 +135,7 @@ def _option(action) -> str:
 
 def xct_bench_options() -> str:
     """Every ``xct-bench`` subcommand and option with its help, read from the parser itself."""
-    from xct_estimators.bench.cli import build_parser
+    from xct_estimators.bench.parser import build_parser
 
     parser = build_parser()
     (subcommands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -37,7 +37,7 @@ def test_every_xct_bench_option_is_in_the_benchmarks_guide(benchmark_script):
     import argparse
     from pathlib import Path
 
-    from xct_estimators.bench.cli import build_parser
+    from xct_estimators.bench.parser import build_parser
 
     tables = benchmark_script("docs_tables")
     guide = (Path(tables.ROOT) / "docs" / "benchmarks.md").read_text()

@@ -91,7 +91,7 @@ def test_report_anomaly_ablation_uses_the_papers_rule():
 @pytest.mark.parametrize("name", ["xctformer_clipped", "xctformer_time"])
 def test_ablations_reach_the_imputation_and_detection_engines(name, monkeypatch):
     from xct_estimators.bench import detect, impute
-    from xct_estimators.bench.cli import build_parser, settings_from
+    from xct_estimators.bench.parser import build_parser, settings_from
 
     args = settings_from(build_parser().parse_args(["impute", "--no-progress"]))
     engine = impute.build_imputer(name, "ETTh1", 0.25, args).engine

@@ -1,7 +1,8 @@
 import pytest
 
 import xct_estimators.bench.forecast as forecast_module
-from xct_estimators.bench.cli import build_parser, main
+from xct_estimators.bench.cli import main
+from xct_estimators.bench.parser import build_parser
 from xct_estimators.bench.results import ResultStore
 
 
@@ -91,7 +92,7 @@ def test_every_option_of_a_training_command_lands_in_its_settings():
     """``settings_from`` passes on only the settings' fields: an option without one would be ignored."""
     import argparse
 
-    from xct_estimators.bench.cli import build_parser
+    from xct_estimators.bench.parser import build_parser
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
     for name, parser in commands.items():

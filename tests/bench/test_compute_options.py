@@ -97,7 +97,7 @@ def test_exact_fp32_is_one_switch_named_in_identity_and_records(monkeypatch):
 
     from xct_estimators.bench import provenance
     from xct_estimators.bench.backends import LocalBackend, make_backend
-    from xct_estimators.bench.cli import build_parser
+    from xct_estimators.bench.parser import build_parser
 
     monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", torch.backends.cuda.matmul.allow_tf32)
     monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", torch.backends.cudnn.allow_tf32)

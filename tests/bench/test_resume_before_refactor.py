@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from xct_estimators.bench.cli import build_parser, settings_from
+from xct_estimators.bench.parser import build_parser, settings_from
 from xct_estimators.bench.results import ResultStore
 from xct_estimators.bench.settings import STABLE_PEAK_SHARE
 

@@ -6,8 +6,9 @@ import pytest
 import xct_estimators.bench.detect as detect_module
 import xct_estimators.bench.impute as impute_module
 import xct_estimators.reconstruction as reconstruction
-from xct_estimators.bench.cli import main, settings_from
+from xct_estimators.bench.cli import main
 from xct_estimators.bench.datasets import AnomalyDataset
+from xct_estimators.bench.parser import settings_from
 from xct_estimators.bench.results import ResultStore
 from xct_estimators.nn.presets import PAPER_PATIENCE
 
@@ -58,7 +59,7 @@ def test_impute_records_one_run_per_mask_rate_and_model(monkeypatch, tmp_path, t
 
 
 def test_impute_train_stride_reaches_the_engine(monkeypatch, tiny_presets):
-    from xct_estimators.bench.cli import build_parser
+    from xct_estimators.bench.parser import build_parser
 
     settings = settings_from(build_parser().parse_args(["impute", "--train-stride", "16", "--no-progress"]))
     imputer = impute_module.build_imputer("xctformer_linear", "ETTh1", 0.25, settings)
@@ -133,7 +134,7 @@ def test_detect_refuses_unknown_names_before_any_training(option, value, message
 def test_the_registry_holds_each_command_once_with_its_planner_table_and_tune_data():
     """The commands, the report and tune find a task's code through ``TASKS`` alone."""
     from xct_estimators.bench import report
-    from xct_estimators.bench.cli import build_parser
+    from xct_estimators.bench.parser import build_parser
     from xct_estimators.bench.tasks import TASKS
 
     assert list(TASKS) == ["forecast", "impute", "detect"]
