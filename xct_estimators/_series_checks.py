@@ -33,7 +33,7 @@ def check_finite(series, name: str) -> None:
         if not isinstance(s, TimeSeries):
             continue  # Darts raises its own error for wrong types
         values = s.values(copy=False)
-        where = f"{name}[{i}]" if isinstance(series, Sequence) else name
+        where = _where(series, name, i)
         if not np.isfinite(values).all():
             kind = "NaN" if np.isnan(values).any() else "infinite"
             bad = int((~np.isfinite(values)).sum())
@@ -43,3 +43,31 @@ def check_finite(series, name: str) -> None:
                 "MissingValuesFiller or xct_estimators.XCTFormerImputer, and remove infinities."
             )
         check_value_range(values, list(s.components), where)
+
+
+def _where(group, name: str, i: int) -> str:
+    return f"{name}[{i}]" if isinstance(group, Sequence) else name
+
+
+def check_long_enough(group, name: str, input_chunk_length: int, output_chunk_length: int, shift: int) -> None:
+    """Every series holds at least one training sample."""
+    needed = input_chunk_length + output_chunk_length + shift
+    for i, s in enumerate(as_list(group)):
+        if len(s) < needed:
+            raise ValueError(
+                f"{_where(group, name, i)} has {len(s)} time steps, too short for one training sample of "
+                "XCTFormerModel: it needs at least input_chunk_length + output_chunk_length + "
+                f"output_chunk_shift = {input_chunk_length} + {output_chunk_length} + {shift} = {needed}. "
+                "Use a longer series or shorter input/output chunks."
+            )
+
+
+def check_component_count(series, expected: int) -> None:
+    """The series to predict have the components the model was fitted on."""
+    for i, s in enumerate(as_list(series)):
+        if s.n_components != expected:
+            raise ValueError(
+                f"{_where(series, 'series', i)} has {s.n_components} components, but XCTFormerModel was "
+                f"fitted on series with {expected} components: predict with series of the same components "
+                "as in fit (or refit the model)."
+            )

@@ -8,10 +8,8 @@ XCTFormer for Darts
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any, Literal, Optional, Union
+from typing import Literal, Optional, Union
 
-import torch
 from darts.models.forecasting.torch_forecasting_model import MixedCovariatesTorchModel
 from darts.utils.data.torch_datasets.utils import TorchTrainingSample
 from darts.utils.likelihood_models.torch import QuantileRegression
@@ -22,9 +20,9 @@ from . import historical_forecasts
 from ._checks import NotFittedError, is_positive_int, plain_number
 from ._devices import is_distributed, single_device
 from ._optional import optional_import
-from ._series_checks import as_list, check_finite, check_same_components
+from ._series_checks import check_component_count, check_finite, check_long_enough, check_same_components
 from .callbacks import KeepBestValidationWeights
-from .forecasting_module import _XCTFormerModule  # saved models name it here too
+from .forecasting_module import _XCTFormerModule, paper_recipe  # saved models name the module here too
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, auto_decop_k, get_preset
 from .nn.attention import plain_attention
 from .nn.compiling import CompileOption, compile_options, uncompiled
@@ -33,7 +31,6 @@ from .nn.hyperparameters import (
     hyperparameters_of,
     network_kwargs,
 )
-from .nn.presets import PAPER_PCT_START
 
 DecopK = Union[int, Literal["auto"], None]
 
@@ -383,18 +380,9 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         check_finite(val_series, "val_series")
         check_finite(val_past_covariates, "val_past_covariates")
         check_finite(val_future_covariates, "val_future_covariates")
-        needed = self.input_chunk_length + self.output_chunk_length + self.output_chunk_shift
-        for name, group in (("series", series), ("val_series", val_series)):
-            for i, s in enumerate(as_list(group)):
-                if len(s) < needed:
-                    where = f"{name}[{i}]" if isinstance(group, Sequence) else name
-                    raise ValueError(
-                        f"{where} has {len(s)} time steps, too short for one training sample of "
-                        f"XCTFormerModel: it needs at least input_chunk_length + "
-                        f"output_chunk_length + output_chunk_shift = {self.input_chunk_length} + "
-                        f"{self.output_chunk_length} + {self.output_chunk_shift} = {needed}. "
-                        "Use a longer series or shorter input/output chunks."
-                    )
+        chunks = (self.input_chunk_length, self.output_chunk_length, self.output_chunk_shift)
+        check_long_enough(series, "series", *chunks)
+        check_long_enough(val_series, "val_series", *chunks)
         validation = (val_series, val_past_covariates, val_future_covariates)
         return super().fit(series, past_covariates, future_covariates, *validation, *args, **kwargs)
 
@@ -463,16 +451,8 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         check_finite(series, "series")
         check_finite(past_covariates, "past_covariates")
         check_finite(future_covariates, "future_covariates")
-        if self.model is not None and series is not None:
-            expected = self.model.n_target_channels
-            for i, s in enumerate(as_list(series)):
-                if s.n_components != expected:
-                    where = f"series[{i}]" if isinstance(series, Sequence) else "series"
-                    raise ValueError(
-                        f"{where} has {s.n_components} components, but XCTFormerModel was fitted "
-                        f"on series with {expected} components: predict with series of the same "
-                        "components as in fit (or refit the model)."
-                    )
+        if self.model is not None:
+            check_component_count(series, self.model.n_target_channels)
 
     def _optimized_historical_forecasts(
         self,
@@ -566,20 +546,9 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             Any other :class:`XCTFormerModel` argument (``pl_trainer_kwargs`` is merged, its
             ``callbacks`` extended).
         """
-        schedule = {"max_lr": learning_rate, "pct_start": PAPER_PCT_START, "interval": "step"}
-        params: dict[str, Any] = dict(input_chunk_length=input_chunk_length, output_chunk_length=output_chunk_length)
-        params.update(
-            optimizer_cls=torch.optim.Adam, optimizer_kwargs={"lr": learning_rate}, loss_fn=torch.nn.MSELoss()
-        )
-        params.update(lr_scheduler_cls=torch.optim.lr_scheduler.OneCycleLR, lr_scheduler_kwargs=schedule)
-        trainer_kwargs = dict(kwargs.pop("pl_trainer_kwargs", None) or {})
-        callbacks = list(trainer_kwargs.get("callbacks", []))
-        if keep_best_val_weights:
-            callbacks.append(KeepBestValidationWeights())
-        trainer_kwargs["callbacks"] = callbacks
-        params["pl_trainer_kwargs"] = trainer_kwargs
-        params.update(kwargs)
-        return cls(**params)
+        recipe = paper_recipe(learning_rate, keep_best_val_weights, kwargs.pop("pl_trainer_kwargs", None))
+        params = {**recipe, **kwargs}  # an argument given wins over the recipe's
+        return cls(input_chunk_length=input_chunk_length, output_chunk_length=output_chunk_length, **params)
 
 
 _ARCHITECTURE = hyperparameters_of(XCTFormerModel)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import torch
 from darts.models.forecasting.pl_forecasting_module import PLForecastingModule, io_processor
@@ -12,9 +12,11 @@ from torch import nn
 
 from ._devices import destroy_process_group_at_exit
 from ._optim import optimizer_kwargs_with_fused
+from .callbacks import KeepBestValidationWeights
 from .nn import XCTFormerConfig, XCTFormerNet
 from .nn.compiling import CompiledNetwork
 from .nn.dropout import Dropout, dropout
+from .nn.presets import PAPER_PCT_START
 
 
 class _MonteCarloDropout(MonteCarloDropout):
@@ -90,3 +92,23 @@ class _XCTFormerModule(CompiledNetwork, PLForecastingModule):
             return super().configure_optimizers()
         finally:
             self.optimizer_kwargs, self.lr_scheduler_kwargs = optimizer_kwargs, scheduler_kwargs
+
+
+def paper_recipe(learning_rate: float, keep_best_val_weights: bool, pl_trainer_kwargs: Optional[dict]) -> dict:
+    """The paper's training recipe as ``XCTFormerModel`` arguments: Adam, ``OneCycleLR`` peaking at
+    ``learning_rate`` and stepped per batch, MSE loss, and (optionally) the best-validation weights kept.
+    ``pl_trainer_kwargs`` are merged, their callbacks extended."""
+    schedule = {"max_lr": learning_rate, "pct_start": PAPER_PCT_START, "interval": "step"}
+    trainer_kwargs = dict(pl_trainer_kwargs or {})
+    callbacks = list(trainer_kwargs.get("callbacks", []))
+    if keep_best_val_weights:
+        callbacks.append(KeepBestValidationWeights())
+    trainer_kwargs["callbacks"] = callbacks
+    return dict(
+        optimizer_cls=torch.optim.Adam,
+        optimizer_kwargs={"lr": learning_rate},
+        loss_fn=torch.nn.MSELoss(),
+        lr_scheduler_cls=torch.optim.lr_scheduler.OneCycleLR,
+        lr_scheduler_kwargs=schedule,
+        pl_trainer_kwargs=trainer_kwargs,
+    )

@@ -17,6 +17,7 @@ from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION, TRAINING_PARAMETERS
 from ._engine_params import LoadsOlderPickles
+from ._frames import check_regular_index, check_x_covers_y, instance_levels, instances, is_panel
 
 LR_SCHEDULES = ("one_cycle", None)
 _TEST_PARAMS = dict(input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
@@ -306,12 +307,12 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         if isinstance(y, (pd.Series, pd.DataFrame, np.ndarray)):
             self._check_no_missing(y)
         if isinstance(y, (pd.Series, pd.DataFrame)):
-            _check_regular_index(y.index, "y")
+            check_regular_index(y.index, "y")
             numeric_x = isinstance(X, (pd.Series, pd.DataFrame)) and all(
                 pd.api.types.is_numeric_dtype(dtype) for dtype in pd.DataFrame(X).dtypes
             )
             if numeric_x:  # categorical X: sktime's own error comes first
-                _check_x_covers_y(X.index, y.index)
+                check_x_covers_y(X.index, y.index)
         return super().fit(y, X=X, fh=fh)
 
     @staticmethod
@@ -337,9 +338,9 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
     def _fit_network(self, y: pd.DataFrame, X: Optional[pd.DataFrame]) -> None:
         """One global XCTFormerModel on every instance of ``y`` (one series, or a panel's
         instances as a list of Darts series, with ``X``'s matching instances as future covariates)."""
-        pieces = _instances(y)
-        covariates = dict(_instances(X)) if X is not None else {}
-        if _is_panel(y):
+        pieces = instances(y)
+        covariates = dict(instances(X)) if X is not None else {}
+        if is_panel(y):
             needed = self.input_chunk_length + self.output_chunk_length_
             dropped = [key for key, part in pieces if len(part) < needed]
             if dropped:
@@ -361,10 +362,10 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         series, held_out = self._held_out(series)
         self.darts_model_ = self._build_darts_model(self.output_chunk_length_, validated=held_out is not None)
         fit = dict(future_covariates=known, val_series=held_out, val_future_covariates=known if held_out else None)
-        if not _is_panel(y):  # one series in, one series' model out
+        if not is_panel(y):  # one series in, one series' model out
             fit = {key: value[0] if value is not None else None for key, value in fit.items()}
         with quiet_lightning():
-            self.darts_model_.fit(series if _is_panel(y) else series[0], **fit)
+            self.darts_model_.fit(series if is_panel(y) else series[0], **fit)
 
     def _held_out(self, series: list) -> tuple[list, Optional[list]]:
         """Each series' training part, and its validation tail: the last ``validation_fraction``
@@ -391,8 +392,8 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         instance), or everything when ``refit_on_update`` refits on all data seen."""
         if self.refit_on_update:
             return frame.copy()
-        if _is_panel(frame):
-            return frame.groupby(level=_instance_levels(frame), group_keys=False).tail(self.input_chunk_length)
+        if is_panel(frame):
+            return frame.groupby(level=instance_levels(frame), group_keys=False).tail(self.input_chunk_length)
         return frame.iloc[-self.input_chunk_length :].copy()
 
     @staticmethod
@@ -429,8 +430,8 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
                 f"X has columns {list(X.columns)}, but XCTFormerForecaster was fitted with X columns "
                 f"{self.x_columns_}: pass the same exogenous columns at predict."
             )
-        future = dict(_instances(X)) if X is not None else {}
-        histories = dict(_instances(self.X_context_))
+        future = dict(instances(X)) if X is not None else {}
+        histories = dict(instances(self.X_context_))
         horizons = self._absolute_indexes(ForecastingHorizon(np.arange(1, steps + 1), is_relative=True))
         covariates = []
         for key in keys:
@@ -449,7 +450,7 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
                 f"Forecasting {steps.max()} steps ahead with output_chunk_length={self.output_chunk_length_} is "
                 "autoregressive and needs the future values of X: pass X covering the forecast horizon."
             )
-        pieces = _instances(self.y_context_)
+        pieces = instances(self.y_context_)
         short = [(key, len(part)) for key, part in pieces if len(part) < self.input_chunk_length]
         if short:
             raise ValueError(
@@ -467,14 +468,14 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
 
     def _absolute_indexes(self, fh) -> dict:
         """Each instance's forecast timestamps: the fh steps after its own last time point."""
-        if not _is_panel(self.y_context_):
+        if not is_panel(self.y_context_):
             return {None: fh.to_absolute_index(self.cutoff)}
         from sktime.datatypes import get_cutoff
 
         relative = ForecastingHorizon(self._steps(fh), is_relative=True)
         return {
             key: relative.to_absolute_index(get_cutoff(part, return_index=True))
-            for key, part in _instances(self.y_context_)
+            for key, part in instances(self.y_context_)
         }
 
     def _joined(self, frames: list) -> pd.DataFrame:
@@ -548,48 +549,3 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
     def get_test_params(cls, parameter_set="default"):
         """Tiny settings (one epoch, short windows) for sktime's estimator checks."""
         return [dict(_TEST_PARAMS), dict(_TEST_PARAMS, quantiles=[0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95], decop_k=4)]
-
-
-def _check_regular_index(index: pd.Index, name: str) -> None:
-    """Forecasts are placed after the cutoff by the index's frequency: refuse a datetime index
-    without one, naming where the steps break."""
-    if not isinstance(index, pd.DatetimeIndex) or index.freq is not None or len(index) < 3:
-        return
-    if pd.infer_freq(index) is not None:
-        return
-    steps = index[1:] - index[:-1]
-    usual = steps.value_counts().idxmax()
-    breaks = index[1:][steps != usual]
-    shown = ", ".join(str(t) for t in breaks[:3]) + (", ..." if len(breaks) > 3 else "")
-    raise ValueError(
-        f"{name} has a DatetimeIndex without a regular frequency: {len(breaks)} step(s) differ from the usual "
-        f"{usual} (at {shown}). Forecast timestamps come from the frequency: make the index regular, e.g. "
-        f"{name}.asfreq(...) and fill the new gaps (XCTFormerImputer), or use a RangeIndex."
-    )
-
-
-def _check_x_covers_y(x_index: pd.Index, y_index: pd.Index) -> None:
-    missing = y_index[~y_index.isin(x_index)]
-    if len(missing):
-        shown = ", ".join(str(t) for t in missing[:3]) + (", ..." if len(missing) > 3 else "")
-        raise ValueError(
-            f"X does not cover y: {len(missing)} of y's {len(y_index)} time points have no row in X ({shown}). "
-            "The exogenous values are inputs of every step of y: pass X with (at least) y's index."
-        )
-
-
-def _is_panel(frame) -> bool:
-    return frame is not None and isinstance(frame.index, pd.MultiIndex)
-
-
-def _instance_levels(frame: pd.DataFrame) -> list[int]:
-    return list(range(frame.index.nlevels - 1))
-
-
-def _instances(frame: pd.DataFrame) -> list:
-    """``[(key, frame with the time index only), ...]``: the instances of a panel or hierarchy in
-    their order, or ``[(None, frame)]`` for one series."""
-    if not _is_panel(frame):
-        return [(None, frame)]
-    levels = _instance_levels(frame)
-    return [(key, part.droplevel(levels)) for key, part in frame.groupby(level=levels, sort=False)]
