@@ -1,0 +1,118 @@
+"""The paper's hyperparameter search space (App. B) as plain data, and how a trial's values become
+estimator parameters."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .nn.hyperparameters import DECOP_CHANNEL_THRESHOLD
+from .nn.presets import COMMAND_TASKS as TASKS
+from .nn.presets import TASK_SEQ_LEN, get_preset, known_channels
+
+#: Datasets whose forecasting search narrows d_model and tunes dropout (the paper: they overfit).
+NARROW_FORECAST_DATASETS = ("ETTh1", "ETTh2")
+#: Settings the paper fixes when a dataset has no preset (its most common values).
+DEFAULT_TRAINING = {"forecast": (32, 10), "impute": (32, 10), "detect": (128, 10)}  # batch size, epochs
+
+_SHARED_SPACE = {
+    "learning_rate": {"choices": [5e-4, 1e-3, 5e-3, 1e-2]},
+    "attn_dropout": {"low": 0.1, "high": 0.8, "step": 0.1},
+    "n_heads": {"choices": [1, 2, 4]},
+    "e_layers": {"low": 1, "high": 3, "step": 1},
+}
+_DECOP_SPACE = {"decop_k": {"low": 64, "high": 256, "step": 64}}
+
+
+def search_space(task: str, dataset: Optional[str] = None, n_channels: Optional[int] = None) -> dict[str, dict]:
+    """The paper's search space for ``task`` ("forecast", "impute", "detect") and ``dataset``.
+
+    ``dataset`` picks the group (ETTh1/ETTh2 forecasting: d_model 4-64 step 2 with dropout and
+    fc_dropout searched; other forecasting and anomaly detection: d_model 8-256 step 8;
+    imputation: d_model 32-256 step 32 and patch_len in {16, 64, 128}). DeCoP's k (64-256 step
+    64) is searched for ECL and Traffic, or for any data with more than 60 channels
+    (``n_channels``). stride = patch_len / 2 and d_ff = 2 d_model are fixed, as in the paper.
+    """
+    check_task(task)
+    space = {name: dict(spec) for name, spec in _SHARED_SPACE.items()}
+    if task == "forecast" and dataset in NARROW_FORECAST_DATASETS:
+        space["d_model"] = {"low": 4, "high": 64, "step": 2}
+        space["dropout"] = {"low": 0.1, "high": 0.3, "step": 0.05}
+        space["fc_dropout"] = {"low": 0.05, "high": 0.3, "step": 0.05}
+    elif task == "impute":
+        space["d_model"] = {"low": 32, "high": 256, "step": 32}
+        space["patch_len"] = {"choices": [16, 64, 128]}
+    else:
+        space["d_model"] = {"low": 8, "high": 256, "step": 8}
+    channels = (n_channels, known_channels(dataset) if dataset else None)
+    if task != "detect" and any(c is not None and c > DECOP_CHANNEL_THRESHOLD for c in channels):
+        space.update({name: dict(spec) for name, spec in _DECOP_SPACE.items()})
+    return space
+
+
+def check_task(task: str) -> None:
+    if task not in TASKS:
+        raise ValueError(f"Unknown task {task!r}; choose from {', '.join(TASKS)}.")
+
+
+def check_space(space: dict[str, Any]) -> dict[str, dict]:
+    """Check a user's search space and return it as plain dicts (see :func:`search_space`)."""
+    if not isinstance(space, dict) or not space:
+        raise ValueError("A search space is a non-empty dict: name -> {'choices': [...]} or {'low', 'high', 'step'}.")
+    checked = {}
+    for name, spec in space.items():
+        if not isinstance(spec, dict):
+            raise ValueError(f"Search space entry {name!r} must be a dict, got {spec!r}.")
+        if set(spec) == {"choices"} and isinstance(spec["choices"], (list, tuple)) and spec["choices"]:
+            checked[name] = {"choices": list(spec["choices"])}
+        elif set(spec) in ({"low", "high"}, {"low", "high", "step"}) and spec["low"] <= spec["high"]:
+            checked[name] = dict(spec)
+        else:
+            raise ValueError(
+                f"Search space entry {name!r} must be {{'choices': [non-empty list]}} or "
+                f"{{'low': a, 'high': b, 'step': s}} with a <= b, got {spec!r}."
+            )
+    return checked
+
+
+def suggest(trial, space: dict[str, dict]) -> dict[str, Any]:
+    """One value per entry of ``space``, drawn through ``trial``."""
+    values = {}
+    for name, spec in space.items():
+        if "choices" in spec:
+            values[name] = trial.suggest_categorical(name, spec["choices"])
+        elif all(isinstance(spec.get(key, 1), int) for key in ("low", "high", "step")):
+            values[name] = trial.suggest_int(name, spec["low"], spec["high"], step=spec.get("step", 1))
+        else:
+            value = trial.suggest_float(name, spec["low"], spec["high"], step=spec.get("step"))
+            values[name] = round(value, 10)  # 0.30000000000000004 -> 0.3
+    return values
+
+
+def derived_params(params: dict[str, Any], searched: dict[str, Any]) -> dict[str, Any]:
+    """``params`` updated with the ``searched`` values and the paper's coupled settings: stride =
+    patch_len / 2 and d_ff = 2 d_model, unless those are searched themselves."""
+    params = {**params, **searched}
+    if "patch_len" in searched and "stride" not in searched:
+        params["stride"] = max(searched["patch_len"] // 2, 1)
+    if "d_model" in searched and "d_ff" not in searched:
+        params["d_ff"] = 2 * searched["d_model"]
+    return params
+
+
+def base_params(task: str, dataset: Optional[str] = None) -> dict[str, Any]:
+    """What a trial does not search: the preset's row for ``dataset`` (architecture included,
+    replaced by the trial's values) or the paper's usual training settings."""
+    check_task(task)
+    try:
+        preset = get_preset(dataset, TASKS[task]) if dataset else None
+    except ValueError:
+        preset = None
+    if preset is None:
+        batch_size, epochs = DEFAULT_TRAINING[task]
+        params = {"patch_len": 16, "stride": 8, "batch_size": batch_size, "n_epochs": epochs}
+    else:
+        params = {**preset.architecture(), "batch_size": preset.batch_size, "n_epochs": preset.epochs}
+        params["learning_rate"] = preset.learning_rate
+    length = "input_chunk_length" if task == "forecast" else "window_length"
+    params[length] = TASK_SEQ_LEN[TASKS[task]]
+    return params
