@@ -114,6 +114,23 @@ def test_the_reconstruction_estimators_take_the_engines_parameters_in_its_order(
     assert all(own[n].default == engine[n].default for n in own if n not in task_only)
 
 
+def test_the_scorer_hands_every_argument_to_its_engine():
+    from xct_estimators.scorer import XCTFormerScorer
+
+    changed = dict(window_length=40, patch_len=8, stride=4, d_model=12, n_heads=3, d_ff=20, e_layers=1)
+    changed.update(dropout=0.2, fc_dropout=0.1, attn_dropout=0.4, decop_k=None, use_mask=False, activation="softmax")
+    changed.update(mixing="time", max_attention_bytes=2**20, n_epochs=7, batch_size=5, learning_rate=0.02)
+    changed.update(patience=None, validation_fraction=0.3, patience_after_warmup=False, window_stride=10)
+    changed.update(train_stride=2, random_state=9, accelerator="cpu", devices=1, precision="bf16-mixed")
+    changed.update(progress_bar=True, inference_device="cpu", pl_trainer_kwargs={"gradient_clip_val": 1.0})
+    changed.update(compile={"mode": "reduce-overhead"})
+    scorer_parameters = set(inspect.signature(XCTFormerScorer.__init__).parameters) - {"self", "component_wise"}
+    assert set(changed) == scorer_parameters
+    engine = XCTFormerScorer(**changed).engine
+    assert {name: getattr(engine, name) for name in changed} == changed
+    assert XCTFormerScorer(decop_k=3).engine.decop_k == 3  # the one left at its default above
+
+
 HARDWARE = ("random_state", "accelerator", "devices", "precision", "pl_trainer_kwargs", "compile")
 
 

@@ -12,6 +12,7 @@ adapters on it.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 import numpy as np
@@ -90,6 +91,7 @@ TRAINING_PARAMETERS = {h.name: h for h in (
 # fmt: on
 
 
+@dataclass(eq=False)
 class ReconstructionEngine(ReconstructionInference):
     """Train XCTFormer to reconstruct windows of a series; reconstruct any length.
 
@@ -202,74 +204,49 @@ class ReconstructionEngine(ReconstructionInference):
         (see docs/scaling.md). Default: ``False``.
     """
 
-    def __init__(
-        self,
-        window_length: int = 96,
-        patch_len: int = 16,
-        stride: int = 8,
-        d_model: int = 32,
-        n_heads: int = 2,
-        d_ff: int = 64,
-        e_layers: int = 2,
-        dropout: float = 0.1,
-        fc_dropout: float = 0.05,
-        attn_dropout: float = RECONSTRUCTION_DEFAULTS["attn_dropout"],
-        decop_k: Optional[int] = None,
-        use_mask: bool = True,
-        activation: str = "absact",
-        mixing: str = "full",
-        n_epochs: int = DEFAULT_MAX_EPOCHS,
-        batch_size: int = 32,
-        learning_rate: float = DEFAULT_LEARNING_RATE,
-        patience: Optional[int] = DEFAULT_PATIENCE,
-        validation_fraction: float = DEFAULT_VALIDATION_FRACTION,
-        patience_after_warmup: bool = True,
-        mask_rate: Optional[float] = None,
-        fill: str = DEFAULT_FILL,
-        window_stride: Optional[int] = None,
-        train_stride: int = 1,
-        random_state: Optional[int] = None,
-        accelerator: str = "auto",
-        devices: Any = "auto",
-        precision: str = "32",
-        progress_bar: bool = False,
-        max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
-        inference_device: Optional[str] = None,
-        pl_trainer_kwargs: Optional[dict[str, Any]] = None,
-        compile: CompileOption = False,
-    ):
-        params = {name: plain_number(value) for name, value in locals().items() if name != "self"}
-        compile_options(compile)  # checked now, applied when the network exists
-        for name in ("n_epochs", "batch_size", "train_stride"):
-            positive_int(params[name], name)
-        if mask_rate is not None and not 0.0 < mask_rate < 1.0:
-            raise ValueError(f"mask_rate must be in (0, 1), got {mask_rate!r}.")
-        if fill not in FILLS:
-            raise ValueError(f"fill must be one of {FILLS}, got {fill!r}.")
-        if not 0.0 <= validation_fraction < 1.0:
-            raise ValueError(f"validation_fraction must be in [0, 1), got {validation_fraction!r}.")
-        if patience is not None and not is_positive_int(patience):
-            raise ValueError(f"patience must be a positive integer or None, got {patience!r}.")
-        if window_stride is not None and not is_positive_int(window_stride):
-            raise ValueError(
-                f"window_stride must be None (window_length // 2) or a positive integer, got {window_stride!r}."
-            )
-        if window_stride is not None and window_stride > window_length:
-            raise ValueError(
-                f"window_stride={window_stride} exceeds window_length={window_length}: points between "
-                "windows would never be reconstructed. Use window_stride <= window_length."
-            )
-        try:
-            params["inference_device"] = None if inference_device is None else str(torch.device(inference_device))
-        except RuntimeError:
-            raise ValueError(
-                f"inference_device={inference_device!r} is not a torch device: use e.g. 'cpu', 'cuda', 'cuda:1', 'mps'."
-            ) from None
-        if params["window_stride"] is None:
-            params["window_stride"] = max(params["window_length"] // 2, 1)
-        params["pl_trainer_kwargs"] = dict(pl_trainer_kwargs or {})
-        for name, value in params.items():  # every parameter (network ones included) an attribute of its name
-            setattr(self, name, value)
+    window_length: int = 96
+    patch_len: int = 16
+    stride: int = 8
+    d_model: int = 32
+    n_heads: int = 2
+    d_ff: int = 64
+    e_layers: int = 2
+    dropout: float = 0.1
+    fc_dropout: float = 0.05
+    attn_dropout: float = RECONSTRUCTION_DEFAULTS["attn_dropout"]
+    decop_k: Optional[int] = None
+    use_mask: bool = True
+    activation: str = "absact"
+    mixing: str = "full"
+    n_epochs: int = DEFAULT_MAX_EPOCHS
+    batch_size: int = 32
+    learning_rate: float = DEFAULT_LEARNING_RATE
+    patience: Optional[int] = DEFAULT_PATIENCE
+    validation_fraction: float = DEFAULT_VALIDATION_FRACTION
+    patience_after_warmup: bool = True
+    mask_rate: Optional[float] = None
+    fill: str = DEFAULT_FILL
+    window_stride: Optional[int] = None
+    train_stride: int = 1
+    random_state: Optional[int] = None
+    accelerator: str = "auto"
+    devices: Any = "auto"
+    precision: str = "32"
+    progress_bar: bool = False
+    max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES
+    inference_device: Optional[str] = None
+    pl_trainer_kwargs: Optional[dict[str, Any]] = None
+    compile: CompileOption = False
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            setattr(self, field.name, plain_number(getattr(self, field.name)))
+        self._check_settings()
+        if self.inference_device is not None:
+            self.inference_device = str(torch.device(self.inference_device))
+        if self.window_stride is None:
+            self.window_stride = max(self.window_length // 2, 1)
+        self.pl_trainer_kwargs = dict(self.pl_trainer_kwargs or {})
         self.trained_on: Optional[str] = None  # the device Lightning trained on (rank 0's)
         self.module: Optional[_ReconstructionModule] = None
         self.n_channels: Optional[int] = None
@@ -279,6 +256,34 @@ class ReconstructionEngine(ReconstructionInference):
         self.val_losses: list[float] = []  # one per epoch, when there is validation data
         self.context: Optional[np.ndarray] = None  # the training series' last window_length - 1 steps
         self._config(n_channels=1)  # the architecture checked before any data arrives
+
+    def _check_settings(self) -> None:
+        compile_options(self.compile)  # checked now, applied when the network exists
+        for name in ("n_epochs", "batch_size", "train_stride"):
+            positive_int(getattr(self, name), name)
+        mask_rate, stride, length = self.mask_rate, self.window_stride, self.window_length
+        if mask_rate is not None and not 0.0 < mask_rate < 1.0:
+            raise ValueError(f"mask_rate must be in (0, 1), got {mask_rate!r}.")
+        if self.fill not in FILLS:
+            raise ValueError(f"fill must be one of {FILLS}, got {self.fill!r}.")
+        if not 0.0 <= self.validation_fraction < 1.0:
+            raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}.")
+        if self.patience is not None and not is_positive_int(self.patience):
+            raise ValueError(f"patience must be a positive integer or None, got {self.patience!r}.")
+        if stride is not None and not is_positive_int(stride):
+            raise ValueError(f"window_stride must be None (window_length // 2) or a positive integer, got {stride!r}.")
+        if stride is not None and stride > length:
+            raise ValueError(
+                f"window_stride={stride} exceeds window_length={length}: points between "
+                "windows would never be reconstructed. Use window_stride <= window_length."
+            )
+        try:
+            self.inference_device is None or torch.device(self.inference_device)
+        except RuntimeError:
+            raise ValueError(
+                f"inference_device={self.inference_device!r} is not a torch device: use e.g. 'cpu', 'cuda', "
+                "'cuda:1', 'mps'."
+            ) from None
 
     @property
     def architecture(self) -> dict[str, Any]:

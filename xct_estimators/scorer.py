@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -175,8 +174,16 @@ class XCTFormerScorer(FittableAnomalyScorer):
     ):
         super().__init__(is_univariate=not component_wise, window=1, window_agg=False)
         self.component_wise = component_wise
-        arguments = locals()
-        self.engine = ReconstructionEngine(**{name: arguments[name] for name in _ENGINE_ARGUMENTS})
+        network = dict(window_length=window_length, patch_len=patch_len, stride=stride, d_model=d_model)
+        network.update(n_heads=n_heads, d_ff=d_ff, e_layers=e_layers, dropout=dropout, fc_dropout=fc_dropout)
+        network.update(attn_dropout=attn_dropout, decop_k=decop_k, use_mask=use_mask, activation=activation)
+        network.update(mixing=mixing, max_attention_bytes=max_attention_bytes)
+        training = dict(n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate, patience=patience)
+        training.update(validation_fraction=validation_fraction, patience_after_warmup=patience_after_warmup)
+        training.update(window_stride=window_stride, train_stride=train_stride, random_state=random_state)
+        hardware = dict(accelerator=accelerator, devices=devices, precision=precision, progress_bar=progress_bar)
+        hardware.update(inference_device=inference_device, pl_trainer_kwargs=pl_trainer_kwargs, compile=compile)
+        self.engine = ReconstructionEngine(**network, **training, **hardware)
 
     @classmethod
     def from_preset(cls, dataset: str, **overrides) -> XCTFormerScorer:
@@ -212,9 +219,3 @@ class XCTFormerScorer(FittableAnomalyScorer):
             components = list(s.components) if self.component_wise else ["reconstruction_error"]
             out.append(TimeSeries.from_times_and_values(s.time_index, errors, columns=components))
         return out
-
-
-#: Every constructor argument but ``component_wise`` goes to the engine.
-_ENGINE_ARGUMENTS = [
-    name for name in inspect.signature(XCTFormerScorer.__init__).parameters if name not in ("self", "component_wise")
-]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import fields
 
 from .._checks import NotFittedError
 from ..reconstruction import ReconstructionEngine
 
 #: The engine's constructor arguments: an estimator parameter of the same name is passed through.
-ENGINE_PARAMS = tuple(inspect.signature(ReconstructionEngine.__init__).parameters)[1:]
+ENGINE_PARAMS = tuple(field.name for field in fields(ReconstructionEngine))
 
 # Tiny settings for sktime's estimator checks: they use short series.
 TEST_PARAMS = dict(window_length=8, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
