@@ -472,12 +472,24 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         random_state=None,
         predict_kwargs=None,
     ):
-        arguments = {name: value for name, value in locals().items() if name not in ("self", "__class__")}
         # retrain=False: cut the windows and run the module directly (see historical_forecasts.py)
         if not historical_forecasts.applies(
             self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
         ):
-            return super()._optimized_historical_forecasts(**arguments)
+            windows = dict(start=start, start_format=start_format, forecast_horizon=forecast_horizon, stride=stride)
+            windows.update(overlap_end=overlap_end, last_points_only=last_points_only)
+            return super()._optimized_historical_forecasts(
+                series,
+                past_covariates,
+                future_covariates,
+                num_samples,
+                **windows,
+                verbose=verbose,
+                show_warnings=show_warnings,
+                predict_likelihood_parameters=predict_likelihood_parameters,
+                random_state=random_state,
+                predict_kwargs=predict_kwargs,
+            )
         self._check_predict_input(series, past_covariates)
         covariates = None if past_covariates is None else list(past_covariates)
         windows = (start, start_format, forecast_horizon, stride, overlap_end, last_points_only)
