@@ -101,6 +101,11 @@ def test_both_adapters_carry_the_architecture_as_attributes():
     assert engine.architecture == {name: getattr(engine, name) for name in hyperparameters_of(ReconstructionEngine)}
     config = model._network_config(n_channels=3, nr_params=1, decop_k=None, max_attention_bytes=None)
     assert (config.d_model, config.n_heads, config.attn_dropout, config.n_channels) == (8, 1, 0.2, 3)
+    plain = XCTFormerModel(24, 8, d_model=8, n_heads=1, fused_attention=False)
+    assert (
+        plain._network_config(n_channels=3, nr_params=1, decop_k=None, max_attention_bytes=None).fused_attention
+        is False
+    )
 
 
 @pytest.mark.parametrize("estimator", RECONSTRUCTION[1:], ids=lambda c: c.__name__)
@@ -123,7 +128,7 @@ def test_the_scorer_hands_every_argument_to_its_engine():
     changed.update(patience=None, validation_fraction=0.3, patience_after_warmup=False, window_stride=10)
     changed.update(train_stride=2, random_state=9, accelerator="cpu", devices=1, precision="bf16-mixed")
     changed.update(progress_bar=True, inference_device="cpu", pl_trainer_kwargs={"gradient_clip_val": 1.0})
-    changed.update(compile={"mode": "reduce-overhead"})
+    changed.update(compile={"mode": "reduce-overhead"}, fused_attention=False)
     scorer_parameters = set(inspect.signature(XCTFormerScorer.__init__).parameters) - {"self", "component_wise"}
     assert set(changed) == scorer_parameters
     engine = XCTFormerScorer(**changed).engine
@@ -149,6 +154,7 @@ def test_every_sktime_estimator_and_the_engine_take_the_hardware_parameters_and_
             seen.update(precision=trainer.precision, devices=trainer.num_devices)
 
     tiny = dict(patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1, random_state=0)
+    tiny.update(fused_attention=False)
     hardware = dict(accelerator="cpu", devices=1, precision="bf16-mixed", pl_trainer_kwargs={"callbacks": [Record()]})
     t = np.arange(120)
     frame = pd.DataFrame({"a": np.sin(t / 5), "b": np.cos(t / 7)})
@@ -163,3 +169,23 @@ def test_every_sktime_estimator_and_the_engine_take_the_hardware_parameters_and_
     else:
         model.fit(frame.to_numpy() if estimator is ReconstructionEngine else frame)
     assert seen == {"precision": "bf16-mixed", "devices": 1}
+    assert model.network_.config.fused_attention is False  # the plain path, as asked
+
+
+def test_the_plain_and_fused_paths_train_alike_without_dropout():
+    """``fused_attention`` changes how CRAB is computed, not what: without dropout (the one place
+    the two paths draw different random numbers) the same seed gives the same reconstruction. The
+    learning rate is tiny because Adam's normalised steps amplify float rounding over an epoch."""
+    import numpy as np
+
+    t = np.arange(160)
+    values = np.stack([np.sin(t / 5), np.cos(t / 7), np.sin(t / 3)], axis=1)
+    no_dropout = dict(dropout=0.0, fc_dropout=0.0, attn_dropout=0.0)
+    tiny = dict(window_length=16, patch_len=4, stride=4, d_model=8, n_heads=2, d_ff=16, e_layers=2, **no_dropout)
+    common = dict(n_epochs=1, batch_size=8, learning_rate=1e-6, random_state=0, accelerator="cpu")
+    out = {}
+    for fused in (True, False):
+        engine = ReconstructionEngine(**tiny, **common, validation_fraction=0.0, fused_attention=fused).fit(values)
+        assert engine.network_.config.fused_attention is fused
+        out[fused] = engine.reconstruct(values)
+    np.testing.assert_allclose(out[True], out[False], rtol=1e-5, atol=1e-6)

@@ -77,6 +77,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         mixing: Literal["full", "time", "channel"] = "full",
         decop_variant: Literal["paper", "authors"] = "paper",
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
+        fused_attention: bool = True,
         compile: CompileOption = False,
         use_static_covariates: bool = True,
         **kwargs,
@@ -169,6 +170,12 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             model is built and for a training batch at ``fit``; above it an error names the largest
             batch that fits and suggests ``decop_k``. ``None`` disables the check. Default: ``16
             GiB``.
+        fused_attention
+            Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
+            N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
+            plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
+            weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
+            Default: ``True``.
         compile
             Compile the network with ``torch.compile`` for training and prediction (in place: saved
             weights are the same either way). A dict passes its arguments to ``torch.compile`` (e.g.

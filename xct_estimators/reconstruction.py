@@ -140,6 +140,12 @@ class ReconstructionEngine(ReconstructionInference):
         Bound on the estimated memory of full CRAB attention, checked for one sample when the model
         is built and for a training batch at ``fit``; above it an error names the largest batch that
         fits and suggests ``decop_k``. ``None`` disables the check. Default: ``16 GiB``.
+    fused_attention
+        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
+        N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
+        plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
+        weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
+        Default: ``True``.
     n_epochs
         Maximum number of training epochs; early stopping on the validation loss ends training
         sooner (see ``patience``). Default: ``50``.
@@ -234,6 +240,7 @@ class ReconstructionEngine(ReconstructionInference):
     precision: str = "32"
     progress_bar: bool = False
     max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES
+    fused_attention: bool = True
     inference_device: Optional[str] = None
     pl_trainer_kwargs: Optional[dict[str, Any]] = None
     compile: CompileOption = False
@@ -307,8 +314,9 @@ class ReconstructionEngine(ReconstructionInference):
 
     def __setstate__(self, state: dict) -> None:
         # Engines pickled before the hyperparameters became attributes kept them in one dict;
-        # those pickled before the compile switch ran eagerly, and in float32.
-        for name, value in {"compile": False, "precision": "32", **state.pop("architecture", {}), **state}.items():
+        # those pickled before the compile and attention switches ran eagerly, in float32, fused.
+        earlier = {"compile": False, "precision": "32", "fused_attention": True}
+        for name, value in {**earlier, **state.pop("architecture", {}), **state}.items():
             setattr(self, name, value)
 
     # -- checks ------------------------------------------------------------------------

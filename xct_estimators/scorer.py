@@ -73,6 +73,12 @@ class XCTFormerScorer(FittableAnomalyScorer):
         Bound on the estimated memory of full CRAB attention, checked for one sample when the model
         is built and for a training batch at ``fit``; above it an error names the largest batch that
         fits and suggests ``decop_k``. ``None`` disables the check. Default: ``16 GiB``.
+    fused_attention
+        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
+        N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
+        plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
+        weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
+        Default: ``True``.
     n_epochs
         Maximum number of training epochs; early stopping on the validation loss ends training
         sooner (see ``patience``). Default: ``50``.
@@ -167,6 +173,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
         precision: str = "32",
         progress_bar: bool = False,
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
+        fused_attention: bool = True,
         inference_device: Optional[str] = None,
         pl_trainer_kwargs: Optional[dict[str, Any]] = None,
         compile: CompileOption = False,
@@ -177,7 +184,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
         network = dict(window_length=window_length, patch_len=patch_len, stride=stride, d_model=d_model)
         network.update(n_heads=n_heads, d_ff=d_ff, e_layers=e_layers, dropout=dropout, fc_dropout=fc_dropout)
         network.update(attn_dropout=attn_dropout, decop_k=decop_k, use_mask=use_mask, activation=activation)
-        network.update(mixing=mixing, max_attention_bytes=max_attention_bytes)
+        network.update(mixing=mixing, max_attention_bytes=max_attention_bytes, fused_attention=fused_attention)
         training = dict(n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate, patience=patience)
         training.update(validation_fraction=validation_fraction, patience_after_warmup=patience_after_warmup)
         training.update(window_stride=window_stride, train_stride=train_stride, random_state=random_state)

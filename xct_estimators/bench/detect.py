@@ -41,7 +41,7 @@ from ..nn.hyperparameters import ABLATIONS
 from ..nn.presets import COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
 from .catalog import DEFAULT_DETECTION_MODELS, DETECTION_MODELS
 from .datasets import load_anomaly_dataset
-from .models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine
+from .models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine, without_later_defaults
 from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
@@ -179,7 +179,7 @@ class XCTFormerBenchDetector:
     def __init__(self, engine, validation_share: float = 0.2):
         self.engine = engine
         self.validation_share = validation_share
-        params = {"window_length": engine.window_length, **engine.architecture}
+        params = {"window_length": engine.window_length, **without_later_defaults(engine.architecture)}
         params.update(n_epochs=engine.n_epochs, batch_size=engine.batch_size, learning_rate=engine.learning_rate)
         self.settings = {**params, "patience": engine.patience, "train_stride": engine.train_stride}
 

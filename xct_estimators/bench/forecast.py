@@ -38,7 +38,7 @@ from ..nn.presets import get_preset
 from . import paper
 from .catalog import BASELINE_SETTINGS, DEFAULT_MODELS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
 from .datasets import ForecastDataset
-from .models import ABLATION_MODELS, ABLATIONS, preset_name
+from .models import ABLATION_MODELS, ABLATIONS, preset_name, without_later_defaults
 from .provenance import run_fields, timestamp
 from .results import run_key
 from .runs import plain_settings
@@ -307,7 +307,7 @@ def model_settings(model) -> dict:
     # XCTFormer's use_static_covariates came later than its records; the benchmark's series carry
     # no static covariates, so it decides nothing and stays out of the runs' identity.
     extra = ("use_static_covariates",) if isinstance(model, XCTFormerModel) else ()
-    return plain_settings(model.model_params, skip=(*_NOT_SETTINGS, *extra))
+    return plain_settings(without_later_defaults(model.model_params), skip=(*_NOT_SETTINGS, *extra))
 
 
 def _forecast_work(build: dict, data: PreparedSeries, horizon: int, record: dict, accelerator: str):

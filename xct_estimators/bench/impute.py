@@ -34,7 +34,14 @@ from ..nn.presets import IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, ge
 from ..windows import covering_starts
 from .catalog import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS
 from .datasets import dataset_fingerprint, load_forecast_dataset
-from .models import ABLATION_MODELS, compiled_graphs, finished, preset_name, reconstruction_engine
+from .models import (
+    ABLATION_MODELS,
+    compiled_graphs,
+    finished,
+    preset_name,
+    reconstruction_engine,
+    without_later_defaults,
+)
 from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
@@ -171,7 +178,8 @@ class XCTFormerBenchImputer:
         self.engine = engine
         training = {"window_length": engine.window_length, "epochs": engine.n_epochs, "fill": engine.fill}
         training.update(learning_rate=engine.learning_rate, batch_size=engine.batch_size, patience=engine.patience)
-        self.settings = {**training, **{k: v for k, v in engine.architecture.items() if k != "max_attention_bytes"}}
+        architecture = {k: v for k, v in engine.architecture.items() if k != "max_attention_bytes"}
+        self.settings = {**training, **without_later_defaults(architecture)}
 
     def fit(self, train: np.ndarray, val: Optional[np.ndarray]) -> None:
         self.engine.fit(train, val_values=val)

@@ -29,6 +29,16 @@ PRESET_FOR_DATASET = {
 }
 
 
+#: Estimator switches that came after the records: at these defaults they stay out of a run's
+#: identity, so the runs recorded before them keep theirs.
+LATER_SWITCHES = {"fused_attention": True}
+
+
+def without_later_defaults(params: dict) -> dict:
+    """``params`` without the :data:`LATER_SWITCHES` that are at their defaults."""
+    return {k: v for k, v in params.items() if k not in LATER_SWITCHES or v != LATER_SWITCHES[k]}
+
+
 def preset_name(dataset: str) -> str:
     return PRESET_FOR_DATASET.get(dataset, dataset if dataset.startswith("ETT") else "ETTh1")
 

@@ -78,9 +78,11 @@ class XCTFormerConfig:
         With DeCoP only: ``"paper"`` (the paper's equations) or ``"authors"`` (the authors' code's
         value reshaping and compressor initialisation; see ``docs/decop.md``). Default: ``'paper'``.
     fused_attention
-        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no
-        N x N tensor for the backward pass (a C++ kernel on CPU; gradients equal plain autograd's).
-        ``False``: the plain path. Default: ``True``.
+        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
+        N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
+        plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
+        weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
+        Default: ``True``.
     max_attention_bytes
         Bound on the estimated memory of full CRAB attention, checked for one sample when the model
         is built and for a training batch at ``fit``; above it an error names the largest batch that

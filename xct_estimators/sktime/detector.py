@@ -74,6 +74,11 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         Bound on the estimated memory of full CRAB attention, checked for one sample when the model
         is built and for a training batch at ``fit``; above it an error names the largest batch that
         fits and suggests ``decop_k``. ``None`` disables the check.
+    fused_attention : bool, default=True
+        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
+        N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
+        plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
+        weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
     n_epochs : int, default=50
         Maximum number of training epochs; early stopping on the validation loss ends training
         sooner (see ``patience``).
@@ -191,6 +196,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         precision="32",
         progress_bar=False,
         max_attention_bytes=DEFAULT_MAX_ATTENTION_BYTES,
+        fused_attention=True,
         inference_device=None,
         pl_trainer_kwargs=None,
         compile=False,
@@ -224,6 +230,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         self.precision = precision
         self.progress_bar = progress_bar
         self.max_attention_bytes = max_attention_bytes
+        self.fused_attention = fused_attention
         self.inference_device = inference_device
         self.pl_trainer_kwargs = pl_trainer_kwargs
         self.compile = compile

@@ -12,6 +12,7 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 from .. import training
 from .._checks import NotFittedError
 from .._quiet import quiet_lightning
+from ..nn import DEFAULT_MAX_ATTENTION_BYTES
 from ..nn.hyperparameters import network_kwargs
 from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
@@ -82,6 +83,15 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         ``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own
         channel) or ``"channel"`` (only to tokens of its own patch index); the last two are the
         paper's ablations.
+    max_attention_bytes : int or None, default=16 GiB
+        Bound on the estimated memory of full CRAB attention, checked for one sample when the model is
+        built and for a training batch at ``fit``; above it an error names the largest batch that fits
+        and suggests ``decop_k``. ``None`` disables the check.
+    fused_attention : bool, default=True
+        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
+        N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
+        plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
+        weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
     n_epochs, batch_size : int, default=10, 32
         Training epochs and batch size.
     learning_rate : float, default=1e-3
@@ -188,6 +198,8 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         use_mask=True,
         activation="absact",
         mixing="full",
+        max_attention_bytes=DEFAULT_MAX_ATTENTION_BYTES,
+        fused_attention=True,
         n_epochs=10,
         batch_size=32,
         learning_rate=1e-3,
@@ -219,6 +231,8 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         self.use_mask = use_mask
         self.activation = activation
         self.mixing = mixing
+        self.max_attention_bytes = max_attention_bytes
+        self.fused_attention = fused_attention
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
