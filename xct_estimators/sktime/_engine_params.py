@@ -11,9 +11,10 @@ from ..reconstruction import ReconstructionEngine
 #: The engine's constructor arguments: an estimator parameter of the same name is passed through.
 ENGINE_PARAMS = tuple(field.name for field in fields(ReconstructionEngine))
 
-# Tiny settings for sktime's estimator checks: they use short series.
-TEST_PARAMS = dict(window_length=8, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
-TEST_PARAMS.update(batch_size=16, random_state=0, progress_bar=False, accelerator="cpu", validation_fraction=0.0)
+# Tiny settings for sktime's estimator checks: they fit short series, with no validation split.
+TINY = dict(patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1, batch_size=16)
+TINY.update(random_state=0, validation_fraction=0.0)
+TEST_PARAMS = dict(window_length=8, **TINY, progress_bar=False, accelerator="cpu")
 
 
 def build_engine(estimator) -> ReconstructionEngine:

@@ -17,13 +17,11 @@ from ..nn.hyperparameters import network_kwargs
 from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION, TRAINING_PARAMETERS
-from ._engine_params import LoadsOlderPickles
+from ._engine_params import TINY, LoadsOlderPickles
 from ._frames import check_regular_index, check_x_covers_y, instance_levels, instances, is_panel
 
 LR_SCHEDULES = ("one_cycle", None)
-_TEST_PARAMS = dict(input_chunk_length=6, patch_len=4, stride=2, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1)
-_TEST_PARAMS.update(batch_size=16, random_state=0, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
-_TEST_PARAMS.update(validation_fraction=0.0)  # sktime's checks fit short series
+_TEST_PARAMS = dict(input_chunk_length=6, **TINY, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
 
 
 _HARDWARE = {name: TRAINING_PARAMETERS[name] for name in ("accelerator", "devices", "precision")}
