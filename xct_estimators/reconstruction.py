@@ -250,7 +250,13 @@ class ReconstructionEngine(ReconstructionInference):
             setattr(self, field.name, plain_number(getattr(self, field.name)))
         self._check_settings()
         if self.inference_device is not None:
-            self.inference_device = str(torch.device(self.inference_device))
+            try:
+                self.inference_device = str(torch.device(self.inference_device))
+            except RuntimeError:
+                raise ValueError(
+                    f"inference_device={self.inference_device!r} is not a torch device: use e.g. 'cpu', 'cuda', "
+                    "'cuda:1', 'mps'."
+                ) from None
         if self.window_stride is None:
             self.window_stride = max(self.window_length // 2, 1)
         self.pl_trainer_kwargs = dict(self.pl_trainer_kwargs or {})
@@ -284,13 +290,6 @@ class ReconstructionEngine(ReconstructionInference):
                 f"window_stride={stride} exceeds window_length={length}: points between "
                 "windows would never be reconstructed. Use window_stride <= window_length."
             )
-        try:
-            self.inference_device is None or torch.device(self.inference_device)
-        except RuntimeError:
-            raise ValueError(
-                f"inference_device={self.inference_device!r} is not a torch device: use e.g. 'cpu', 'cuda', "
-                "'cuda:1', 'mps'."
-            ) from None
 
     @property
     def architecture(self) -> dict[str, Any]:
