@@ -148,7 +148,8 @@ def xct_bench_options() -> str:
             for action in sub._actions
             if not isinstance(action, argparse._HelpAction)
         ]
-        parts.append(f"#### `xct-bench {name}`\n\n{helps[name]}.\n\n" + _table(["option", "meaning"], rows))
+        models = f"\n```\n{sub.epilog}\n```\n" if sub.epilog else ""
+        parts.append(f"#### `xct-bench {name}`\n\n{helps[name]}.\n\n" + _table(["option", "meaning"], rows) + models)
     return "\n".join(parts)
 
 

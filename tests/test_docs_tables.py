@@ -33,7 +33,7 @@ def test_a_block_is_rebuilt_from_its_record(benchmark_script, tmp_path, monkeypa
         tables.refreshed("<!-- generated: nope -->\n<!-- end generated -->", "doc.md")
 
 
-def test_every_xct_bench_option_is_in_the_benchmarks_guide(benchmark_script):
+def test_every_xct_bench_option_is_in_the_benchmarks_guide_with_its_default(benchmark_script):
     import argparse
     from pathlib import Path
 
@@ -48,6 +48,7 @@ def test_every_xct_bench_option_is_in_the_benchmarks_guide(benchmark_script):
         for action in parser._actions:
             if action.option_strings and action.option_strings != ["-h", "--help"]:
                 assert action.help, f"xct-bench {name} {action.option_strings[0]} has no help"
+                assert "(default: " in action.help, f"xct-bench {name} {action.option_strings[0]} hides its default"
                 assert f"`{action.option_strings[0]}`" in section, f"{name} {action.option_strings[0]}"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .models import ABLATION_DESCRIPTIONS, ABLATION_MODELS
+from .models import ABLATION_DESCRIPTIONS
 
 BACKENDS = ("local", "ray")
 
@@ -71,7 +71,24 @@ NEURALFORECAST_SETTINGS: dict[str, tuple[str, dict[str, Any], float]] = {
 #: The trivial baseline: every channel's last input value, repeated over the horizon (Darts'
 #: ``GlobalNaiveSeasonal`` with a one-step input; nothing to train).
 NAIVE = "naive"
-MODELS = ("xctformer", *ABLATION_MODELS, NAIVE, *BASELINE_SETTINGS, *NEURALFORECAST_SETTINGS)
+
+
+def _call(name: str, kwargs: dict) -> str:
+    return f"{name}({', '.join(f'{key}={value!r}' for key, value in kwargs.items())})"
+
+
+#: model name -> one line for ``--help``.
+FORECAST_MODELS = {
+    "xctformer": "XCTFormer, the dataset's preset (the paper's rows)",
+    **{name: f"ablation: the xctformer row with {text}" for name, text in ABLATION_DESCRIPTIONS.items()},
+    NAIVE: "every channel's last input value, repeated over the horizon (no training)",
+    **{name: f"Darts {_call(cls, kwargs)}" for name, (cls, kwargs) in BASELINE_SETTINGS.items()},
+    **{
+        name: f"neuralforecast {_call(cls, kwargs)}, lr={lr:g}, in Darts' NeuralForecastModel (extra: baselines)"
+        for name, (cls, kwargs, lr) in NEURALFORECAST_SETTINGS.items()
+    },
+}
+MODELS = tuple(FORECAST_MODELS)
 DEFAULT_MODELS = ("xctformer", NAIVE, "dlinear", "nlinear", "tide", "tsmixer")
 
 # -- imputation ----------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 from .._optional import optional_import
 from ..nn.hyperparameters import ABLATIONS
 from ..nn.presets import COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
-from .catalog import DEFAULT_DETECTION_MODELS, DETECTION_MODELS
+from .catalog import DETECTION_MODELS
 from .datasets import load_anomaly_dataset
 from .models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine, without_later_defaults
 from .provenance import run_fields
@@ -379,7 +379,7 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
     length = TASK_SEQ_LEN[PRESET_TASK]
     arrays = {d: detection_arrays(d, args.data_dir) for d in args.dataset}  # all checked first
     jobs = []
-    for dataset, model in ((d, m) for d in args.dataset for m in args.models or DEFAULT_DETECTION_MODELS):
+    for dataset, model in ((d, m) for d in args.dataset for m in args.models):
         detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
         ours = model.startswith("xctformer")
         base = {"task": TASK, "dataset": dataset, "model": model, "seed": args.seed}

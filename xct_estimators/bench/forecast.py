@@ -36,7 +36,7 @@ from .._devices import is_distributed, single_device
 from .._optional import optional_import
 from ..nn.presets import get_preset
 from . import paper
-from .catalog import BASELINE_SETTINGS, DEFAULT_MODELS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
+from .catalog import BASELINE_SETTINGS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
 from .datasets import ForecastDataset
 from .models import ABLATION_MODELS, ABLATIONS, preset_name, without_later_defaults
 from .provenance import run_fields, timestamp
@@ -344,11 +344,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
             datasets[dataset, mode] = prepare(data, settings.seq_len, features, mode)
     jobs = []
     for dataset, horizon, mode, model_name in (
-        (d, h, c, m)
-        for d in settings.dataset
-        for h in horizons
-        for c in settings.covariates
-        for m in settings.models or DEFAULT_MODELS
+        (d, h, c, m) for d in settings.dataset for h in horizons for c in settings.covariates for m in settings.models
     ):
         data = datasets[dataset, mode]
         check_split_lengths(data, horizon, dataset)  # before anything trains

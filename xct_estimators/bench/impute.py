@@ -30,9 +30,9 @@ from tqdm.auto import tqdm
 from .._optional import optional_import
 from ..nn.fill import linear_fill
 from ..nn.hyperparameters import ABLATIONS
-from ..nn.presets import IMPUTATION_MASK_RATES, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
+from ..nn.presets import PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from ..windows import covering_starts
-from .catalog import DEFAULT_IMPUTATION_MODELS, IMPUTATION_MODELS
+from .catalog import IMPUTATION_MODELS
 from .datasets import dataset_fingerprint, load_forecast_dataset
 from .models import (
     ABLATION_MODELS,
@@ -310,7 +310,7 @@ def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) 
     window_length = TASK_SEQ_LEN[TASK]
     fingerprints = {d: dataset_fingerprint(d, args.data_dir) for d in args.dataset}
     splits = {d: imputation_splits(d, args.data_dir, args.seed) for d in args.dataset}  # all checked first
-    rates, models = args.mask_rates or IMPUTATION_MASK_RATES, args.models or DEFAULT_IMPUTATION_MODELS
+    rates, models = args.mask_rates, args.models
     jobs = []
     for dataset, rate, model in ((d, r, m) for d in args.dataset for r in rates for m in models):
         imputer = build_imputer(model, dataset, rate, args)  # not trained here: it names the run's settings

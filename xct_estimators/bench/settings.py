@@ -1,19 +1,73 @@
 """Typed settings of each ``xct-bench`` command: the command line builds one, the runners read it.
 
-Field names are the command-line options' (``--seq-len`` is ``seq_len``); each field's default is
-the option's default, so the parser takes its defaults from here.
+Each field that is an option says so with :func:`option`: its default, value type and help live
+here once, and the parser builds ``--seq-len`` from ``seq_len``. A class's own fields come first in
+``--help``, then those of its bases in their order.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
-from ..nn.presets import PAPER_SEED
+from ..nn.presets import IMPUTATION_MASK_RATES, PAPER_SEED, PAPER_SEEDS
+from .catalog import (
+    ANOMALY_DATASETS,
+    BACKENDS,
+    COVARIATE_MODES,
+    DATA_DIR_ENV,
+    DEFAULT_DETECTION_MODELS,
+    DEFAULT_IMPUTATION_MODELS,
+    DEFAULT_MODELS,
+    DETECTION_MODELS,
+    DETECTION_PROTOCOLS,
+    FORECAST_DATASETS,
+    IMPUTATION_MODELS,
+    IMPUTATION_PROTOCOLS,
+    MODELS,
+)
+from .option_types import (
+    arch,
+    csv,
+    csv_ints,
+    csv_of,
+    csv_positive_ints,
+    devices,
+    mask_rate,
+    mask_rates,
+    positive_float,
+    positive_int,
+)
 
 DEFAULT_OUTPUT = "xct-bench-results"
+#: ``--precision``'s choices: Lightning's names; the first is the default.
+PRECISIONS = ("32", "bf16-mixed")
+#: XCTFormer's default peak learning rate in ``xct-bench impute``, as a share of the preset's: at the
+#: paper's peak, ETTh2 at a 12.5 % mask rate diverges at the one-cycle peak and gradient clipping does
+#: not prevent it (benchmarks/results/cpu/training-stability); this share does not, and trains
+#: better than half the peak at every rate both ran (impute-etth2-peak-0.75 against impute-etth2-half-peak).
+STABLE_PEAK_SHARE = 0.75
+#: Epochs of ``xct-bench explain`` unless ``--epochs`` says otherwise: enough for a first picture.
+EXPLAIN_EPOCHS = 3
+
+
+def option(default: Any = None, help: str = "", *, type=None, choices=None, shown: Optional[str] = None):
+    """A settings field that is also a command-line option. ``choices`` may be a function that
+    returns them (read when the parser is built); ``shown``: the default as ``--help`` states it,
+    where the value alone would not say it (None: the preset's, ...)."""
+    metadata = {"help": help, "type": type, "choices": choices, "shown": shown}
+    if isinstance(default, list):
+        return field(default_factory=functools.partial(list, default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def _task_names() -> tuple:
+    from .tasks import TASKS  # the registry reads these settings classes
+
+    return tuple(TASKS)
 
 
 def parse_devices(value):
@@ -21,19 +75,40 @@ def parse_devices(value):
     return int(value) if isinstance(value, str) and value.isdigit() else value
 
 
+def _listed(names) -> str:
+    return ", ".join(names)
+
+
 @dataclass(frozen=True, kw_only=True)
 class CommonSettings:
     """What every command that trains shares."""
 
-    data_dir: Optional[str] = None
-    output: Path = Path(DEFAULT_OUTPUT)
-    resume: bool = False
-    seed: int = PAPER_SEED
-    seeds: Optional[list[int]] = None
-    epochs: Optional[int] = None
-    accelerator: str = "auto"
-    devices: Any = "auto"
-    no_progress: bool = False
+    #: Options of the base classes a command leaves out, because it would ignore them.
+    OMITTED: ClassVar[frozenset] = frozenset()
+
+    data_dir: Optional[str] = option(help="folder with the datasets", shown=f"${DATA_DIR_ENV}")
+    output: Path = option(Path(DEFAULT_OUTPUT), "results folder")
+    resume: bool = option(False, "skip runs already in OUTPUT/results.jsonl")
+    seed: int = option(PAPER_SEED, "random seed", type=int)
+    seeds: Optional[list[int]] = option(
+        help="comma-separated seeds, each a run of its own "
+        f"(the paper: {','.join(map(str, PAPER_SEEDS))}); the report adds mean, standard deviation and "
+        "coefficient of variation over them",
+        type=csv_ints,
+        shown="one run, --seed",
+    )
+    epochs: Optional[int] = option(
+        help="training epochs",
+        type=positive_int,
+        shown=f"XCTFormer the preset's, the Darts baselines 10; explain: {EXPLAIN_EPOCHS}",
+    )
+    accelerator: str = option(
+        "auto",
+        "Lightning accelerator for the models that train through Lightning; auto: a GPU if any",
+        choices=("auto", "cpu", "gpu"),
+    )
+    devices: Any = option("auto", "Lightning devices: a count, -1 for all, or indices such as 0,1", type=devices)
+    no_progress: bool = option(False, "hide the epoch progress bars")
     command_line: Optional[str] = None  # as typed (every record names it)
 
     def __post_init__(self) -> None:
@@ -49,16 +124,18 @@ class CommonSettings:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BackendSettings:
-    """Where the runs execute (``--backend``)."""
+class TrainingSettings:
+    """Training options of the reconstruction tasks (None: the preset's)."""
 
-    backend: str = "local"
-    ray_address: Optional[str] = None
-    cpus_per_run: Optional[float] = None  # None: 1 (Ray's own default)
-
-
-#: ``--precision``'s choices: Lightning's names; the first is the default.
-PRECISIONS = ("32", "bf16-mixed")
+    train_stride: int = option(
+        1, "step between training windows; >1 trains on fewer windows", type=positive_int, shown="1, the paper"
+    )
+    batch_size: Optional[int] = option(help="training batch size", type=positive_int, shown="the preset's")
+    learning_rate: Optional[float] = option(
+        help="peak learning rate",
+        type=positive_float,
+        shown=f"the preset's; impute: {STABLE_PEAK_SHARE:g} times it, see --paper-learning-rate",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,9 +143,21 @@ class ComputeSettings:
     """How XCTFormer's network computes (``--compile``, ``--precision``, ``--exact-fp32``); part of
     each run's identity."""
 
-    compile: bool = False
-    precision: str = PRECISIONS[0]
-    exact_fp32: bool = False
+    compile: bool = option(
+        False,
+        "compile XCTFormer's network with torch.compile (fast on a GPU with --precision bf16-mixed; "
+        "part of each run's identity)",
+    )
+    precision: str = option(
+        PRECISIONS[0],
+        "Lightning's training precision for the models that train through Lightning (part of each run's identity)",
+        choices=PRECISIONS,
+    )
+    exact_fp32: bool = option(
+        False,
+        "float32 matrix products in full float32 on the GPU, not TF32 where the GPU has it "
+        "(part of each run's identity)",
+    )
 
     def identity(self, compiles: bool, mixed: bool) -> dict[str, Any]:
         """The run-identity fields of a model that can compile (``compiles``) and train in mixed
@@ -89,40 +178,70 @@ class ComputeSettings:
 
 
 @dataclass(frozen=True, kw_only=True)
-class TrainingSettings:
-    """Training options of the reconstruction tasks (None: the preset's)."""
+class BackendSettings:
+    """Where the runs execute (``--backend``)."""
 
-    train_stride: int = 1
-    batch_size: Optional[int] = None
-    learning_rate: Optional[float] = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ForecastSettings(CommonSettings, BackendSettings, ComputeSettings):
-    dataset: list[str] = field(default_factory=lambda: ["synthetic"])
-    horizons: Optional[list[int]] = None
-    models: Optional[list[str]] = None  # None: the forecasting default models
-    features: Optional[str] = None
-    seq_len: int = 96
-    full: bool = False
-    covariates: list[str] = field(default_factory=lambda: ["none"])
-
-
-#: XCTFormer's default peak learning rate in ``xct-bench impute``, as a share of the preset's: at the
-#: paper's peak, ETTh2 at a 12.5 % mask rate diverges at the one-cycle peak and gradient clipping does
-#: not prevent it (benchmarks/results/cpu/training-stability); this share does not, and trains
-#: better than half the peak at every rate both ran (impute-etth2-peak-0.75 against impute-etth2-half-peak).
-STABLE_PEAK_SHARE = 0.75
+    backend: str = option(
+        "local",
+        "local: runs one after another here; ray: every run a Ray task, in parallel "
+        "(pip install 'xct-estimators[ray]')",
+        choices=BACKENDS,
+    )
+    ray_address: Optional[str] = option(
+        help="with --backend ray: 'auto' or HOST:PORT joins a running cluster", shown="start a local one"
+    )
+    cpus_per_run: Optional[float] = option(
+        help="with --backend ray: CPUs each run reserves",
+        type=positive_float,
+        shown="1; with --accelerator gpu also one GPU",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
-class ImputeSettings(CommonSettings, BackendSettings, TrainingSettings, ComputeSettings):
-    dataset: list[str] = field(default_factory=lambda: ["ETTh1"])
-    models: Optional[list[str]] = None
-    protocol: str = "tslib"
-    eval_stride: int = 1
-    mask_rates: Optional[list[float]] = None  # None: the paper's four
-    paper_learning_rate: bool = False  # XCTFormer at the preset's peak rate, not the stable one
+class ForecastSettings(CommonSettings, ComputeSettings, BackendSettings):
+    dataset: list[str] = option(
+        ["synthetic"], f"comma-separated: {_listed(FORECAST_DATASETS)} or a CSV path", type=csv(str)
+    )
+    horizons: Optional[list[int]] = option(
+        help="comma-separated horizons", type=csv_positive_ints, shown="96; with --full: 96,192,336,720"
+    )
+    models: list[str] = option(list(DEFAULT_MODELS), "comma-separated, see models below", type=csv_of(MODELS))
+    features: Optional[str] = option(
+        help="M: every column a target; MS: last column the target, others past covariates",
+        choices=("M", "MS"),
+        shown="MS for synthetic, M otherwise",
+    )
+    seq_len: int = option(96, "look-back window", type=positive_int)
+    full: bool = option(False, "the paper's four horizons, 96,192,336,720")
+    covariates: list[str] = option(
+        ["none"],
+        "comma-separated, each a run of every model that takes future covariates: "
+        + "; ".join(f"{name}: {text}" for name, text in COVARIATE_MODES.items()),
+        type=csv_of(tuple(COVARIATE_MODES)),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImputeSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendSettings):
+    dataset: list[str] = option(["ETTh1"], "comma-separated forecasting datasets or CSV paths", type=csv(str))
+    models: list[str] = option(
+        list(DEFAULT_IMPUTATION_MODELS), "comma-separated, see models below", type=csv_of(tuple(IMPUTATION_MODELS))
+    )
+    protocol: str = option(
+        "tslib",
+        "tslib: every test window with a fresh mask, the paper's table; series: one mask over the test split, "
+        "each point imputed once",
+        choices=IMPUTATION_PROTOCOLS,
+    )
+    eval_stride: int = option(
+        1, "tslib protocol: evaluate every S-th test window", type=positive_int, shown="1, every window as the paper"
+    )
+    mask_rates: list[float] = option(list(IMPUTATION_MASK_RATES), "comma-separated mask rates", type=mask_rates)
+    paper_learning_rate: bool = option(
+        False,
+        "train XCTFormer at the preset's peak learning rate, the paper's recipe",
+        shown=f"off: {STABLE_PEAK_SHARE:g} times it, which does not diverge at the one-cycle peak",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -131,40 +250,68 @@ class ImputeSettings(CommonSettings, BackendSettings, TrainingSettings, ComputeS
 
 
 @dataclass(frozen=True, kw_only=True)
-class DetectSettings(CommonSettings, BackendSettings, TrainingSettings, ComputeSettings):
-    dataset: list[str] = field(default_factory=lambda: ["MSL"])
-    models: Optional[list[str]] = None
-    protocol: list[str] = field(default_factory=lambda: ["tslib"])
-    arch: Optional[dict[str, Any]] = None
-
-
-#: Epochs of ``xct-bench explain`` unless ``--epochs`` says otherwise: enough for a first picture.
-EXPLAIN_EPOCHS = 3
+class DetectSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendSettings):
+    dataset: list[str] = option(["MSL"], f"comma-separated: {_listed(ANOMALY_DATASETS)}", type=csv_of(ANOMALY_DATASETS))
+    models: list[str] = option(
+        list(DEFAULT_DETECTION_MODELS), "comma-separated, see models below", type=csv_of(tuple(DETECTION_MODELS))
+    )
+    protocol: list[str] = option(
+        ["tslib"],
+        "comma-separated; tslib: every stride-1 window's energies, the paper's table; point: one score per point "
+        "from averaged windows, what the scorer and detector give",
+        type=csv_of(DETECTION_PROTOCOLS),
+    )
+    arch: Optional[dict[str, Any]] = option(
+        help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
+        type=arch,
+        shown="the preset's",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
 class ExplainSettings(CommonSettings):
-    dataset: list[str] = field(default_factory=lambda: ["ETTm1"])
-    horizons: Optional[list[int]] = None
-    features: Optional[str] = None
-    seq_len: int = 96
+    OMITTED: ClassVar[frozenset] = frozenset({"resume"})  # explain always reuses its saved models
+
+    dataset: list[str] = option(["ETTm1"], "comma-separated forecasting datasets", type=csv(str))
+    horizons: Optional[list[int]] = option(help="comma-separated", type=csv_positive_ints, shown="96")
+    features: Optional[str] = option(help="as for forecast", choices=("M", "MS"), shown="MS for synthetic, M otherwise")
+    seq_len: int = option(96, "look-back window", type=positive_int)
 
 
 @dataclass(frozen=True, kw_only=True)
-class TuneSettings(CommonSettings, TrainingSettings):
-    task: str = "forecast"
-    dataset: str = "ETTh1"
-    trials: int = 20
-    timeout: Optional[float] = None
-    horizon: int = 96
-    mask_rate: float = 0.25
-    storage: Optional[str] = None
-    study_name: Optional[str] = None
-    space: Optional[str] = None
-    arch: Optional[dict[str, Any]] = None
+class TuneSettings(TrainingSettings, CommonSettings):
+    OMITTED: ClassVar[frozenset] = frozenset({"resume", "seeds"})  # a study continues from its storage, one seed
+
+    task: str = option("forecast", "whose search space and training to tune", choices=_task_names)
+    dataset: str = option("ETTh1", "one dataset")
+    trials: int = option(20, "trials in the study, all workers together", type=positive_int)
+    timeout: Optional[float] = option(help="stop this worker after S seconds", type=positive_float, shown="no limit")
+    horizon: int = option(96, "forecast: horizon", type=positive_int)
+    mask_rate: float = option(0.25, "impute: mask rate", type=mask_rate)
+    storage: Optional[str] = option(
+        help="Optuna RDB URL (sqlite:///..., postgresql://...) or journal file path", shown="OUTPUT/optuna.journal"
+    )
+    study_name: Optional[str] = option(help="study to create or join", shown="task-dataset-horizon")
+    space: Optional[str] = option(help="JSON file with a search space", shown="the paper's")
+    arch: Optional[dict[str, Any]] = option(
+        help="fix network settings for every trial, e.g. e_layers=1,n_heads=1", type=arch, shown="searched"
+    )
 
 
 def default(settings_cls, name: str):
-    """The default of field ``name`` of ``settings_cls`` (what the option's parser shows)."""
+    """The default of field ``name`` of ``settings_cls``."""
     spec = settings_cls.__dataclass_fields__[name]
     return spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
+
+
+def options(settings_cls) -> list[dataclasses.Field]:
+    """The fields of ``settings_cls`` that are command-line options, its own first, then its bases'."""
+    fields = settings_cls.__dataclass_fields__
+    names: list[str] = []
+    for klass in settings_cls.__mro__:
+        names += [name for name in vars(klass).get("__annotations__", {}) if name not in names]
+    return [
+        fields[name]
+        for name in names
+        if name in fields and "help" in fields[name].metadata and name not in settings_cls.OMITTED
+    ]

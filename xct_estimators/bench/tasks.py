@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
+from .catalog import DETECTION_MODELS, FORECAST_MODELS, IMPUTATION_MODELS
+from .settings import DetectSettings, ForecastSettings, ImputeSettings
 from .tables import forecast_setting, imputation_setting
 
 _NUMBER = (int, float)
@@ -42,6 +44,10 @@ class Ablation:
 class Task:
     name: str  # also its module under xct_estimators.bench: jobs(settings, finished, progress), tune_data
     title: str
+    settings: type  # its command's typed settings, whose fields are the command's options
+    command_help: str  # its command's line in ``xct-bench --help``
+    description: str  # what its command does, in ``xct-bench NAME --help``
+    models: dict[str, str]  # model name -> one line, listed in its command's ``--help``
     strided: bool  # whether training windows can be strided (--train-stride)
     fields: dict[str, Any]  # the fields every record of the task has, with their types
     setting: Optional[str]  # the record field that places a run in the paper's tables
@@ -83,6 +89,11 @@ _ERRORS = ("avg MSE", "avg MAE")
 FORECAST = Task(
     name="forecast",
     title="forecasting",
+    settings=ForecastSettings,
+    command_help="long-term forecasting (default command)",
+    description="Train each model on the training split, forecast every test window with Darts' "
+    "historical_forecasts, score with darts.metrics.",
+    models=FORECAST_MODELS,
     strided=False,
     fields={"horizon": int, "mse": _NUMBER, "mae": _NUMBER},
     setting="horizon",
@@ -104,6 +115,11 @@ FORECAST = Task(
 IMPUTE = Task(
     name="impute",
     title="imputation",
+    settings=ImputeSettings,
+    command_help="imputation (input 1024, random point masks)",
+    description="Train each model on the training split (validation split for early stopping), hide points of "
+    "the test split at random, score MSE/MAE on the hidden points.",
+    models=IMPUTATION_MODELS,
     strided=True,
     fields={"mask_rate": _NUMBER, "mse": _NUMBER, "mae": _NUMBER},
     setting="mask_rate",
@@ -126,6 +142,12 @@ IMPUTE = Task(
 DETECT = Task(
     name="detect",
     title="anomaly detection",
+    settings=DetectSettings,
+    command_help="anomaly detection (window length 100, the paper's threshold rule)",
+    description="Train each model on the training array, score the test array, threshold at the (100 - anomaly "
+    "ratio) percentile of train and test energies; F1 with and without point adjustment, AUC-PR, AUC-ROC, "
+    "VUS-PR and VUS-ROC.",
+    models=DETECTION_MODELS,
     strided=True,
     fields={"protocol": str, "f1": _NUMBER, "f1_adjusted": _NUMBER, "auc_pr": _NUMBER},
     setting=None,
