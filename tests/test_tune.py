@@ -131,7 +131,7 @@ def test_a_stopped_worker_leaves_no_running_trial_and_a_rerun_continues(tmp_path
     kwargs = dict(space=TINY_SPACE, fixed=TINY_RECONSTRUCTION, accelerator="cpu", storage=storage, study_name="s")
     tune.search(_values(), "detect", n_trials=1, **kwargs)
 
-    def stop(*args):
+    def stop(*args, **kwargs):
         raise _Signal()
 
     monkeypatch.setattr(tune, "_fit_trial", stop)

@@ -272,31 +272,36 @@ def search(
     optuna = _optuna()
     check_task(task)
     params = {**base_params(task, dataset), **(fixed or {})}
-    extra = {}
-    if task == "impute":
-        extra = {"mask_rate": mask_rate, "fill": "zero", "patience": PAPER_PATIENCE, "patience_after_warmup": False}
-    elif task == "detect":
-        extra = {"fill": "zero", "patience": PAPER_PATIENCE, "patience_after_warmup": False}
-    extra = {k: v for k, v in extra.items() if k not in params}
+    extra = {k: v for k, v in _reconstruction_training(task, mask_rate).items() if k not in params}
     data = _Data(task, series, val_series, params, output_chunk_length)
     space = check_space(space if space is not None else search_space(task, dataset, data.n_channels))
     space = {name: spec for name, spec in space.items() if name not in (fixed or {})}  # fixed wins
-
-    sampler = sampler or trial_seeded_tpe(random_state)
-    pruner = pruner or optuna.pruners.MedianPruner(n_warmup_steps=2)
-    name = study_name or default_study_name(task, dataset, output_chunk_length, mask_rate)
-    with _optuna_quiet(optuna, verbose):
-        where = dict(storage=open_storage(storage), study_name=name, load_if_exists=True)
-        study = optuna.create_study(**where, direction="minimize", sampler=sampler, pruner=pruner)
     context = {"task": task, "dataset": dataset, "data_sha256": data.fingerprint(), "fixed": params, "extra": extra}
     context["space"] = space
     if task == "forecast":
         context["output_chunk_length"] = output_chunk_length
+    with _optuna_quiet(optuna, verbose):
+        study = optuna.create_study(
+            storage=open_storage(storage),
+            study_name=study_name or default_study_name(task, dataset, output_chunk_length, mask_rate),
+            load_if_exists=True,
+            direction="minimize",
+            sampler=sampler or trial_seeded_tpe(random_state),
+            pruner=pruner or optuna.pruners.MedianPruner(n_warmup_steps=2),
+        )
     _check_same_study(study, context)
     for key, value in context.items():
         study.set_user_attr(key, value)
 
     running: list[int] = []  # the trial this process is running
+    training = dict(seed=random_state, accelerator=accelerator, devices=devices, extra=extra)
+    objective = _objective(optuna, task, data, params, space, running, training)
+    _optimize(optuna, study, objective, running, n_trials, timeout, show_progress_bar, verbose)
+    return study
+
+
+def _objective(optuna, task: str, data: _Data, params: dict, space: dict, running: list[int], training: dict):
+    """A trial's value: the lowest validation MSE of the network its suggested parameters train."""
 
     def objective(trial) -> float:
         running[:] = [trial.number]
@@ -308,13 +313,20 @@ def search(
             trial.set_user_attr("infeasible", problem)
             raise optuna.TrialPruned(f"infeasible: {problem}")
         callback = PruningCallback(trial)
-        _fit_trial(task, data, trial_params, callback, random_state, accelerator, devices, extra)
+        _fit_trial(task, data, trial_params, callback, **training)
         if not math.isfinite(callback.best_score):
             raise RuntimeError("The trial logged no finite validation loss.")
         return callback.best_score
 
-    _optimize(optuna, study, objective, running, n_trials, timeout, show_progress_bar, verbose)
-    return study
+    return objective
+
+
+def _reconstruction_training(task: str, mask_rate: float) -> dict[str, Any]:
+    """The paper's training settings of a reconstruction task that no trial searches."""
+    if task == "forecast":
+        return {}
+    masking = {"mask_rate": mask_rate} if task == "impute" else {}
+    return {**masking, "fill": "zero", "patience": PAPER_PATIENCE, "patience_after_warmup": False}
 
 
 def _optimize(optuna, study, objective, running: list[int], n_trials, timeout, show_progress_bar, verbose) -> None:
