@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from xct_estimators.bench.catalog import DEFAULT_DETECTION_MODELS, DEFAULT_IMPUTATION_MODELS, DEFAULT_MODELS
 from xct_estimators.bench.measure.converged import CONVERGED, converged_training
 from xct_estimators.bench.measure.estimates import (
     RECORDS,
@@ -38,17 +39,12 @@ class Entry:
     horizons: tuple[int, ...] = ()
 
 
-IMPUTATION_MODELS = ("xctformer", "xctformer_linear", "linear", "sktime_imputer")
-
-
+#: The queue runs each task's default models, with both of XCTFormer's imputation fills and both
+#: Darts detectors.
+IMPUTATION_MODELS = (*DEFAULT_IMPUTATION_MODELS, "xctformer_linear")
 #: Baselines from the optional 'baselines' extra (PyOD), left out of ``--smoke``.
 OPTIONAL_MODELS = ("darts_iforest",)
-
-
-DETECTION_MODELS = ("xctformer", "window_mean", "random", "darts_kmeans", "darts_iforest")
-
-
-FORECAST_MODELS = ("xctformer", "naive", "dlinear", "nlinear", "tide", "tsmixer")
+DETECTION_MODELS = (*DEFAULT_DETECTION_MODELS, "darts_kmeans", *OPTIONAL_MODELS)
 
 
 QUEUE = (
@@ -60,7 +56,7 @@ QUEUE = (
     Entry("f", "ETTm1 imputation", "impute", "ETTm1", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
     Entry("g", "ETTm2 imputation", "impute", "ETTm2", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
     Entry("h", "Weather imputation", "impute", "weather", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
-    Entry("i", "Weather forecasting", "forecast", "weather", models=FORECAST_MODELS, horizons=HORIZONS),
+    Entry("i", "Weather forecasting", "forecast", "weather", models=DEFAULT_MODELS, horizons=HORIZONS),
 )
 
 
