@@ -47,7 +47,8 @@ def _shown(spec) -> str:
 
 
 def _add_settings_options(parser: argparse.ArgumentParser, settings_cls) -> None:
-    """One option per option field of ``settings_cls``; the parsed values are its fields."""
+    """One option per option field of ``settings_cls``; the parsed values are its fields. A
+    ``task`` field chooses from the task registry."""
     for spec in options(settings_cls):
         meta = spec.metadata
         flag = "--" + spec.name.replace("_", "-")
@@ -55,7 +56,7 @@ def _add_settings_options(parser: argparse.ArgumentParser, settings_cls) -> None
         if spec.type in (bool, "bool"):
             parser.add_argument(flag, action="store_true", help=text)
             continue
-        choices = meta["choices"]() if callable(meta["choices"]) else meta["choices"]
+        choices = tuple(TASKS) if spec.name == "task" else meta["choices"]
         default = spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
         parser.add_argument(flag, type=meta["type"], choices=choices, default=default, help=text)
     parser.set_defaults(settings_cls=settings_cls)

@@ -55,19 +55,12 @@ EXPLAIN_EPOCHS = 3
 
 
 def option(default: Any = None, help: str = "", *, type=None, choices=None, shown: Optional[str] = None):
-    """A settings field that is also a command-line option. ``choices`` may be a function that
-    returns them (read when the parser is built); ``shown``: the default as ``--help`` states it,
-    where the value alone would not say it (None: the preset's, ...)."""
+    """A settings field that is also a command-line option. ``shown``: the default as ``--help``
+    states it, where the value alone would not say it (None: the preset's, ...)."""
     metadata = {"help": help, "type": type, "choices": choices, "shown": shown}
     if isinstance(default, list):
         return field(default_factory=functools.partial(list, default), metadata=metadata)
     return field(default=default, metadata=metadata)
-
-
-def _task_names() -> tuple:
-    from .tasks import TASKS  # the registry reads these settings classes
-
-    return tuple(TASKS)
 
 
 def parse_devices(value):
@@ -282,7 +275,7 @@ class ExplainSettings(CommonSettings):
 class TuneSettings(TrainingSettings, CommonSettings):
     OMITTED: ClassVar[frozenset] = frozenset({"resume", "seeds"})  # a study continues from its storage, one seed
 
-    task: str = option("forecast", "whose search space and training to tune", choices=_task_names)
+    task: str = option("forecast", "whose search space and training to tune")  # choices: the task registry
     dataset: str = option("ETTh1", "one dataset")
     trials: int = option(20, "trials in the study, all workers together", type=positive_int)
     timeout: Optional[float] = option(help="stop this worker after S seconds", type=positive_float, shown="no limit")
