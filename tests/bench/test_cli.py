@@ -104,3 +104,17 @@ def test_every_option_of_a_training_command_lands_in_its_settings():
                 options - set(settings_cls.__dataclass_fields__),
             )
             assert {"output", "seed", "devices"} <= options, name
+
+
+def test_a_command_without_options_runs_at_its_settings_defaults():
+    """The parser takes every default from the settings' fields: none is typed twice."""
+    import argparse
+
+    from xct_estimators.bench.parser import settings_from
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    trained = [name for name, parser in commands.items() if parser.get_default("settings_cls") is not None]
+    assert set(trained) == {"forecast", "impute", "detect", "explain", "tune"}
+    for name in trained:
+        settings = settings_from(build_parser().parse_args([name]))
+        assert settings == type(settings)(), name

@@ -6,13 +6,12 @@ the three task commands come from the task registry (:mod:`.tasks`)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from . import paper
 from .catalog import DATA_DIR_ENV
 from .option_types import csv_of
-from .settings import DEFAULT_OUTPUT, ExplainSettings, TuneSettings, options
+from .settings import DEFAULT_OUTPUT, ExplainSettings, TuneSettings, default, options
 from .tasks import TASKS
 
 EPILOG = f"""\
@@ -38,7 +37,7 @@ Data: --data-dir or ${DATA_DIR_ENV}; ETT files are otherwise downloaded by Darts
 
 def _shown(spec) -> str:
     """An option's default as its help states it."""
-    value = spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
+    value = default(spec)
     if spec.metadata["shown"] is not None:
         return spec.metadata["shown"]
     if isinstance(value, bool):
@@ -57,8 +56,7 @@ def _add_settings_options(parser: argparse.ArgumentParser, settings_cls) -> None
             parser.add_argument(flag, action="store_true", help=text)
             continue
         choices = tuple(TASKS) if spec.name == "task" else meta["choices"]
-        default = spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
-        parser.add_argument(flag, type=meta["type"], choices=choices, default=default, help=text)
+        parser.add_argument(flag, type=meta["type"], choices=choices, default=default(spec), help=text)
     parser.set_defaults(settings_cls=settings_cls)
 
 

@@ -291,9 +291,8 @@ class TuneSettings(TrainingSettings, CommonSettings):
     )
 
 
-def default(settings_cls, name: str):
-    """The default of field ``name`` of ``settings_cls``."""
-    spec = settings_cls.__dataclass_fields__[name]
+def default(spec: dataclasses.Field):
+    """A settings field's default value (a fresh list where it is one)."""
     return spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
 
 
