@@ -37,17 +37,17 @@ Data: --data-dir or ${DATA_DIR_ENV}; ETT files are otherwise downloaded by Darts
 
 def _shown(spec) -> str:
     """An option's default as its help states it."""
-    value = default(spec)
     if spec.metadata["shown"] is not None:
         return spec.metadata["shown"]
+    value = default(spec)
     if isinstance(value, bool):
         return "on" if value else "off"
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def _add_settings_options(parser: argparse.ArgumentParser, settings_cls) -> None:
-    """One option per option field of ``settings_cls``; the parsed values are its fields. A
-    ``task`` field chooses from the task registry."""
+def _add_settings_options(parser: argparse.ArgumentParser, settings_cls, choices: dict) -> None:
+    """One option per option field of ``settings_cls``; the parsed values are its fields.
+    ``choices``: field name -> the choices the command line knows and the settings do not."""
     for spec in options(settings_cls):
         meta = spec.metadata
         flag = "--" + spec.name.replace("_", "-")
@@ -55,19 +55,20 @@ def _add_settings_options(parser: argparse.ArgumentParser, settings_cls) -> None
         if spec.type in (bool, "bool"):
             parser.add_argument(flag, action="store_true", help=text)
             continue
-        choices = tuple(TASKS) if spec.name == "task" else meta["choices"]
-        parser.add_argument(flag, type=meta["type"], choices=choices, default=default(spec), help=text)
+        allowed = choices.get(spec.name, meta["choices"])
+        parser.add_argument(flag, type=meta["type"], choices=allowed, default=default(spec), help=text)
     parser.set_defaults(settings_cls=settings_cls)
 
 
-def _add_command(sub, name: str, settings_cls, help: str, description: str, models=None) -> None:
+def _add_command(sub, name: str, settings_cls, help: str, description: str, models=None, choices=None) -> None:
     extra = {}
     if models is not None:
         extra = dict(
             epilog="models:\n" + "\n".join(f"  {model:17} {text}" for model, text in models.items()),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-    _add_settings_options(sub.add_parser(name, help=help, description=description, **extra), settings_cls)
+    parser = sub.add_parser(name, help=help, description=description, **extra)
+    _add_settings_options(parser, settings_cls, choices or {})
 
 
 def _add_explain_and_tune(sub) -> None:
@@ -87,6 +88,7 @@ def _add_explain_and_tune(sub) -> None:
         "Search the paper's space (App. B) with Optuna: each trial trains on the training split, its "
         "value is the lowest validation MSE of its epochs, bad trials are pruned. Several processes (or machines) "
         "given the same --storage and study name share one study. Needs: pip install 'xct-estimators[tune]'.",
+        choices={"task": tuple(TASKS)},
     )
 
 

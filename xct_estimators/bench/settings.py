@@ -275,7 +275,7 @@ class ExplainSettings(CommonSettings):
 class TuneSettings(TrainingSettings, CommonSettings):
     OMITTED: ClassVar[frozenset] = frozenset({"resume", "seeds"})  # a study continues from its storage, one seed
 
-    task: str = option("forecast", "whose search space and training to tune")  # choices: the task registry
+    task: str = option("forecast", "whose search space and training to tune")  # choices: the task registry (parser)
     dataset: str = option("ETTh1", "one dataset")
     trials: int = option(20, "trials in the study, all workers together", type=positive_int)
     timeout: Optional[float] = option(help="stop this worker after S seconds", type=positive_float, shown="no limit")
