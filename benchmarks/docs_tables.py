@@ -4,9 +4,8 @@ and the ``xct-bench`` parser.
 A block in a Markdown file between ``<!-- generated: NAME -->`` and ``<!-- end generated -->`` is
 the table ``NAME`` below: measurements with a line naming their record, device and commit, the
 supported versions, or every ``xct-bench`` option. Nothing in such a block is typed by hand.
-
-    python benchmarks/docs_tables.py            rewrite every block in README.md and docs/*.md
-    python benchmarks/docs_tables.py --check    list stale blocks, exit 1 if any (the tests run this)
+``python benchmarks/docs_tables.py`` rewrites every block in README.md and docs/*.md; ``--check``
+lists stale blocks and exits 1 if any (the tests run it).
 """
 
 from __future__ import annotations
@@ -17,7 +16,8 @@ import re
 import sys
 from pathlib import Path
 
-from xct_estimators.bench.measure.networks import MODES
+from xct_estimators.bench.measure.gpu_report import compile_modes_table
+from xct_estimators.bench.parser import option_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -38,30 +38,6 @@ def _relative(path: Path) -> str:
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows]) + "\n"
-
-
-def compile_gpu() -> str:
-    """Training-step times per precision, compile mode and attention path on a GPU (the newest
-    ``gpu_check.py`` record); the modes it measured are the columns."""
-    path = _latest("gpu_check/*/compile_modes.jsonl")
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    environment = lines[0]["environment"]
-    steps: dict[tuple[str, int], dict[str, float]] = {}
-    for line in lines[1:]:
-        steps.setdefault((line["preset"], line["batch"]), {})[line["mode"]] = line["ms"]
-    modes = [mode for mode in MODES if any(mode in ms for ms in steps.values())]
-    rows = [
-        [preset, str(batch), *(f"{ms[mode]:.1f}" if mode in ms else "-" for mode in modes)]
-        for (preset, batch), ms in steps.items()
-    ]
-    header = ["network", "batch", *(mode.replace("+", " + ") for mode in modes)]
-    source = (
-        f"\nms per training step (forward, backward, Adam); plain: `fused_attention=False`, else CRAB's fused "
-        f"kernels. {environment['gpu']}, torch {environment['torch']}, TF32 "
-        f"{'on' if environment.get('TF32 matrix products') else 'off'}, commit {environment['git commit'][:7]}; "
-        f"record: `{_relative(path)}`.\n"
-    )
-    return _table(header, rows) + source
 
 
 def compile_cpu() -> str:
@@ -85,9 +61,9 @@ def compile_cpu() -> str:
     return _table(header, rows) + source
 
 
-#: The libraries of the versions table, as records name them, and as pyproject names them.
-LIBRARIES = {"python": "python", "torch": "torch", "pytorch_lightning": "pytorch-lightning", "darts": "darts"}
-LIBRARIES |= {"sktime": "sktime", "numpy": "numpy"}
+#: The libraries of the versions table: as records name them -> as pyproject names them.
+LIBRARIES = {name: name for name in ("python", "torch", "pytorch_lightning", "darts", "sktime", "numpy")}
+LIBRARIES["pytorch_lightning"] = "pytorch-lightning"
 
 
 def _required() -> dict[str, str]:
@@ -124,33 +100,6 @@ def versions() -> str:
         for kind in kinds
     )
     return _table(header, rows) + f"\nTested: the newest benchmark records ({sources}).\n"
-
-
-def _option(action) -> str:
-    names = ", ".join(f"`{name}`" for name in action.option_strings) or f"`{action.metavar or action.dest}`"
-    if action.choices and not isinstance(action.choices, dict):
-        names += " {" + ",".join(map(str, action.choices)) + "}"
-    return names
-
-
-def xct_bench_options() -> str:
-    """Every ``xct-bench`` subcommand and option with its help, read from the parser itself."""
-    from xct_estimators.bench.parser import build_parser
-
-    parser = build_parser()
-    (subcommands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    helps = {choice.dest: choice.help for choice in subcommands._choices_actions}
-    parts = []
-    for name, sub in subcommands.choices.items():
-        formatter = sub._get_formatter()
-        rows = [
-            [_option(action), formatter._expand_help(action).replace("|", "\\|").replace("\n", " ")]
-            for action in sub._actions
-            if not isinstance(action, argparse._HelpAction)
-        ]
-        models = f"\n```\n{sub.epilog}\n```\n" if sub.epilog else ""
-        parts.append(f"#### `xct-bench {name}`\n\n{helps[name]}.\n\n" + _table(["option", "meaning"], rows) + models)
-    return "\n".join(parts)
 
 
 def ablation_models() -> str:
@@ -204,10 +153,10 @@ def estimator_parameters() -> str:
 TABLES = {
     "estimator-parameters": estimator_parameters,
     "ablation-models": ablation_models,
-    "compile-gpu": compile_gpu,
+    "compile-gpu": lambda: compile_modes_table(_latest("gpu_check/*/compile_modes.jsonl"), ROOT),
     "compile-cpu": compile_cpu,
     "versions": versions,
-    "xct-bench-options": xct_bench_options,
+    "xct-bench-options": option_reference,
 }
 
 
@@ -223,16 +172,12 @@ def refreshed(text: str, where: str) -> str:
     return BLOCK.sub(build, text)
 
 
-def documents() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only list stale blocks; exit 1 if any")
     args = parser.parse_args(argv)
     stale = []
-    for path in documents():
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]:
         text = path.read_text()
         new = refreshed(text, _relative(path))
         if new != text:

@@ -70,3 +70,12 @@ def test_the_package_has_no_import_circles():
 
     circles = sorted(name for name in graph if reaches(name, name, set()))
     assert not circles, f"these modules import themselves through others: {circles}"
+
+
+def test_the_benchmark_scripts_are_short_entry_points_on_the_installed_package():
+    """Shared measurement code lives in the package; a script only parses, calls and writes."""
+    scripts = sorted((PACKAGE.parent / "benchmarks").glob("*.py"))
+    assert len(scripts) > 5
+    long = [f"{path.name} ({n} lines)" for path in scripts if (n := len(path.read_text().splitlines())) >= 200]
+    assert not long, "move shared code into xct_estimators/bench/: " + ", ".join(long)
+    assert not [path.name for path in scripts if "sys.path" in path.read_text()]

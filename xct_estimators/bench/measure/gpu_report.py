@@ -190,3 +190,24 @@ def save(report: dict, output: Path, start: float) -> None:
     report["seconds"] = time.perf_counter() - start
     (output / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
     (output / "report.md").write_text(markdown(report))
+
+
+def compile_modes_table(path: Path, root: Path) -> str:
+    """The docs' table of a ``compile_modes.jsonl`` record: training-step times per network (rows)
+    and the precision, compile and attention modes it measured (columns)."""
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    environment = lines[0]["environment"]
+    steps: dict[tuple[str, int], dict[str, float]] = {}
+    for line in lines[1:]:
+        steps.setdefault((line["preset"], line["batch"]), {})[line["mode"]] = line["ms"]
+    modes = [mode for mode in MODES if any(mode in ms for ms in steps.values())]
+    header = ["network", "batch", *(mode.replace("+", " + ") for mode in modes)]
+    table = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for (preset, batch), ms in steps.items():
+        table.append(f"| {preset} | {batch} | " + " | ".join(f"{ms[m]:.1f}" if m in ms else "-" for m in modes) + " |")
+    return "\n".join(table) + (
+        f"\n\nms per training step (forward, backward, Adam); plain: `fused_attention=False`, else CRAB's fused "
+        f"kernels. {environment['gpu']}, torch {environment['torch']}, TF32 "
+        f"{'on' if environment.get('TF32 matrix products') else 'off'}, commit {environment['git commit'][:7]}; "
+        f"record: `{path.relative_to(root).as_posix()}`.\n"
+    )
