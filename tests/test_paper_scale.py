@@ -6,6 +6,7 @@ import pytest
 
 from xct_estimators.bench.catalog import DEFAULT_MODELS
 from xct_estimators.bench.measure import estimates, queue
+from xct_estimators.bench.tasks import TASKS
 
 
 @pytest.fixture
@@ -102,8 +103,8 @@ def test_estimates_agree_with_the_h100_measurements():
         assert 0.6 < estimates.step_seconds("MSL", "detect", mode, steps) / h100 < 1.5, mode
     etth1 = 10 * 239 * estimates.step_seconds("ETTh1", "impute", "fp32", steps)
     assert 0.5 < etth1 / 71 < 1.5
-    assert estimates.train_windows("ETTh1", "impute") == 12 * 30 * 24 - 1024 + 1
-    assert estimates.eval_windows("ETTh1", "impute", ("tslib",)) == 2881  # the imputation protocol's test windows
+    # every training window; the imputation protocol's test windows
+    assert TASKS["impute"].windows("ETTh1", estimates.DATASET_ROWS["ETTh1"]) == (12 * 30 * 24 - 1024 + 1, 2881)
     # a network with more tokens costs more per step than the one measured
     ettm1, etth1 = (estimates.step_seconds(name, "impute", "fp32", steps) for name in ("ETTm1", "ETTh1"))
     assert ettm1 > etth1

@@ -11,6 +11,7 @@ from xct_estimators.bench.detect import (
     evaluate_point,
     evaluate_tslib,
     point_adjust,
+    tslib_windows,
     window_labels,
 )
 
@@ -83,6 +84,7 @@ def test_tslib_protocol_matches_a_plain_numpy_rebuild_exactly(seed, ratio):
     expected, n_windows = tslib_rebuild(train, test, labels, ratio, length=10)
     got = evaluate_tslib(FirstRowDetector(), train, test, labels, ratio, length=10)
     assert got["n_windows"] == n_windows == 111 and got["n_train_windows"] == 81
+    assert tslib_windows(len(train), len(test), 10) == 111 + 81  # what the GPU queue's estimate counts
     for name, value in expected.items():
         assert got[name] == pytest.approx(value, rel=1e-12, abs=1e-12), name
     assert got["f1_adjusted"] >= got["f1"]

@@ -60,6 +60,14 @@ def split_borders(n_rows: int, kind: str, seq_len: int) -> Splits:
     return Splits((0, train_end), (train_end - seq_len, val_end), (val_end - seq_len, test_end))
 
 
+def split_windows(dataset: str, n_rows: int, seq_len: int, horizon: int = 0) -> tuple[int, int]:
+    """Windows of ``seq_len`` + ``horizon`` rows in the training and the test split of ``dataset``
+    with ``n_rows`` rows (:func:`split_borders`), without reading it."""
+    splits = split_borders(n_rows, ETT_KINDS.get(dataset, "ratio"), seq_len)
+    train, test = (stop - start - seq_len - horizon + 1 for start, stop in (splits.train, splits.test))
+    return train, test
+
+
 @dataclass
 class ForecastDataset:
     """A forecasting dataset: the whole series, its split kind and its target column(s)."""

@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from .._optional import optional_import
 from ..nn.hyperparameters import ABLATIONS
-from ..nn.presets import COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN
+from ..nn.presets import COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from .catalog import DETECTION_MODELS
 from .datasets import load_anomaly_dataset
 from .models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine, without_later_defaults
@@ -348,7 +348,7 @@ def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: d
     for protocol in todo:
         start, graphs = time.perf_counter(), compiled_graphs()
         if protocol == "tslib":
-            total = len(train) + len(test) - 2 * length + 2  # stride-1 windows of train and test
+            total = tslib_windows(len(train), len(test), length)
             with tqdm(total=total, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
                 metrics = evaluate_tslib(detector, train, test, labels, ratio, length, wins.update)
         else:
@@ -401,3 +401,22 @@ def tune_data(settings) -> tuple:
     """(dataset name, series, None): the training array; its last 20 % validates (never the test labels)."""
     train, _, _ = detection_arrays(settings.dataset, settings.data_dir)
     return settings.dataset, train, None
+
+
+def tslib_windows(train_rows: int, test_rows: int, length: int) -> int:
+    """Windows the tslib protocol scores: every stride-1 window of the train and the test array."""
+    return train_rows + test_rows - 2 * length + 2
+
+
+def preset_of(dataset: str):
+    """The paper's detection preset of ``dataset``."""
+    return get_preset(dataset, PRESET_TASK)
+
+
+def run_windows(dataset: str, rows: tuple[int, int], protocols, horizon=None) -> tuple[int, int]:
+    """(training, evaluated) windows of one run on arrays of ``rows`` (train, test) rows, evaluated
+    under ``protocols``: point scores a window every half length of both arrays."""
+    train, test = rows
+    length = TASK_SEQ_LEN[PRESET_TASK]
+    evaluated = tslib_windows(train, test, length) * ("tslib" in protocols)
+    return train - length + 1, evaluated + (train + test) // (length // 2) * ("point" in protocols)

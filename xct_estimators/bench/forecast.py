@@ -34,10 +34,10 @@ from sklearn.preprocessing import StandardScaler
 from .. import training
 from .._devices import is_distributed, single_device
 from .._optional import optional_import
-from ..nn.presets import get_preset
+from ..nn.presets import TASK_SEQ_LEN, get_preset
 from . import paper
 from .catalog import BASELINE_SETTINGS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
-from .datasets import ForecastDataset
+from .datasets import ForecastDataset, split_windows
 from .models import ABLATION_MODELS, ABLATIONS, preset_name, without_later_defaults
 from .provenance import run_fields, timestamp
 from .results import run_key
@@ -85,7 +85,7 @@ def build_model(
     if work_dir is not None:
         common["work_dir"] = str(work_dir)
     if is_xctformer(name):
-        preset = get_preset(preset_name(dataset), TASK)
+        preset = preset_of(dataset)
         switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
         trainer = trainer_kwargs(accelerator, devices, progress, precision=precision)
         run = dict(output_chunk_length=horizon, input_chunk_length=seq_len, n_epochs=epochs or preset.epochs)
@@ -383,3 +383,13 @@ def tune_data(settings) -> tuple:
 
     data = prepare(load_forecast_dataset(settings.dataset, settings.data_dir, seed=settings.seed), features="M")
     return data.dataset, data.train, data.val
+
+
+def preset_of(dataset: str):
+    """The paper's forecasting preset a run on ``dataset`` takes its network and training from."""
+    return get_preset(preset_name(dataset), TASK)
+
+
+def run_windows(dataset: str, rows: int, protocols=(), horizon: Optional[int] = None) -> tuple[int, int]:
+    """(training, test) windows of one run at ``horizon`` on ``dataset`` of ``rows`` rows, input 96."""
+    return split_windows(dataset, rows, TASK_SEQ_LEN[TASK], horizon or 0)

@@ -33,7 +33,7 @@ from ..nn.hyperparameters import ABLATIONS
 from ..nn.presets import PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from ..windows import covering_starts
 from .catalog import IMPUTATION_MODELS
-from .datasets import dataset_fingerprint, load_forecast_dataset
+from .datasets import dataset_fingerprint, load_forecast_dataset, split_windows
 from .models import (
     ABLATION_MODELS,
     compiled_graphs,
@@ -247,7 +247,7 @@ def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.nd
 
 def build_imputer(model: str, dataset: str, mask_rate: float, settings: ImputeSettings):
     """The bench imputer named ``model`` for one run (untrained)."""
-    preset = get_preset(preset_name(dataset), TASK)
+    preset = preset_of(dataset)
     if model in ("xctformer", "xctformer_linear") or model in ABLATION_MODELS:
         fill = "linear" if model == "xctformer_linear" else "zero"
         switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
@@ -335,3 +335,14 @@ def tune_data(settings) -> tuple:
     """(dataset name, series, val_series) a tuning study trains and validates on: the paper's splits."""
     train, val, _ = imputation_splits(settings.dataset, settings.data_dir, settings.seed)
     return settings.dataset, train, val
+
+
+def preset_of(dataset: str):
+    """The paper's imputation preset a run on ``dataset`` takes its network and training from."""
+    return get_preset(preset_name(dataset), TASK)
+
+
+def run_windows(dataset: str, rows: int, protocols=(), horizon=None) -> tuple[int, int]:
+    """(training, evaluated) windows of one run on ``dataset`` of ``rows`` rows: every window of
+    the training split, every test window (tslib protocol, stride 1)."""
+    return split_windows(dataset, rows, TASK_SEQ_LEN[TASK])

@@ -42,7 +42,7 @@ class Ablation:
 
 @dataclass(frozen=True)
 class Task:
-    name: str  # also its module under xct_estimators.bench: jobs(settings, finished, progress), tune_data
+    name: str  # also its module under xct_estimators.bench: NAME_jobs, tune_data, preset_of, run_windows
     title: str
     settings: type  # its command's typed settings, whose fields are the command's options
     command_help: str  # its command's line in ``xct-bench --help``
@@ -69,6 +69,15 @@ class Task:
     def tune_data(self, settings) -> tuple:
         """(dataset name, series, val_series) a tuning study on ``settings.dataset`` uses."""
         return self._module().tune_data(settings)
+
+    def preset(self, dataset: str):
+        """The paper's preset a run on ``dataset`` takes its network and training from."""
+        return self._module().preset_of(dataset)
+
+    def windows(self, dataset: str, rows, protocols=(), horizon: Optional[int] = None) -> tuple[int, int]:
+        """(training, evaluated) windows of one run on ``dataset`` of ``rows`` rows (detection: train
+        and test rows) under ``protocols`` (forecasting: at ``horizon``), without reading the data."""
+        return self._module().run_windows(dataset, rows, protocols, horizon)
 
 
 def _describe_forecast(record: dict) -> str:

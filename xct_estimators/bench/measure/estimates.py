@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from xct_estimators.bench.provenance import SOURCE_ROOT
-from xct_estimators.nn.presets import COMMAND_TASKS, TASK_SEQ_LEN, get_preset
+from xct_estimators.bench.tasks import TASKS
+from xct_estimators.nn.presets import COMMAND_TASKS, get_preset
 
 RECORDS = SOURCE_ROOT / "benchmarks" / "results"
 
@@ -106,13 +107,12 @@ def run_seconds(
     """One XCTFormer run (forecasting: at ``horizon``) by the FLOPs alone, in :data:`PARTS`:
     training to the preset's last epoch with its setup (compiling, reading data), and every
     evaluation."""
-    from xct_estimators.bench.models import preset_name
-
-    preset = get_preset(preset_name(dataset) if task != "detect" else dataset, COMMAND_TASKS[task])
+    preset = TASKS[task].preset(dataset)
     step = step_seconds(preset.dataset, task, mode, steps, horizon)
-    train = preset.epochs * math.ceil(train_windows(dataset, task, horizon) / preset.batch_size) * step
+    train_windows, eval_windows = TASKS[task].windows(dataset, DATASET_ROWS[dataset], protocols, horizon)
+    train = preset.epochs * math.ceil(train_windows / preset.batch_size) * step
     setup = steps[REFERENCE[task]]["setup " + mode] + RUN_OVERHEAD_S
-    evaluate = eval_windows(dataset, task, protocols, horizon) / preset.batch_size * step * INFERENCE_SHARE
+    evaluate = eval_windows / preset.batch_size * step * INFERENCE_SHARE
     return {"train": train + setup, "evaluate": evaluate}
 
 
@@ -185,29 +185,3 @@ def baseline_minutes(task: str, dataset: str, model: str) -> float:
         if (record.get("task"), record.get("dataset"), record.get("model")) == (task, dataset, model)
     ]
     return max(seconds) / 60 if seconds else BASELINE_MINUTES[task]
-
-
-def splits(dataset: str, task: str = "impute"):
-    """The splits of ``dataset`` (xct-bench's borders for its row count and the task's input)."""
-    from xct_estimators.bench.catalog import ETT_KINDS
-    from xct_estimators.bench.datasets import split_borders
-
-    kind = ETT_KINDS.get(dataset, "ratio")
-    return split_borders(DATASET_ROWS[dataset], kind, TASK_SEQ_LEN[task])
-
-
-def train_windows(dataset: str, task: str, horizon: Optional[int] = None) -> int:
-    if task == "detect":
-        return DATASET_ROWS[dataset][0] - TASK_SEQ_LEN["anomaly"] + 1
-    start, stop = splits(dataset, task).train
-    return stop - start - TASK_SEQ_LEN[task] - (horizon or 0) + 1
-
-
-def eval_windows(dataset: str, task: str, protocols, horizon: Optional[int] = None) -> int:
-    if task == "detect":  # tslib: every stride-1 window of both arrays; point: a window every half length
-        train, test = DATASET_ROWS[dataset]
-        length = TASK_SEQ_LEN["anomaly"]
-        tslib = (train + test - 2 * length + 2) * ("tslib" in protocols)
-        return tslib + (train + test) // (length // 2) * ("point" in protocols)
-    start, stop = splits(dataset, task).test  # moved back by the input length: its first window is whole
-    return stop - start - TASK_SEQ_LEN[task] - (horizon or 0) + 1

@@ -14,12 +14,12 @@ from typing import Optional
 from xct_estimators.bench.catalog import DEFAULT_DETECTION_MODELS, DEFAULT_IMPUTATION_MODELS, DEFAULT_MODELS
 from xct_estimators.bench.measure.converged import CONVERGED, converged_training
 from xct_estimators.bench.measure.estimates import (
+    DATASET_ROWS,
     RECORDS,
     Fit,
     baseline_minutes,
     run_seconds,
     step_seconds,
-    train_windows,
 )
 from xct_estimators.bench.paper import HORIZONS
 from xct_estimators.bench.provenance import command_line, provenance
@@ -72,7 +72,7 @@ def entry_minutes(entry: Entry, mode: str, steps: dict, factors: Optional[dict] 
         total = 0.0
         for _, dataset, preset_task, epochs, stride in CONVERGED:  # its settings, one home
             task = "detect" if preset_task == "anomaly" else preset_task
-            windows = train_windows(dataset, task) / stride
+            windows = TASKS[task].windows(dataset, DATASET_ROWS[dataset])[0] / stride
             per_mode = [step_seconds(dataset, task, m, steps) for m in ("fp32", "bf16", "fp32")]
             batch = get_preset(dataset, COMMAND_TASKS[task]).batch_size
             total += sum(epochs * windows / batch * s for s in per_mode)
