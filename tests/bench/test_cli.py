@@ -118,3 +118,18 @@ def test_a_command_without_options_runs_at_its_settings_defaults():
     for name in trained:
         settings = settings_from(build_parser().parse_args([name]))
         assert settings == type(settings)(), name
+
+
+def test_a_report_of_records_copied_without_their_saved_forecasts_draws_quietly(tmp_path):
+    import shutil
+    import warnings
+    from pathlib import Path
+
+    from xct_estimators.bench.report import write_report
+
+    committed = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "cpu" / "main-job" / "results.jsonl"
+    shutil.copy(committed, tmp_path / "results.jsonl")  # no examples/ beside it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text, files = write_report(tmp_path)
+    assert "xctformer" in text and (tmp_path / "forecast_synthetic_96.png") in files

@@ -360,7 +360,10 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
             left.plot(range(n_hist, n_hist + len(example["forecast"])), example["forecast"], lw=1, label=r["model"])
         left.set_title(f"{dataset}, horizon {horizon}: first test window")
         left.set_xlabel("step")
-        left.legend(fontsize=8)
+        if plotted_truth:
+            left.legend(fontsize=8)
+        else:  # a folder copied without its examples/ (or runs from before they were saved)
+            left.text(0.5, 0.5, "no saved forecast", ha="center", va="center", transform=left.transAxes)
         right.barh([r["model"] for r in group], [r["mse"] for r in group], color="tab:blue")
         right.invert_yaxis()
         right.set_xlabel("test MSE (standardised)")
