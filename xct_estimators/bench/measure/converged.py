@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from xct_estimators.bench.measure.networks import SMOKE_ARCH
-from xct_estimators.nn.presets import PAPER_SEED, PAPER_SEEDS
+from xct_estimators.bench.settings import TuneSettings
+from xct_estimators.bench.tasks import TASKS
+from xct_estimators.nn.presets import COMMAND_TASKS, PAPER_SEED, PAPER_SEEDS
 
 
 def darts_path(device: str, data_dir, smoke: bool) -> dict:
@@ -71,9 +73,13 @@ def _darts_runs(device: str, data, smoke: bool) -> dict:
     return result
 
 
-#: The converged comparison: (name, preset dataset, task, epochs, train stride), trained through
-#: the ReconstructionEngine on the real data with the recipe (one-cycle schedule, best epoch kept).
-CONVERGED = [("ETTh1 imputation", "ETTh1", "impute", 10, 2), ("MSL anomaly", "MSL", "anomaly", 6, 8)]
+#: The converged comparison: (name, preset dataset, xct-bench task, epochs, train stride, the task's
+#: own settings), trained through the ReconstructionEngine on the real data with the recipe
+#: (one-cycle schedule, best epoch kept) and validated as the task's tuning study is.
+CONVERGED = [
+    ("ETTh1 imputation", "ETTh1", "impute", 10, 2, {"mask_rate": 0.25}),
+    ("MSL anomaly", "MSL", "detect", 6, 8, {}),
+]
 
 
 #: fp32 and bf16 from one seed; fp32 from another seed: the spread the bf16 gap is read against.
@@ -85,17 +91,14 @@ CONVERGED_RUNS = {
 
 
 def _converged_arrays(dataset: str, task: str, data_dir, smoke: bool):
+    """(training, validation) arrays as the task's tuning study takes them (detection: no
+    validation array, the engine holds out the end of the training array)."""
     if smoke:  # learnable channels: the reconstruction of smooth sines
         t = np.arange(600)[:, None]
         values = np.sin(t * np.array([0.05, 0.11, 0.23]) + np.array([0.0, 1.0, 2.0])).astype(np.float32)
-        return values[:500], values[500:] if task == "impute" else None
-    from xct_estimators.bench.detect import detection_arrays
-    from xct_estimators.bench.impute import imputation_splits
-
-    if task == "impute":
-        train, val, _ = imputation_splits(dataset, data_dir, PAPER_SEED)
-        return train, val
-    return detection_arrays(dataset, data_dir)[0], None  # the engine holds out the last 10 %
+        return values[:500], values[500:]
+    _, train, val = TASKS[task].tune_data(TuneSettings(task=task, dataset=dataset, data_dir=data_dir))
+    return train, val
 
 
 def converged_training(device: str, data_dir, smoke: bool) -> list[dict]:
@@ -105,7 +108,7 @@ def converged_training(device: str, data_dir, smoke: bool) -> list[dict]:
     from xct_estimators.reconstruction import ReconstructionEngine, preset_params
 
     rows = []
-    for name, dataset, task, epochs, stride in CONVERGED:
+    for name, dataset, task, epochs, stride, own in CONVERGED:
         row = {"preset": name, "epochs": epochs, "train_stride": stride, "runs": {}}
         rows.append(row)
         try:
@@ -113,10 +116,8 @@ def converged_training(device: str, data_dir, smoke: bool) -> list[dict]:
         except (FileNotFoundError, ValueError, OSError) as error:
             row["skipped"] = f"no {dataset} data ({error}); pass --data-dir"
             continue
-        params = preset_params(dataset, task)
-        params.update(n_epochs=epochs, patience=None, train_stride=stride, fill="zero")
-        if task == "impute":
-            params["mask_rate"] = 0.25
+        params = preset_params(dataset, COMMAND_TASKS[task])
+        params.update(n_epochs=epochs, patience=None, train_stride=stride, fill="zero", **own)
         if smoke:
             params.update(SMOKE_ARCH, window_length=48, n_epochs=2, batch_size=8, patch_len=8, stride=4)
         row["epochs"] = params["n_epochs"]

@@ -30,8 +30,8 @@ def predict_batch(name: str) -> int:
     """The batch the library predicts with: the reconstruction engine's sliding-window batch
     (up to 4x the preset's training batch, bounded by the plain path's attention memory), or
     the Darts model's batch size (the preset's) for forecasting."""
-    dataset, task, _, _ = NETWORKS[name]
-    if task == "forecast":
+    dataset, task, horizon, _ = NETWORKS[name]
+    if horizon is not None:  # a forecasting network
         return get_preset(dataset, task).batch_size
     from xct_estimators.nn.memory import inference_batch_size
 

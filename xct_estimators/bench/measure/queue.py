@@ -24,7 +24,7 @@ from xct_estimators.bench.measure.estimates import (
 from xct_estimators.bench.paper import HORIZONS
 from xct_estimators.bench.provenance import command_line, provenance
 from xct_estimators.bench.tasks import TASKS
-from xct_estimators.nn.presets import COMMAND_TASKS, IMPUTATION_MASK_RATES, get_preset
+from xct_estimators.nn.presets import IMPUTATION_MASK_RATES
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,10 @@ def entry_minutes(entry: Entry, mode: str, steps: dict, factors: Optional[dict] 
     its :func:`calibration` fit) and its baselines."""
     if entry.task == "converged":
         total = 0.0
-        for _, dataset, preset_task, epochs, stride in CONVERGED:  # its settings, one home
-            task = "detect" if preset_task == "anomaly" else preset_task
+        for _, dataset, task, epochs, stride, _ in CONVERGED:  # its settings, one home
             windows = TASKS[task].windows(dataset, DATASET_ROWS[dataset])[0] / stride
             per_mode = [step_seconds(dataset, task, m, steps) for m in ("fp32", "bf16", "fp32")]
-            batch = get_preset(dataset, COMMAND_TASKS[task]).batch_size
+            batch = TASKS[task].preset(dataset).batch_size
             total += sum(epochs * windows / batch * s for s in per_mode)
         return total / 60
     one = 0.0  # one XCTFormer model's runs: one per mask rate, or one per horizon
