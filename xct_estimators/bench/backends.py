@@ -125,7 +125,7 @@ def execute(jobs: list[Job], output: Path, backend, progress: bool = True) -> in
     """
     from tqdm.auto import tqdm
 
-    from .report import save_example
+    from .forecast_plots import save_example
 
     store = ResultStore(output)
     failures: list[str] = []

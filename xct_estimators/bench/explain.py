@@ -10,7 +10,7 @@ from pathlib import Path
 from ..explain import channel_dependencies, dependency_map, lag_dependencies, plot_dependency_map
 from .datasets import dataset_fingerprint, load_forecast_dataset
 from .forecast import build_model, fit_model, model_settings, prepare
-from .report import dataset_part
+from .forecast_plots import dataset_part
 from .runs import write_atomically
 from .settings import EXPLAIN_EPOCHS, ExplainSettings
 

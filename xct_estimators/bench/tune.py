@@ -10,8 +10,8 @@ import json
 import time
 from pathlib import Path
 
+from .forecast_plots import file_name
 from .provenance import run_fields, timestamp
-from .report import file_name
 from .runs import write_atomically
 from .settings import TuneSettings
 from .tasks import TASKS
