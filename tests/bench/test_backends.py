@@ -14,6 +14,12 @@ TIMING = ("fit_seconds", "eval_seconds", "finished_at")
 WHERE = ("command", "device")
 
 
+@pytest.fixture(autouse=True)
+def _ray_workers_at_normal_priority(monkeypatch):
+    """Ray starts its workers at nice 15: beside another pytest-xdist worker they would hardly run."""
+    monkeypatch.setenv("RAY_worker_niceness", "0")
+
+
 @pytest.fixture
 def small_csv(tmp_path):
     stamps = pd.date_range("2020", periods=1000, freq="h")
