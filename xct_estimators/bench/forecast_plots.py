@@ -43,8 +43,8 @@ def _example_path(output: Path, record: dict) -> Path:
 
 
 def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
-    """``forecast_example.png`` (truth vs every model on the first test window) and ``mse_by_model.png``;
-    one pair per dataset and horizon. Returns the files written."""
+    """One ``forecast_<dataset>_<horizon>.png`` per dataset and horizon: truth against every model
+    on the first test window, beside the test MSE by model. Returns the files written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -75,7 +75,7 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
         left.set_xlabel("step")
         if plotted_truth:
             left.legend(fontsize=8)
-        else:  # a folder copied without its examples/ (or runs from before they were saved)
+        else:  # e.g. a folder copied without its examples/
             left.text(0.5, 0.5, "no saved forecast", ha="center", va="center", transform=left.transAxes)
         right.barh([r["model"] for r in group], [r["mse"] for r in group], color="tab:blue")
         right.invert_yaxis()
