@@ -92,7 +92,8 @@ CONVERGED_RUNS = {
 
 def _converged_arrays(dataset: str, task: str, data_dir, smoke: bool):
     """(training, validation) arrays as the task's tuning study takes them (detection: no
-    validation array, the engine holds out the end of the training array)."""
+    validation array, the engine holds out the end of the training array); ``smoke``: sines, whose
+    last rows validate either task."""
     if smoke:  # learnable channels: the reconstruction of smooth sines
         t = np.arange(600)[:, None]
         values = np.sin(t * np.array([0.05, 0.11, 0.23]) + np.array([0.0, 1.0, 2.0])).astype(np.float32)
