@@ -18,6 +18,7 @@ from pathlib import Path
 
 from xct_estimators.bench.measure.gpu_report import compile_modes_table
 from xct_estimators.bench.parser import option_reference
+from xct_estimators.bench.tables import compact_table
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -33,11 +34,6 @@ def _latest(pattern: str) -> Path:
 
 def _relative(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows]) + "\n"
 
 
 def compile_cpu() -> str:
@@ -58,7 +54,7 @@ def compile_cpu() -> str:
         f"{record['threads']} threads, torch {record['torch']}, commit {origin['git_commit'][:7]}; command: "
         f"`{origin['command']}`; record: `{_relative(path)}`.\n"
     )
-    return _table(header, rows) + source
+    return compact_table(header, rows) + source
 
 
 #: The libraries of the versions table: as records name them -> as pyproject names them.
@@ -99,7 +95,7 @@ def versions() -> str:
         f"commit {newest[kind][1]['git_commit'][:7]}, `{_relative(newest[kind][2])}`"
         for kind in kinds
     )
-    return _table(header, rows) + f"\nTested: the newest benchmark records ({sources}).\n"
+    return compact_table(header, rows) + f"\nTested: the newest benchmark records ({sources}).\n"
 
 
 def ablation_models() -> str:
@@ -111,7 +107,7 @@ def ablation_models() -> str:
     for model, name in ABLATION_MODELS.items():
         switches = ", ".join(f"`{key}={value!r}`" for key, value in ABLATIONS[name].items())
         rows.append([f"`{model}`", f"`config.ablation({name!r})`", switches])
-    return _table(["`--models`", "network", "changes from the preset"], rows)
+    return compact_table(["`--models`", "network", "changes from the preset"], rows)
 
 
 def estimator_parameters() -> str:
@@ -147,7 +143,7 @@ def estimator_parameters() -> str:
         return "required" if value is inspect.Parameter.empty else f"`{value!r}`"
 
     rows = [[f"`{name}`", *(cell(cls, name) for cls in classes)] for name in names]
-    return _table(["parameter", *(f"`{cls.__name__}`" for cls in classes)], rows)
+    return compact_table(["parameter", *(f"`{cls.__name__}`" for cls in classes)], rows)
 
 
 TABLES = {

@@ -12,6 +12,7 @@ from . import paper
 from .catalog import DATA_DIR_ENV
 from .option_types import csv_of
 from .settings import DEFAULT_OUTPUT, ExplainSettings, TuneSettings, default, options
+from .tables import compact_table
 from .tasks import TASKS
 
 EPILOG = f"""\
@@ -160,6 +161,6 @@ def option_reference() -> str:
             if not isinstance(action, argparse._HelpAction)
         ]
         models = f"\n```\n{sub.epilog}\n```\n" if sub.epilog else ""
-        table = "".join(f"| {cells} | {text} |\n" for cells, text in rows)
-        parts.append(f"#### `xct-bench {name}`\n\n{helps[name]}.\n\n| option | meaning |\n|---|---|\n{table}{models}")
+        table = compact_table(["option", "meaning"], rows)
+        parts.append(f"#### `xct-bench {name}`\n\n{helps[name]}.\n\n{table}{models}")
     return "\n".join(parts)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from xct_estimators.bench.measure.converged import CONVERGED_RUNS
 from xct_estimators.bench.measure.networks import CHUNK_MODES, INFERENCE_MODES, MODES
+from xct_estimators.bench.tables import compact_table
 
 
 def markdown(report: dict) -> str:
@@ -202,11 +203,11 @@ def compile_modes_table(path: Path, root: Path) -> str:
         steps.setdefault((line["preset"], line["batch"]), {})[line["mode"]] = line["ms"]
     modes = [mode for mode in MODES if any(mode in ms for ms in steps.values())]
     header = ["network", "batch", *(mode.replace("+", " + ") for mode in modes)]
-    table = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for (preset, batch), ms in steps.items():
-        table.append(f"| {preset} | {batch} | " + " | ".join(f"{ms[m]:.1f}" if m in ms else "-" for m in modes) + " |")
-    return "\n".join(table) + (
-        f"\n\nms per training step (forward, backward, Adam); plain: `fused_attention=False`, else CRAB's fused "
+    rows = [
+        [preset, batch, *(f"{ms[m]:.1f}" if m in ms else "-" for m in modes)] for (preset, batch), ms in steps.items()
+    ]
+    return compact_table(header, rows) + (
+        f"\nms per training step (forward, backward, Adam); plain: `fused_attention=False`, else CRAB's fused "
         f"kernels. {environment['gpu']}, torch {environment['torch']}, TF32 "
         f"{'on' if environment.get('TF32 matrix products') else 'off'}, commit {environment['git commit'][:7]}; "
         f"record: `{path.relative_to(root).as_posix()}`.\n"
