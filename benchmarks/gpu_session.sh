@@ -27,6 +27,11 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 gpu=$(python3 -c "import torch; print(torch.cuda.get_device_name().split()[1].lower())")  # NVIDIA H100 ... -> h100
 check="benchmarks/results/gpu_check/$(date -u +%F)-$gpu"
+n=2
+while [ -e "$check" ]; do  # a committed record of the same day and card is never overwritten
+    check="benchmarks/results/gpu_check/$(date -u +%F)-$gpu-$n"
+    n=$((n + 1))
+done
 timeout $((budget * 3 / 5)) python3 benchmarks/gpu_check.py --kernel-only --output "$check"
 rc=$?
 cp -r "$check" "$out/gpu_check"
