@@ -124,3 +124,21 @@ def test_the_kernel_table_names_the_time_of_each_kernel():
     row.update(peak_mb=1.0, kernel_ms={"_key_kernel": 1.25, "other": 0.5})
     text = "\n".join(kernel_tables({"kernel_correctness": [], "kernel_speed": [row]}))
     assert "fused, ms per step by kernel (profiler): _key_kernel 1.25, other 0.50" in text
+
+
+@pytest.mark.parametrize(
+    ("dtypes", "expected"),
+    [
+        (["bfloat16", "float16"], "Triton kernels in bfloat16, float16; float32 without TF32: PyTorch operations"),
+        (["bfloat16", "float16", "float32"], "Triton kernels in bfloat16, float16, float32"),
+        ([], "PyTorch operations (GPU too old for Triton)"),
+    ],
+)
+def test_the_environment_names_the_dtypes_the_triton_kernels_take(monkeypatch, dtypes, expected):
+    """A GPU whose kernels take bf16 but not float32 without TF32 is not reported as too old."""
+    from xct_estimators.bench.measure import kernel
+
+    monkeypatch.setattr(kernel.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(kernel, "_triton_dtypes", lambda: dtypes)
+    monkeypatch.setattr(kernel.crab_gpu, "unavailable_reason", lambda: None)
+    assert kernel._device_path() == expected

@@ -183,6 +183,14 @@ def environment() -> dict:
 def _device_path() -> str:
     if not torch.cuda.is_available():
         return "no GPU"
-    if crab_gpu.usable(torch.empty(0, device="cuda")):
-        return "Triton kernels"
-    return f"PyTorch operations ({crab_gpu.unavailable_reason() or 'GPU too old for Triton'})"
+    dtypes = _triton_dtypes()
+    if not dtypes:
+        return f"PyTorch operations ({crab_gpu.unavailable_reason() or 'GPU too old for Triton'})"
+    rest = "" if "float32" in dtypes else "; float32 without TF32: PyTorch operations"
+    return f"Triton kernels in {', '.join(dtypes)}{rest}"
+
+
+def _triton_dtypes() -> list[str]:
+    """The dtypes whose CRAB inputs the Triton kernels take on this GPU (float32 only with TF32)."""
+    dtypes = (torch.bfloat16, torch.float16, torch.float32)
+    return [str(d).removeprefix("torch.") for d in dtypes if crab_gpu.usable(torch.empty(0, device="cuda", dtype=d))]
