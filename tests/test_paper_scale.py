@@ -78,8 +78,8 @@ def test_recorded_gpu_runs_calibrate_training_and_evaluation_apart(tmp_path, mon
     assert factors[("detect", "evaluate")] == estimates.Fit(0.0, pytest.approx(3.0))  # one point: its ratio
     assert factors[("impute", "train")] == factors[("detect", "train")]  # no imputation run yet: all records' fit
     msl = queue.QUEUE[1]
-    plain = queue.entry_minutes(msl, "bf16+compile", steps)
-    assert queue.entry_minutes(msl, "bf16+compile", steps, factors) > plain
+    plain = msl.minutes("bf16+compile", steps)
+    assert msl.minutes("bf16+compile", steps, factors) > plain
     monkeypatch.setattr(estimates, "RECORDS", tmp_path / "none")
     assert set(estimates.calibration(steps).values()) == {estimates.Fit()}
 

@@ -210,9 +210,9 @@ def missing_section(records: list[dict]) -> str:
     for task, dataset, setting in wanted:
         if (task, dataset, setting) not in covered:
             missing.setdefault((task, dataset), []).append(setting)
-    from .measure.queue import QUEUE
+    from .measure.queue import QUEUE, Runs
 
-    queued = {(entry.task, paper.dataset_key(entry.dataset)) for entry in QUEUE}
+    queued = {(entry.task, paper.dataset_key(entry.dataset)) for entry in QUEUE if isinstance(entry, Runs)}
     rows = []
     for (task, dataset), settings in missing.items():
         what = "all" if settings == [None] else ", ".join(f"{s:g}" for s in settings)

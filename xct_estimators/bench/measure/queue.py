@@ -26,19 +26,6 @@ from xct_estimators.bench.provenance import command_line, provenance
 from xct_estimators.bench.tasks import TASKS
 from xct_estimators.nn.presets import IMPUTATION_MASK_RATES
 
-
-@dataclass(frozen=True)
-class Entry:
-    key: str
-    title: str
-    task: str  # "converged", "impute", "detect" or "forecast"
-    dataset: str = ""
-    mask_rates: tuple[float, ...] = ()
-    models: tuple[str, ...] = ()
-    protocols: tuple[str, ...] = ("tslib",)
-    horizons: tuple[int, ...] = ()
-
-
 #: The queue runs each task's default models, with both of XCTFormer's imputation fills and both
 #: Darts detectors.
 IMPUTATION_MODELS = (*DEFAULT_IMPUTATION_MODELS, "xctformer_linear")
@@ -47,46 +34,9 @@ OPTIONAL_MODELS = ("darts_iforest",)
 DETECTION_MODELS = (*DEFAULT_DETECTION_MODELS, "darts_kmeans", *OPTIONAL_MODELS)
 
 
-QUEUE = (
-    Entry("a", "converged fp32 vs bf16 (decides bf16 and compile)", "converged"),
-    Entry("b", "MSL detection", "detect", "MSL", models=DETECTION_MODELS, protocols=("tslib", "point")),
-    Entry("c", "SMAP detection", "detect", "SMAP", models=DETECTION_MODELS, protocols=("tslib", "point")),
-    Entry("d", "ETTh1 imputation", "impute", "ETTh1", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
-    Entry("e", "ETTh2 imputation at 50 %", "impute", "ETTh2", (0.5,), IMPUTATION_MODELS),
-    Entry("f", "ETTm1 imputation", "impute", "ETTm1", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
-    Entry("g", "ETTm2 imputation", "impute", "ETTm2", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
-    Entry("h", "Weather imputation", "impute", "weather", IMPUTATION_MASK_RATES, IMPUTATION_MODELS),
-    Entry("i", "Weather forecasting", "forecast", "weather", models=DEFAULT_MODELS, horizons=HORIZONS),
-)
-
-
 #: bf16 counts as safe when its best validation loss is within this of fp32's, or within the
 #: spread of two fp32 seeds.
 BF16_TOLERANCE = 0.02
-
-
-def entry_minutes(entry: Entry, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
-    """The entry's estimated GPU minutes: its XCTFormer runs (:func:`run_seconds`, each part through
-    its :func:`calibration` fit) and its baselines."""
-    if entry.task == "converged":
-        total = 0.0
-        for _, dataset, task, epochs, stride, _ in CONVERGED:  # its settings, one home
-            windows = TASKS[task].windows(dataset, DATASET_ROWS[dataset])[0] / stride
-            per_mode = [step_seconds(dataset, task, m, steps) for m in ("fp32", "bf16", "fp32")]
-            batch = TASKS[task].preset(dataset).batch_size
-            total += sum(epochs * windows / batch * s for s in per_mode)
-        return total / 60
-    one = 0.0  # one XCTFormer model's runs: one per mask rate, or one per horizon
-    for horizon in entry.horizons or [None]:
-        parts = run_seconds(entry.task, entry.dataset, entry.protocols, mode, steps, horizon)
-        one += sum((factors or {}).get((entry.task, part), Fit())(seconds) for part, seconds in parts.items())
-    one *= max(len(entry.mask_rates), 1)
-    runs = max(len(entry.mask_rates), len(entry.horizons), 1)
-    ours = sum(1 for m in entry.models if m.startswith("xctformer")) * one / 60
-    baselines = runs * sum(
-        baseline_minutes(entry.task, entry.dataset, m) for m in entry.models if not m.startswith("xctformer")
-    )
-    return ours + baselines
 
 
 # -- bf16 ---------------------------------------------------------------------------------------
@@ -147,56 +97,6 @@ class Budget:
         return math.inf if self.seconds is None else self.seconds - (time.monotonic() - self.started)
 
 
-def entry_settings(entry: Entry, options: QueueOptions, fast: bool):
-    from xct_estimators.bench.settings import DetectSettings, ForecastSettings, ImputeSettings
-
-    common = dict(output=options.output / entry.task, data_dir=options.data_dir, accelerator=options.accelerator)
-    common["resume"] = True
-    common.update(no_progress=True, compile=fast, precision="bf16-mixed" if fast else "32")
-    common["command_line"] = command_line(options.argv)
-    if options.smoke:
-        common["epochs"] = 1
-    models = [m for m in entry.models if not (options.smoke and m in OPTIONAL_MODELS)]
-    if entry.task == "detect":
-        return DetectSettings(dataset=[entry.dataset], models=models, protocol=list(entry.protocols), **common)
-    if entry.task == "forecast":  # smoke: one horizon of the small synthetic set
-        horizons, dataset = (entry.horizons[:1], "synthetic") if options.smoke else (entry.horizons, entry.dataset)
-        return ForecastSettings(dataset=[dataset], models=models, horizons=list(horizons), **common)
-    rates = list(entry.mask_rates[:1] if options.smoke else entry.mask_rates)  # smoke: every entry, one rate
-    return ImputeSettings(dataset=[entry.dataset], models=models, mask_rates=rates, **common)
-
-
-def run_converged(options: QueueOptions, budget: Budget, minutes: float) -> str:
-    output = options.output
-    if converged_record(output, committed=not options.smoke) is not None:
-        return "done (record found)"
-    if minutes * 60 > budget.left():
-        return f"stopped: needs about {minutes:.0f} min, {budget.left() / 60:.1f} left"
-    rows = converged_training(options.device, options.data_dir, options.smoke)
-    output.mkdir(parents=True, exist_ok=True)
-    record = {"converged": rows, "bf16_safe": bf16_safe(rows), "smoke": options.smoke, **provenance(options.argv)}
-    (output / "converged.json").write_text(json.dumps(record, indent=2) + "\n")
-    return f"ran: bf16 safe = {record['bf16_safe']}"
-
-
-def run_entry(entry: Entry, options: QueueOptions, budget: Budget, fast: bool, job_minutes: float) -> str:
-    """The entry's runs not yet recorded, each started only when its estimate fits the budget."""
-    from xct_estimators.bench.backends import LocalBackend, execute
-    from xct_estimators.bench.results import ResultStore
-
-    settings = entry_settings(entry, options, fast)
-    jobs = TASKS[entry.task].plan(settings, ResultStore(settings.output).finished(), progress=False)
-    if not jobs:
-        return "done (every run recorded)"
-    for i, job in enumerate(jobs):
-        model = job.run.get("model", "")
-        cost = job_minutes if model.startswith("xctformer") else baseline_minutes(entry.task, entry.dataset, model)
-        if cost * 60 > budget.left():
-            return f"stopped before {job.label}: needs about {cost:.0f} min, {budget.left() / 60:.1f} left ({i} ran)"
-        execute([job], settings.output, LocalBackend(), progress=False)
-    return f"ran {len(jobs)} run(s)"
-
-
 @contextlib.contextmanager
 def smoke_sized():
     """Tiny networks and synthetic arrays in place of the presets and the datasets (``--smoke``)."""
@@ -240,25 +140,149 @@ def smoke_sized():
             setattr(module, name, value)
 
 
-def plan(mode: str, steps: dict, factors: dict) -> list[tuple[Entry, float]]:
-    return [(entry, entry_minutes(entry, mode, steps, factors)) for entry in QUEUE]
+# -- the entries ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Converged:
+    """The converged fp32 and bf16 training of :data:`CONVERGED`, which decides whether the runs
+    after it train in bf16 with ``torch.compile``."""
+
+    key: str
+    title: str
+
+    def minutes(self, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
+        total = 0.0
+        for _, dataset, task, epochs, stride, _ in CONVERGED:  # its settings, one home
+            windows = TASKS[task].windows(dataset, DATASET_ROWS[dataset])[0] / stride
+            per_mode = [step_seconds(dataset, task, m, steps) for m in ("fp32", "bf16", "fp32")]
+            batch = TASKS[task].preset(dataset).batch_size
+            total += sum(epochs * windows / batch * s for s in per_mode)
+        return total / 60
+
+    def run(self, options: QueueOptions, budget: Budget, fast: bool, minutes: float) -> str:
+        output = options.output
+        if converged_record(output, committed=not options.smoke) is not None:
+            return "done (record found)"
+        if minutes * 60 > budget.left():
+            return f"stopped: needs about {minutes:.0f} min, {budget.left() / 60:.1f} left"
+        rows = converged_training(options.device, options.data_dir, options.smoke)
+        output.mkdir(parents=True, exist_ok=True)
+        record = {"converged": rows, "bf16_safe": bf16_safe(rows), "smoke": options.smoke, **provenance(options.argv)}
+        (output / "converged.json").write_text(json.dumps(record, indent=2) + "\n")
+        return f"ran: bf16 safe = {record['bf16_safe']}"
 
 
-def run_queue(options: QueueOptions, entries: list[tuple[Entry, float]], budget_s: Optional[float]) -> None:
-    """Each entry's runs not yet recorded, in order, while the budget lasts; after the converged
-    comparison, the rest train in bf16 with ``torch.compile`` where it shows bf16 is safe."""
+@dataclass(frozen=True)
+class Runs:
+    """One ``xct-bench`` command of the queue: a task's models on one dataset."""
+
+    key: str
+    title: str
+    task: str
+    dataset: str
+    models: tuple[str, ...]
+    each: tuple[str, tuple] = ("", ())  # a settings list whose every value is a run of its own
+    protocol: tuple[str, ...] = ()  # detection's protocols, every one evaluated in each run
+    smoke_dataset: str = ""  # where ``--smoke``'s tiny arrays do not stand in for the dataset
+
+    @property
+    def xctformer_runs(self) -> int:
+        return max(len(self.each[1]), 1) * sum(1 for m in self.models if m.startswith("xctformer"))
+
+    def minutes(self, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
+        """Estimated GPU minutes: its XCTFormer runs (:func:`run_seconds`, each part through its
+        :func:`calibration` fit) and its baselines."""
+        one = 0.0  # one XCTFormer run per value of ``each``
+        for value in self.each[1] or [None]:
+            horizon = value if self.each[0] == "horizons" else None
+            parts = run_seconds(self.task, self.dataset, self.protocol or ("tslib",), mode, steps, horizon)
+            one += sum((factors or {}).get((self.task, part), Fit())(seconds) for part, seconds in parts.items())
+        ours = sum(1 for m in self.models if m.startswith("xctformer")) * one / 60
+        runs = max(len(self.each[1]), 1)
+        baselines = sum(
+            baseline_minutes(self.task, self.dataset, m) for m in self.models if not m.startswith("xctformer")
+        )
+        return ours + runs * baselines
+
+    def settings(self, options: QueueOptions, fast: bool):
+        """The command's typed settings; ``--smoke`` takes one value of ``each`` and no optional model."""
+        name, values = self.each
+        fields = {name: list(values[:1] if options.smoke else values)} if name else {}
+        if self.protocol:
+            fields["protocol"] = list(self.protocol)
+        dataset = self.smoke_dataset if options.smoke and self.smoke_dataset else self.dataset
+        return TASKS[self.task].settings(
+            dataset=[dataset],
+            models=[m for m in self.models if not (options.smoke and m in OPTIONAL_MODELS)],
+            output=options.output / self.task,
+            data_dir=options.data_dir,
+            accelerator=options.accelerator,
+            resume=True,
+            no_progress=True,
+            compile=fast,
+            precision="bf16-mixed" if fast else "32",
+            command_line=command_line(options.argv),
+            **({"epochs": 1} if options.smoke else {}),
+            **fields,
+        )
+
+    def run(self, options: QueueOptions, budget: Budget, fast: bool, minutes: float) -> str:
+        """The runs not yet recorded, each started only when its estimate fits the budget."""
+        from xct_estimators.bench.backends import LocalBackend, execute
+        from xct_estimators.bench.results import ResultStore
+
+        settings = self.settings(options, fast)
+        jobs = TASKS[self.task].plan(settings, ResultStore(settings.output).finished(), progress=False)
+        if not jobs:
+            return "done (every run recorded)"
+        for i, job in enumerate(jobs):
+            model = job.run.get("model", "")
+            xctformer = model.startswith("xctformer")
+            cost = (
+                minutes / max(self.xctformer_runs, 1) if xctformer else baseline_minutes(self.task, self.dataset, model)
+            )
+            if cost * 60 > budget.left():
+                return (
+                    f"stopped before {job.label}: needs about {cost:.0f} min, {budget.left() / 60:.1f} left ({i} ran)"
+                )
+            execute([job], settings.output, LocalBackend(), progress=False)
+        return f"ran {len(jobs)} run(s)"
+
+
+_DETECT = dict(models=DETECTION_MODELS, protocol=("tslib", "point"))
+_RATES = ("mask_rates", IMPUTATION_MASK_RATES)
+QUEUE = (
+    Converged("a", "converged fp32 vs bf16 (decides bf16 and compile)"),
+    Runs("b", "MSL detection", "detect", "MSL", **_DETECT),
+    Runs("c", "SMAP detection", "detect", "SMAP", **_DETECT),
+    Runs("d", "ETTh1 imputation", "impute", "ETTh1", IMPUTATION_MODELS, _RATES),
+    Runs("e", "ETTh2 imputation at 50 %", "impute", "ETTh2", IMPUTATION_MODELS, ("mask_rates", (0.5,))),
+    Runs("f", "ETTm1 imputation", "impute", "ETTm1", IMPUTATION_MODELS, _RATES),
+    Runs("g", "ETTm2 imputation", "impute", "ETTm2", IMPUTATION_MODELS, _RATES),
+    Runs("h", "Weather imputation", "impute", "weather", IMPUTATION_MODELS, _RATES),
+    Runs(
+        "i",
+        "Weather forecasting",
+        "forecast",
+        "weather",
+        DEFAULT_MODELS,
+        ("horizons", HORIZONS),
+        smoke_dataset="synthetic",
+    ),
+)
+
+
+def plan(mode: str, steps: dict, factors: dict) -> list[tuple[Converged | Runs, float]]:
+    return [(entry, entry.minutes(mode, steps, factors)) for entry in QUEUE]
+
+
+def run_queue(options: QueueOptions, entries: list[tuple[Converged | Runs, float]], budget_s: Optional[float]) -> None:
+    """Each entry's runs not yet recorded, in order, while the budget lasts; once the converged
+    comparison shows bf16 is safe, the rest train in bf16 with ``torch.compile``."""
     budget = Budget(budget_s)
-    fast = bool(bf16_safe(converged_record(options.output, committed=not options.smoke))) and not options.smoke
     with smoke_sized() if options.smoke else contextlib.nullcontext():
         for entry, minutes in entries:
-            if entry.task == "converged":
-                outcome = run_converged(options, budget, minutes)
-                safe = bf16_safe(converged_record(options.output, committed=not options.smoke))
-                fast = bool(safe) and not options.smoke
-            else:
-                runs = max(len(entry.mask_rates), len(entry.horizons), 1)
-                runs *= sum(1 for m in entry.models if m.startswith("xctformer"))
-                outcome = run_entry(entry, options, budget, fast, minutes / max(runs, 1))
+            fast = bool(bf16_safe(converged_record(options.output, committed=not options.smoke))) and not options.smoke
+            outcome = entry.run(options, budget, fast, minutes)
             print(f"({entry.key}) {entry.title}: {outcome}", flush=True)
             if outcome.startswith("stopped"):
                 return
