@@ -25,6 +25,10 @@ RESULTS = ROOT / "benchmarks" / "results"
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
 
 
+#: The GPU check whose training steps the docs show: the newest run, its networks split over two calls.
+GPU_STEPS = ("2026-11-28-h200-2", "2026-11-28-h200-2-networks")
+
+
 def _latest(pattern: str) -> Path:
     found = sorted(RESULTS.glob(pattern))
     if not found:
@@ -149,7 +153,9 @@ def estimator_parameters() -> str:
 TABLES = {
     "estimator-parameters": estimator_parameters,
     "ablation-models": ablation_models,
-    "compile-gpu": lambda: compile_modes_table(_latest("gpu_check/*/compile_modes.jsonl"), ROOT),
+    "compile-gpu": lambda: compile_modes_table(
+        [RESULTS / "gpu_check" / r / "compile_modes.jsonl" for r in GPU_STEPS], ROOT
+    ),
     "compile-cpu": compile_cpu,
     "versions": versions,
     "xct-bench-options": option_reference,

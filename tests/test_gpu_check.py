@@ -142,3 +142,22 @@ def test_the_environment_names_the_dtypes_the_triton_kernels_take(monkeypatch, d
     monkeypatch.setattr(kernel, "_triton_dtypes", lambda: dtypes)
     monkeypatch.setattr(kernel.crab_gpu, "unavailable_reason", lambda: None)
     assert kernel._device_path() == expected
+
+
+def test_the_docs_step_table_joins_one_runs_records_and_refuses_another_gpus(tmp_path):
+    from xct_estimators.bench.measure.gpu_report import compile_modes_table
+
+    def record(name, gpu, preset):
+        environment = {"gpu": gpu, "git commit": "abcdef0123", "torch": "2.11", "TF32 matrix products": False}
+        lines = [{"environment": environment}, {"preset": preset, "batch": 32, "mode": "bf16", "ms": 12.34}]
+        path = tmp_path / name / "compile_modes.jsonl"
+        path.parent.mkdir()
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return path
+
+    first, second = record("a", "H200", "ETTh1 imputation"), record("b", "H200", "MSL anomaly")
+    table = compile_modes_table([first, second], tmp_path)
+    assert "| ETTh1 imputation | 32 | 12.3 |" in table and "| MSL anomaly | 32 | 12.3 |" in table
+    assert "records: `a/compile_modes.jsonl`, `b/compile_modes.jsonl`" in table
+    with pytest.raises(ValueError, match="another GPU or commit"):
+        compile_modes_table([first, record("c", "H100", "MSL anomaly")], tmp_path)

@@ -193,22 +193,28 @@ def save(report: dict, output: Path, start: float) -> None:
     (output / "report.md").write_text(markdown(report))
 
 
-def compile_modes_table(path: Path, root: Path) -> str:
-    """The docs' table of a ``compile_modes.jsonl`` record: training-step times per network (rows)
-    and the precision, compile and attention modes it measured (columns)."""
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    environment = lines[0]["environment"]
+def compile_modes_table(paths: list[Path], root: Path) -> str:
+    """The docs' table of ``compile_modes.jsonl`` records of one GPU and commit (one run's networks
+    may be split over several records): training-step times per network (rows) and the precision,
+    compile and attention modes measured (columns)."""
+    records = [[json.loads(line) for line in path.read_text().splitlines() if line.strip()] for path in paths]
+    environment = records[0][0]["environment"]
+    for path, lines in zip(paths, records, strict=True):
+        other = lines[0]["environment"]
+        if (other["gpu"], other["git commit"]) != (environment["gpu"], environment["git commit"]):
+            raise ValueError(f"{path} measured another GPU or commit than {paths[0]}: tabulate one run's records.")
     steps: dict[tuple[str, int], dict[str, float]] = {}
-    for line in lines[1:]:
+    for line in (line for lines in records for line in lines[1:]):
         steps.setdefault((line["preset"], line["batch"]), {})[line["mode"]] = line["ms"]
     modes = [mode for mode in MODES if any(mode in ms for ms in steps.values())]
     header = ["network", "batch", *(mode.replace("+", " + ") for mode in modes)]
     rows = [
         [preset, batch, *(f"{ms[m]:.1f}" if m in ms else "-" for m in modes)] for (preset, batch), ms in steps.items()
     ]
+    named = ", ".join(f"`{path.relative_to(root).as_posix()}`" for path in paths)
     return compact_table(header, rows) + (
         f"\nms per training step (forward, backward, Adam); plain: `fused_attention=False`, else CRAB's fused "
         f"kernels. {environment['gpu']}, torch {environment['torch']}, TF32 "
         f"{'on' if environment.get('TF32 matrix products') else 'off'}, commit {environment['git commit'][:7]}; "
-        f"record: `{path.relative_to(root).as_posix()}`.\n"
+        f"record{'s' if len(paths) > 1 else ''}: {named}.\n"
     )
