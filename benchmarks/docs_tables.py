@@ -16,6 +16,7 @@ import re
 import sys
 from pathlib import Path
 
+from xct_estimators.bench.measure.estimates import STEP_RECORDS
 from xct_estimators.bench.measure.gpu_report import compile_modes_table
 from xct_estimators.bench.parser import option_reference
 from xct_estimators.bench.tables import compact_table
@@ -23,10 +24,6 @@ from xct_estimators.bench.tables import compact_table
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
-
-
-#: The GPU check whose training steps the docs show: the newest run, its networks split over two calls.
-GPU_STEPS = ("2026-11-28-h200-2", "2026-11-28-h200-2-networks")
 
 
 def _latest(pattern: str) -> Path:
@@ -153,9 +150,7 @@ def estimator_parameters() -> str:
 TABLES = {
     "estimator-parameters": estimator_parameters,
     "ablation-models": ablation_models,
-    "compile-gpu": lambda: compile_modes_table(
-        [RESULTS / "gpu_check" / r / "compile_modes.jsonl" for r in GPU_STEPS], ROOT
-    ),
+    "compile-gpu": lambda: compile_modes_table([RESULTS / path for path in STEP_RECORDS], ROOT),
     "compile-cpu": compile_cpu,
     "versions": versions,
     "xct-bench-options": option_reference,

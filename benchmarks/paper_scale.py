@@ -18,9 +18,8 @@ records go to
 is done (rerun the same command to go on). A run starts only when its estimate fits in what is
 left of ``--budget-s``; none is cut in the middle.
 
-Estimates: the training step time of the paper-scale networks measured on a GPU (the newest
-``benchmarks/results/gpu_check/*/compile_modes.jsonl``), scaled by each network's FLOPs and
-batch, times the windows each epoch and evaluation see, then fitted to what the XCTFormer runs
+Estimates: the training step measured on a GPU (the check that ``estimates.STEP_RECORDS`` names)
+of the network nearest in work per step, scaled by each network's FLOPs and batch, times the windows each epoch and evaluation see, then fitted to what the XCTFormer runs
 already recorded on a GPU took against their own estimate: training by a factor (the FLOPs leave
 out the loader and the loop), evaluation by a fixed part (compiling the inference graphs) plus a
 factor. They are upper bounds where early stopping ends training sooner. The device image lacks

@@ -98,7 +98,7 @@ def test_estimates_agree_with_the_h100_measurements():
     # 60 ms in bf16 and 21 ms with bf16 + compile; ETTh1 imputation trained 10 epochs of 239 steps
     # in 67-75 s (fp32). The estimates come from another GPU's record of the same code (bf16 then
     # took the plain path; newer records time the kernels); they must be of that size.
-    steps = estimates.step_record("gpu_check/2026-11-26-h200/compile_modes.jsonl")
+    steps = estimates.step_record(("gpu_check/2026-11-26-h200/compile_modes.jsonl",))
     for mode, h100 in (("fp32", 0.139), ("bf16", 0.060), ("bf16+compile", 0.021)):
         assert 0.6 < estimates.step_seconds("MSL", "detect", mode, steps) / h100 < 1.5, mode
     etth1 = 10 * 239 * estimates.step_seconds("ETTh1", "impute", "fp32", steps)
@@ -108,6 +108,17 @@ def test_estimates_agree_with_the_h100_measurements():
     # a network with more tokens costs more per step than the one measured
     ettm1, etth1 = (estimates.step_seconds(name, "impute", "fp32", steps) for name in ("ETTm1", "ETTh1"))
     assert ettm1 > etth1
+
+
+def test_each_network_is_estimated_from_the_measured_one_nearest_in_work_per_step():
+    steps = estimates.step_record()  # ETTh1 imputation, MSL anomaly and Weather imputation measured
+    assert estimates._nearest("Weather", "impute", steps, None)[0] == ("Weather", "impute", None)
+    assert estimates._nearest("SMAP", "detect", steps, None)[0] == ("MSL", "anomaly", None)
+    assert estimates._nearest("ETTm1", "impute", steps, None)[0] == ("ETTh1", "impute", None)
+    # a measured network's estimate is its own step, at its own batch
+    assert estimates.step_seconds("Weather", "impute", "bf16", steps) == steps[("Weather", "impute", None)]["bf16"]
+    with pytest.raises(ValueError, match="another GPU's or commit's record"):
+        estimates.step_record((*estimates.STEP_RECORDS, "gpu_check/2026-11-27-h100-networks/compile_modes.jsonl"))
 
 
 def test_bf16_is_safe_only_within_the_fp32_spread():

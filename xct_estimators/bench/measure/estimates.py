@@ -29,11 +29,6 @@ DATASET_ROWS = {
 }
 
 
-#: The measured network each task's estimate scales from (its preset dataset and task); no
-#: forecasting network is measured, so forecasting scales from the imputation one.
-REFERENCE = {"impute": ("ETTh1", "impute"), "detect": ("MSL", "anomaly"), "forecast": ("ETTh1", "impute")}
-
-
 #: A forward pass without gradients costs about a third of a training step.
 INFERENCE_SHARE = 1 / 3
 
@@ -49,32 +44,38 @@ BASELINE_MINUTES = {"impute": 1.0, "detect": 10.0, "forecast": 5.0}
 # -- estimates ---------------------------------------------------------------------------------
 #: The modes an estimate reads: fp32 until bf16 is shown safe, then bf16 with ``torch.compile``.
 ESTIMATE_MODES = ("fp32", "bf16+compile")
+#: The GPU check whose training steps the estimates read and the docs show: one run, its networks
+#: in one record or several. A newer check takes its place here.
+STEP_RECORDS = (
+    "gpu_check/2026-11-28-h200-2/compile_modes.jsonl",
+    "gpu_check/2026-11-28-h200-2-networks/compile_modes.jsonl",
+)
 
 
-def step_record(pattern: str = "gpu_check/*/compile_modes.jsonl") -> dict[tuple[str, str], dict]:
-    """(preset dataset, task) -> {mode: seconds per training step, "batch": the batch}, from the
-    newest GPU record that measured every reference network in :data:`ESTIMATE_MODES` (a check
-    cut short or a failing mode leaves a record to skip), with its path and device under
-    ``"source"``."""
-    paths = sorted(RECORDS.glob(pattern), reverse=True)
+def step_record(paths: tuple[str, ...] = STEP_RECORDS) -> dict:
+    """(preset dataset, task, horizon) -> {mode: seconds per training step, "setup MODE": seconds of
+    its warm-up with compiling, "batch"} for every network the records measured in each of
+    :data:`ESTIMATE_MODES`, with the records and their device under ``"source"``."""
+    from xct_estimators.bench.measure.networks import PRESETS
+
+    networks = {name: (dataset, task, horizon) for name, dataset, task, horizon in PRESETS}
+    steps: dict[Any, dict] = {}
     for path in paths:
-        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        steps: dict[Any, dict] = {
-            "source": {"path": path.relative_to(SOURCE_ROOT).as_posix(), **lines[0]["environment"]}
-        }
+        lines = [json.loads(line) for line in (RECORDS / path).read_text().splitlines() if line.strip()]
+        environment = lines[0]["environment"]
+        source = steps.setdefault(
+            "source", {"path": ", ".join(f"benchmarks/results/{p}" for p in paths), **environment}
+        )
+        if (environment["gpu"], environment["git commit"]) != (source["gpu"], source["git commit"]):
+            raise ValueError(f"benchmarks/results/{path} is another GPU's or commit's record than {paths[0]}.")
         for line in lines[1:]:
-            name = {"ETTh1 imputation": ("ETTh1", "impute"), "MSL anomaly": ("MSL", "anomaly")}.get(line["preset"])
-            if name is None:  # a network no estimate scales from
-                continue
-            measured = steps.setdefault(name, {"batch": line["batch"]})
+            measured = steps.setdefault(networks[line["preset"]], {"batch": line["batch"]})
             measured[line["mode"]] = line["ms"] / 1e3
             measured["setup " + line["mode"]] = line["seconds_with_compile"]  # compiling and warm-up steps
-        if all(mode in steps.get(name, {}) for name in set(REFERENCE.values()) for mode in ESTIMATE_MODES):
-            return steps
-    raise FileNotFoundError(
-        f"No complete GPU step-time record (benchmarks/results/{pattern}) to estimate from: "
-        "run benchmarks/gpu_check.py --kernel-only on a GPU."
-    )
+    complete = {k: v for k, v in steps.items() if k == "source" or all(m in v for m in ESTIMATE_MODES)}
+    if len(complete) < 2:
+        raise FileNotFoundError(f"No network measured in {', '.join(ESTIMATE_MODES)} in {', '.join(paths)}.")
+    return complete
 
 
 @functools.cache
@@ -87,12 +88,21 @@ def _forward_flops(dataset: str, task: str, out_len: Optional[int] = None) -> in
     return count_flops(net, preset.seq_len, preset.n_channels)
 
 
+def _nearest(dataset: str, task: str, steps: dict, horizon: Optional[int]) -> tuple[tuple, dict]:
+    """The measured network closest in FLOPs per training step to ``dataset``'s preset for ``task``:
+    a GPU's throughput grows with the work per step, so the estimate scales from the nearest size."""
+    preset = get_preset(dataset, COMMAND_TASKS[task])
+    target = math.log(_forward_flops(dataset, COMMAND_TASKS[task], horizon) * preset.batch_size)
+    measured = [key for key in steps if key != "source"]
+    key = min(measured, key=lambda k: (abs(math.log(_forward_flops(*k) * steps[k]["batch"]) - target), k[0]))
+    return key, steps[key]
+
+
 def step_seconds(dataset: str, task: str, mode: str, steps: dict, horizon: Optional[int] = None) -> float:
     """One training step of ``dataset``'s preset at its batch (forecasting: for ``horizon``): the
-    reference network's measured step, scaled by FLOPs per window and the batch."""
-    reference = REFERENCE[task]
-    measured = steps[reference]
-    ratio = _forward_flops(dataset, COMMAND_TASKS[task], horizon) / _forward_flops(*reference)
+    nearest measured network's step (:func:`_nearest`), scaled by FLOPs per window and the batch."""
+    key, measured = _nearest(dataset, task, steps, horizon)
+    ratio = _forward_flops(dataset, COMMAND_TASKS[task], horizon) / _forward_flops(*key)
     return measured[mode] * ratio * get_preset(dataset, COMMAND_TASKS[task]).batch_size / measured["batch"]
 
 
@@ -111,7 +121,7 @@ def run_seconds(
     step = step_seconds(preset.dataset, task, mode, steps, horizon)
     train_windows, eval_windows = TASKS[task].windows(dataset, DATASET_ROWS[dataset], protocols, horizon)
     train = preset.epochs * math.ceil(train_windows / preset.batch_size) * step
-    setup = steps[REFERENCE[task]]["setup " + mode] + RUN_OVERHEAD_S
+    setup = _nearest(preset.dataset, task, steps, horizon)[1]["setup " + mode] + RUN_OVERHEAD_S
     evaluate = eval_windows / preset.batch_size * step * INFERENCE_SHARE
     return {"train": train + setup, "evaluate": evaluate}
 
@@ -172,7 +182,7 @@ def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[st
     fits = {key: fit_line(found, overhead=key[1] == "evaluate") for key, found in points.items()}
     every = {part: [p for (_, q), found in points.items() if q == part for p in found] for part in PARTS}
     fallback = {part: fit_line(every[part], part == "evaluate") if every[part] else Fit() for part in PARTS}
-    return {(task, part): fits.get((task, part), fallback[part]) for task in REFERENCE for part in PARTS}
+    return {(task, part): fits.get((task, part), fallback[part]) for task in TASKS for part in PARTS}
 
 
 def baseline_minutes(task: str, dataset: str, model: str) -> float:
