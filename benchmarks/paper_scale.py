@@ -16,7 +16,8 @@ Darts baselines (its preset takes hours per horizon on a CPU). Every run is an `
 records go to
 ``OUTPUT/<task>/results.jsonl`` with their provenance, and a run whose identity is already there
 is done (rerun the same command to go on). A run starts only when its estimate fits in what is
-left of ``--budget-s``; none is cut in the middle.
+left of ``--budget-s``; none is cut in the middle, and one that does not fit gives its turn to
+the next entries' shorter runs.
 
 Estimates: the training step measured on a GPU (the check that ``estimates.STEP_RECORDS`` names)
 of the network nearest in work per step, scaled by each network's FLOPs and batch, times the windows each epoch and evaluation see, then fitted to what the XCTFormer runs

@@ -144,3 +144,20 @@ def test_dataset_rows_are_the_files(shared_data):
     for name in ("MSL", "SMAP"):
         data = load_anomaly_dataset(name, shared_data)
         assert (len(data.train), len(data.test)) == estimates.DATASET_ROWS[name]
+
+
+def test_a_run_that_does_not_fit_passes_the_turn_to_later_shorter_ones(tmp_path, capsys):
+    class Fake:
+        def __init__(self, key, outcome):
+            self.key, self.title, self.outcome, self.ran = key, f"entry {key}", outcome, False
+
+        def run(self, options, budget, fast, minutes):
+            self.ran = True
+            return self.outcome
+
+    options = queue.QueueOptions(output=tmp_path, data_dir=None, accelerator="cpu", smoke=False, argv=[])
+    long, short = Fake("c", "stopped before SMAP xctformer: needs about 9 min"), Fake("d", "ran 1 run(s)")
+    queue.run_queue(options, [(long, 9.0), (short, 4.0)], budget_s=300)
+    assert long.ran and short.ran
+    assert "(d) entry d: ran 1 run(s)" in capsys.readouterr().out
+

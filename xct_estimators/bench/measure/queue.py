@@ -277,12 +277,14 @@ def plan(mode: str, steps: dict, factors: dict) -> list[tuple[Converged | Runs, 
 
 def run_queue(options: QueueOptions, entries: list[tuple[Converged | Runs, float]], budget_s: Optional[float]) -> None:
     """Each entry's runs not yet recorded, in order, while the budget lasts; once the converged
-    comparison shows bf16 is safe, the rest train in bf16 with ``torch.compile``."""
+    comparison shows bf16 is safe, the rest train in bf16 with ``torch.compile``. A run that does not
+    fit what is left passes the turn to the next entry's shorter runs; nothing runs before the
+    converged comparison has."""
     budget = Budget(budget_s)
     with smoke_sized() if options.smoke else contextlib.nullcontext():
         for entry, minutes in entries:
             fast = bool(bf16_safe(converged_record(options.output, committed=not options.smoke))) and not options.smoke
             outcome = entry.run(options, budget, fast, minutes)
             print(f"({entry.key}) {entry.title}: {outcome}", flush=True)
-            if outcome.startswith("stopped"):
+            if outcome.startswith("stopped") and isinstance(entry, Converged):
                 return
