@@ -23,6 +23,7 @@ import numpy as np
 import pytorch_lightning as pl
 import torch
 
+from xct_estimators import reconstruction_module
 from xct_estimators.bench.catalog import DATA_DIR_ENV
 from xct_estimators.bench.impute import build_imputer, imputation_splits
 from xct_estimators.bench.settings import ImputeSettings
@@ -79,6 +80,9 @@ def main(argv=None) -> list[dict]:
     parser.add_argument(
         "--learning-rate", type=float, default=None, help="peak rate (default: the preset's, the paper's recipe)"
     )
+    parser.add_argument(
+        "--warmup-share", type=float, default=None, help="the one-cycle's warm-up share (default: the paper's 0.4)"
+    )
     parser.add_argument("--data-dir", default=os.environ.get(DATA_DIR_ENV))
     parser.add_argument("--seed", type=int, default=PAPER_SEED)
     parser.add_argument("--output", type=Path, help="also write the rows and their provenance to this JSON file")
@@ -99,13 +103,15 @@ def main(argv=None) -> list[dict]:
     engine.pl_trainer_kwargs = {"callbacks": [watch]}
     if args.clip is not None:
         engine.pl_trainer_kwargs["gradient_clip_val"] = args.clip
-    real = torch.utils.data.DataLoader
+    real, warmup = torch.utils.data.DataLoader, reconstruction_module.PAPER_PCT_START
     if args.keep_last_batch:
         torch.utils.data.DataLoader = _KeepLastBatch
+    if args.warmup_share is not None:  # a diagnosis, not an engine option: the schedule reads this constant
+        reconstruction_module.PAPER_PCT_START = args.warmup_share
     try:
         engine.fit(train, val_values=val)
     finally:
-        torch.utils.data.DataLoader = real
+        torch.utils.data.DataLoader, reconstruction_module.PAPER_PCT_START = real, warmup
     if args.output:
         from xct_estimators.bench.provenance import provenance
 
