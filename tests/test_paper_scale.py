@@ -160,4 +160,3 @@ def test_a_run_that_does_not_fit_passes_the_turn_to_later_shorter_ones(tmp_path,
     queue.run_queue(options, [(long, 9.0), (short, 4.0)], budget_s=300)
     assert long.ran and short.ran
     assert "(d) entry d: ran 1 run(s)" in capsys.readouterr().out
-
