@@ -32,6 +32,20 @@ def test_forecast_runs_name_the_switches_only_where_they_apply(tmp_path):
     assert build["compile"] is True and build["precision"] == "bf16-mixed"
 
 
+def test_plain_attention_reaches_xctformer_and_makes_it_another_run(tmp_path):
+    default = ForecastSettings(models=["xctformer", "dlinear"], output=tmp_path)
+    plain = default.replace(plain_attention=True)
+    before, after = (
+        {job.run["model"]: job for job in forecast_jobs(s, set(), progress=False)} for s in (default, plain)
+    )
+    assert "fused_attention" not in before["xctformer"].run["settings"]  # runs recorded before the option
+    assert after["xctformer"].run["settings"]["fused_attention"] is False
+    assert after["xctformer"].work.args[0]["fused_attention"] is False  # what the job builds its model from
+    assert after["dlinear"].run == before["dlinear"].run  # nothing of it applies to a baseline
+    imputer = build_imputer("xctformer", "ETTh1", 0.25, ImputeSettings(plain_attention=True))
+    assert imputer.engine.fused_attention is False and imputer.settings["fused_attention"] is False
+
+
 def test_impute_records_and_resumes_by_the_switches(monkeypatch, tmp_path, tiny_presets):  # noqa: F811
     splits = (sines(300), sines(120, seed=2), sines(120, seed=1))
     monkeypatch.setattr(impute_module, "imputation_splits", lambda name, data_dir, seed: splits)

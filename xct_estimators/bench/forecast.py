@@ -76,9 +76,10 @@ def build_model(
     work_dir: Optional[Path] = None,
     compile: bool = False,
     precision: str = "32",
+    fused_attention: bool = True,
 ):
-    """A fresh, unfitted Darts model ``name`` for one (dataset, horizon) run; ``compile`` applies to
-    XCTFormer, ``precision`` (Lightning's) to every model."""
+    """A fresh, unfitted Darts model ``name`` for one (dataset, horizon) run; ``compile`` and
+    ``fused_attention`` apply to XCTFormer, ``precision`` (Lightning's) to every model."""
     from ..forecasting import KeepBestValidationWeights, XCTFormerModel
 
     common: dict[str, Any] = {"random_state": seed, "model_name": f"{name}_{dataset}_{horizon}_{seed}"}
@@ -89,7 +90,7 @@ def build_model(
         switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
         trainer = trainer_kwargs(accelerator, devices, progress, precision=precision)
         run = dict(output_chunk_length=horizon, input_chunk_length=seq_len, n_epochs=epochs or preset.epochs)
-        run["compile"] = compile
+        run.update(compile=compile, fused_attention=fused_attention)
         return XCTFormerModel.from_preset(preset.dataset, **run, pl_trainer_kwargs=trainer, **switches, **common)
     if name == NAIVE:
         from darts.models import GlobalNaiveSeasonal
@@ -352,6 +353,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         build = dict(name=model_name, dataset=dataset, horizon=horizon, seq_len=settings.seq_len, epochs=epochs)
         build.update(seed=settings.seed, accelerator=settings.accelerator, devices=settings.devices, progress=progress)
         build.update(work_dir=output / "darts_logs", compile=settings.compile, precision=settings.precision)
+        build["fused_attention"] = not settings.plain_attention
         model = build_model(**build)  # not trained here: it names the run's settings
         if mode != "none" and not model.supports_future_covariates:
             print(f"skip: {model_name} takes no future covariates ({dataset} horizon {horizon}, --covariates {mode})")

@@ -73,6 +73,6 @@ def reconstruction_engine(preset_dataset: str, task: str, settings, learning_rat
             params[name] = getattr(settings, name)
     params.update(extra)
     where = dict(accelerator=settings.accelerator, devices=settings.devices, progress_bar=not settings.no_progress)
-    where.update(compile=settings.compile, precision=settings.precision)
+    where.update(compile=settings.compile, precision=settings.precision, fused_attention=not settings.plain_attention)
     # patience_after_warmup=False: the paper's early stopping counts from the first epoch
     return ReconstructionEngine(**params, patience_after_warmup=False, random_state=settings.seed, **where)

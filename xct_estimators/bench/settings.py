@@ -146,6 +146,11 @@ class ComputeSettings:
         "Lightning's training precision for the models that train through Lightning (part of each run's identity)",
         choices=PRECISIONS,
     )
+    plain_attention: bool = option(
+        False,
+        "train XCTFormer on CRAB's plain PyTorch path (fused_attention=False), which keeps the N x N weights: "
+        "on a GPU where they fit, often the faster one (docs/scaling.md; part of each run's identity)",
+    )
     exact_fp32: bool = option(
         False,
         "float32 matrix products in full float32 on the GPU, not TF32 where the GPU has it "
