@@ -172,6 +172,7 @@ def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[st
     for run in trainings.values():
         record = run["record"]
         mode = "bf16+compile" if record.get("compile") else "fp32" if record.get("precision") == "32" else "bf16"
+        mode += " plain" if record["run"].get("settings", {}).get("fused_attention") is False else ""
         protocols, horizon = tuple(run["protocols"]), record.get("horizon")
         estimate = run_seconds(record["task"], record["dataset"], protocols, mode, steps, horizon)
         measured = {"train": record["fit_seconds"], "evaluate": run["evaluate"]}
