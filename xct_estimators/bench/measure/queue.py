@@ -199,11 +199,8 @@ class Runs:
             parts = run_seconds(self.task, self.dataset, self.protocol or ("tslib",), mode, steps, horizon)
             one += sum((factors or {}).get((self.task, part), Fit())(seconds) for part, seconds in parts.items())
         ours = sum(1 for m in self.models if m.startswith("xctformer")) * one / 60
-        runs = max(len(self.each[1]), 1)
-        baselines = sum(
-            baseline_minutes(self.task, self.dataset, m) for m in self.models if not m.startswith("xctformer")
-        )
-        return ours + runs * baselines
+        others = [baseline_minutes(self.task, self.dataset, m) for m in self.models if not m.startswith("xctformer")]
+        return ours + max(len(self.each[1]), 1) * sum(others)
 
     def settings(self, options: QueueOptions, fast: bool):
         """The command's typed settings; ``--smoke`` takes one value of ``each`` and no optional model."""
@@ -239,15 +236,11 @@ class Runs:
         if not jobs:
             return "done (every run recorded)"
         for i, job in enumerate(jobs):
-            model = job.run.get("model", "")
-            xctformer = model.startswith("xctformer")
-            cost = (
-                minutes / max(self.xctformer_runs, 1) if xctformer else baseline_minutes(self.task, self.dataset, model)
-            )
+            model, per_run = job.run.get("model", ""), minutes / max(self.xctformer_runs, 1)
+            cost = per_run if model.startswith("xctformer") else baseline_minutes(self.task, self.dataset, model)
             if cost * 60 > budget.left():
-                return (
-                    f"stopped before {job.label}: needs about {cost:.0f} min, {budget.left() / 60:.1f} left ({i} ran)"
-                )
+                left = budget.left() / 60
+                return f"stopped before {job.label}: needs about {cost:.0f} min, {left:.1f} left ({i} ran)"
             execute([job], settings.output, LocalBackend(), progress=False)
         return f"ran {len(jobs)} run(s)"
 
