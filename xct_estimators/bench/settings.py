@@ -46,8 +46,8 @@ DEFAULT_OUTPUT = "xct-bench-results"
 #: ``--precision``'s choices: Lightning's names; the first is the default.
 PRECISIONS = ("32", "bf16-mixed")
 #: XCTFormer's default peak learning rate in ``xct-bench impute``, as a share of the preset's: at the
-#: paper's peak, ETTh2 at a 12.5 % mask rate diverges at the one-cycle peak and gradient clipping does
-#: not prevent it (benchmarks/results/cpu/training-stability); this share does not, and trains
+#: paper's peak, ETTh2 at a 12.5 % mask rate diverges at the one-cycle peak, and neither gradient clipping
+#: nor a longer warm-up prevents it (benchmarks/results/cpu/training-stability); this share does not, and trains
 #: better than half the peak at every rate both ran (impute-etth2-peak-0.75 against impute-etth2-half-peak).
 STABLE_PEAK_SHARE = 0.75
 #: Epochs of ``xct-bench explain`` unless ``--epochs`` says otherwise: enough for a first picture.
