@@ -117,7 +117,7 @@ def test_each_network_is_estimated_from_the_measured_one_nearest_in_work_per_ste
     assert estimates._nearest("ETTm1", "impute", steps, None)[0] == ("ETTh1", "impute", None)
     # a measured network's estimate is its own step, at its own batch
     assert estimates.step_seconds("Weather", "impute", "bf16", steps) == steps[("Weather", "impute", None)]["bf16"]
-    with pytest.raises(ValueError, match="another GPU's or commit's record"):
+    with pytest.raises(ValueError, match="another GPU or commit"):
         estimates.step_record((*estimates.STEP_RECORDS, "gpu_check/2026-11-27-h100-networks/compile_modes.jsonl"))
 
 

@@ -56,22 +56,16 @@ def step_record(paths: tuple[str, ...] = STEP_RECORDS) -> dict:
     """(preset dataset, task, horizon) -> {mode: seconds per training step, "setup MODE": seconds of
     its warm-up with compiling, "batch"} for every network the records measured in each of
     :data:`ESTIMATE_MODES`, with the records and their device under ``"source"``."""
+    from xct_estimators.bench.measure.gpu_report import read_compile_modes
     from xct_estimators.bench.measure.networks import PRESETS
 
     networks = {name: (dataset, task, horizon) for name, dataset, task, horizon in PRESETS}
-    steps: dict[Any, dict] = {}
-    for path in paths:
-        lines = [json.loads(line) for line in (RECORDS / path).read_text().splitlines() if line.strip()]
-        environment = lines[0]["environment"]
-        source = steps.setdefault(
-            "source", {"path": ", ".join(f"benchmarks/results/{p}" for p in paths), **environment}
-        )
-        if (environment["gpu"], environment["git commit"]) != (source["gpu"], source["git commit"]):
-            raise ValueError(f"benchmarks/results/{path} is another GPU's or commit's record than {paths[0]}.")
-        for line in lines[1:]:
-            measured = steps.setdefault(networks[line["preset"]], {"batch": line["batch"]})
-            measured[line["mode"]] = line["ms"] / 1e3
-            measured["setup " + line["mode"]] = line["seconds_with_compile"]  # compiling and warm-up steps
+    environment, lines = read_compile_modes([RECORDS / path for path in paths])
+    steps: dict[Any, dict] = {"source": {"path": ", ".join(f"benchmarks/results/{p}" for p in paths), **environment}}
+    for line in lines:
+        measured = steps.setdefault(networks[line["preset"]], {"batch": line["batch"]})
+        measured[line["mode"]] = line["ms"] / 1e3
+        measured["setup " + line["mode"]] = line["seconds_with_compile"]  # compiling and warm-up steps
     complete = {k: v for k, v in steps.items() if k == "source" or all(m in v for m in ESTIMATE_MODES)}
     if len(complete) < 2:
         raise FileNotFoundError(f"No network measured in {', '.join(ESTIMATE_MODES)} in {', '.join(paths)}.")

@@ -193,18 +193,25 @@ def save(report: dict, output: Path, start: float) -> None:
     (output / "report.md").write_text(markdown(report))
 
 
+def read_compile_modes(paths: list[Path]) -> tuple[dict, list[dict]]:
+    """The environment and the step lines of ``compile_modes.jsonl`` records of one GPU check run
+    (its networks may be split over several records); records of another GPU or commit are refused."""
+    environment, steps = None, []
+    for path in paths:
+        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        environment = environment or lines[0]["environment"]
+        if any(lines[0]["environment"][key] != environment[key] for key in ("gpu", "git commit")):
+            raise ValueError(f"{path} measured another GPU or commit than {paths[0]}: name one run's records.")
+        steps += lines[1:]
+    return environment, steps
+
+
 def compile_modes_table(paths: list[Path], root: Path) -> str:
-    """The docs' table of ``compile_modes.jsonl`` records of one GPU and commit (one run's networks
-    may be split over several records): training-step times per network (rows) and the precision,
-    compile and attention modes measured (columns)."""
-    records = [[json.loads(line) for line in path.read_text().splitlines() if line.strip()] for path in paths]
-    environment = records[0][0]["environment"]
-    for path, lines in zip(paths, records, strict=True):
-        other = lines[0]["environment"]
-        if (other["gpu"], other["git commit"]) != (environment["gpu"], environment["git commit"]):
-            raise ValueError(f"{path} measured another GPU or commit than {paths[0]}: tabulate one run's records.")
+    """The docs' table of one GPU check run's ``compile_modes.jsonl`` records: training-step times
+    per network (rows) and the precision, compile and attention modes measured (columns)."""
+    environment, lines = read_compile_modes(paths)
     steps: dict[tuple[str, int], dict[str, float]] = {}
-    for line in (line for lines in records for line in lines[1:]):
+    for line in lines:
         steps.setdefault((line["preset"], line["batch"]), {})[line["mode"]] = line["ms"]
     modes = [mode for mode in MODES if any(mode in ms for ms in steps.values())]
     header = ["network", "batch", *(mode.replace("+", " + ") for mode in modes)]
