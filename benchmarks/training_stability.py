@@ -95,7 +95,7 @@ def main(argv=None) -> list[dict]:
         train_stride=args.train_stride,
         seed=args.seed,
         learning_rate=args.learning_rate,
-        paper_learning_rate=args.learning_rate is None,  # what the script diagnoses: the paper's recipe
+        paper_recipe=args.learning_rate is None,  # what the script diagnoses: the paper's recipe
     )
     train, val, _ = imputation_splits(args.dataset, args.data_dir, args.seed)
     engine = build_imputer("xctformer_linear", args.dataset, args.mask_rate, bench_args).engine

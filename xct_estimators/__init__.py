@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "XCTFormerModel": "xct_estimators.forecasting",
     "KeepBestValidationWeights": "xct_estimators.callbacks",
+    "RollBackOnDivergence": "xct_estimators.callbacks",
     "ReconstructionEngine": "xct_estimators.reconstruction",
     "XCTFormerScorer": "xct_estimators.scorer",
     "XCTFormerImputer": "xct_estimators.sktime",

@@ -66,3 +66,53 @@ class EarlyStoppingAfterWarmup(EarlyStopping):
     def on_validation_end(self, trainer, pl_module) -> None:
         if trainer.current_epoch >= self.warmup_epochs:
             super().on_validation_end(trainer, pl_module)
+
+
+class RollBackOnDivergence(pl.Callback):
+    """Undo an epoch whose validation loss diverged, and go on at a lower learning rate.
+
+    When an epoch ends with a validation loss above ``threshold`` times the lowest so far (or not
+    finite), the weights and the optimizer's state go back to that lowest epoch's, and the learning
+    rate from there on is multiplied by ``rate_factor`` (the current ``lr``, and ``OneCycleLR``'s
+    ``initial_lr``, ``max_lr`` and ``min_lr``, which set the rest of its schedule). The schedule
+    keeps its position: the run still ends after ``max_epochs``. A run whose validation loss never
+    diverges trains exactly as it would without this callback. ``rolled_back_at`` lists the epochs
+    undone (in this process).
+    """
+
+    SCHEDULE_KEYS = frozenset({"initial_lr", "max_lr", "min_lr"})
+
+    def __init__(self, threshold: float = 1.5, rate_factor: float = 0.5, monitor: str = "val_loss"):
+        if threshold <= 1 or not 0 < rate_factor < 1:
+            raise ValueError(
+                f"RollBackOnDivergence needs threshold > 1 and 0 < rate_factor < 1; got threshold={threshold}, "
+                f"rate_factor={rate_factor}."
+            )
+        self.threshold, self.rate_factor, self.monitor = threshold, rate_factor, monitor
+        self.best_score, self.rolled_back_at = math.inf, []
+        self._best: Optional[tuple[dict, list[dict]]] = None
+
+    def on_fit_start(self, trainer, pl_module) -> None:
+        self.best_score, self.rolled_back_at, self._best = math.inf, [], None
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        score = trainer.callback_metrics.get(self.monitor)
+        if trainer.sanity_checking or score is None:
+            return
+        score = float(score)
+        if score < self.best_score:
+            optimizers = [copy.deepcopy(o.state_dict()) for o in trainer.optimizers]
+            self.best_score, self._best = score, (copy.deepcopy(pl_module.state_dict()), optimizers)
+        elif self._best is not None and (score > self.threshold * self.best_score or not math.isfinite(score)):
+            weights, optimizers = self._best
+            for state in optimizers:  # a later rollback starts from the lowered rates too
+                for group in state["param_groups"]:
+                    for key in self.SCHEDULE_KEYS & group.keys():
+                        group[key] *= self.rate_factor
+            pl_module.load_state_dict(weights)
+            for optimizer, state in zip(trainer.optimizers, optimizers, strict=True):
+                rates = [group["lr"] * self.rate_factor for group in optimizer.param_groups]  # the schedule's now
+                optimizer.load_state_dict(copy.deepcopy(state))  # loading may keep the tensors: train on copies
+                for group, rate in zip(optimizer.param_groups, rates, strict=True):
+                    group["lr"] = rate
+            self.rolled_back_at.append(trainer.current_epoch)

@@ -144,20 +144,24 @@ def test_saits_baseline_runs_both_protocols():
 
 
 @pytest.mark.parametrize(
-    "options, peak",
-    [({}, 0.00375), ({"paper_learning_rate": True}, 0.005), ({"learning_rate": 1e-3}, 1e-3)],
+    "options, peak, guarded",
+    [({}, 0.005, True), ({"paper_recipe": True}, 0.005, False), ({"learning_rate": 1e-3}, 1e-3, True)],
 )
-def test_xctformer_trains_below_the_preset_peak_unless_told_otherwise(options, peak):
+def test_xctformer_rolls_back_a_diverged_epoch_unless_it_trains_the_papers_way(options, peak, guarded):
     from xct_estimators.bench.impute import build_imputer
     from xct_estimators.bench.settings import ImputeSettings
+    from xct_estimators.callbacks import RollBackOnDivergence
 
     imputer = build_imputer("xctformer", "ETTh2", 0.125, ImputeSettings(**options))
     assert imputer.engine.learning_rate == pytest.approx(peak)
     assert imputer.settings["learning_rate"] == pytest.approx(peak)  # part of the run's identity
+    callbacks = imputer.engine.pl_trainer_kwargs.get("callbacks", [])
+    assert any(isinstance(c, RollBackOnDivergence) for c in callbacks) == guarded
+    assert ("rollback_on_divergence" in imputer.settings) == guarded  # so is the rollback
 
 
 def test_two_peak_rates_are_refused_before_work(capsys):
     from xct_estimators.bench.cli import main
 
-    assert main(["impute", "--paper-learning-rate", "--learning-rate", "1e-3", "--output", "/nonexistent/x"]) == 2
-    assert "--paper-learning-rate and --learning-rate" in capsys.readouterr().err
+    assert main(["impute", "--paper-recipe", "--learning-rate", "1e-3", "--output", "/nonexistent/x"]) == 2
+    assert "--paper-recipe trains at the preset's peak rate and --learning-rate" in capsys.readouterr().err

@@ -45,7 +45,7 @@ from .models import (
 from .provenance import run_fields
 from .results import run_key
 from .runs import plain_settings
-from .settings import STABLE_PEAK_SHARE, ImputeSettings
+from .settings import ImputeSettings
 
 TASK = "impute"
 
@@ -174,10 +174,20 @@ class SktimeWindowImputer:
 class XCTFormerBenchImputer:
     """A :class:`~xct_estimators.reconstruction.ReconstructionEngine` in imputation mode."""
 
-    def __init__(self, engine):
+    def __init__(self, engine, rollback: bool = False):
         self.engine = engine
         training = {"window_length": engine.window_length, "epochs": engine.n_epochs, "fill": engine.fill}
         training.update(learning_rate=engine.learning_rate, batch_size=engine.batch_size, patience=engine.patience)
+        self.guard = None
+        if rollback:  # absent from the paper's recipe, so its earlier records keep their identity
+            from ..callbacks import RollBackOnDivergence
+
+            self.guard = RollBackOnDivergence()
+            engine.pl_trainer_kwargs["callbacks"] = [*engine.pl_trainer_kwargs.get("callbacks", []), self.guard]
+            training["rollback_on_divergence"] = {
+                "threshold": self.guard.threshold,
+                "rate_factor": self.guard.rate_factor,
+            }
         architecture = {k: v for k, v in engine.architecture.items() if k != "max_attention_bytes"}
         self.settings = {**training, **without_later_defaults(architecture)}
 
@@ -188,6 +198,8 @@ class XCTFormerBenchImputer:
             best_epoch=self.engine.best_epoch,
             val_losses=[round(v, 5) for v in self.engine.val_losses],
         )
+        if self.guard is not None:
+            self.settings["rolled_back_at"] = list(self.guard.rolled_back_at)
 
     def impute_windows(self, x: np.ndarray, visible: np.ndarray) -> np.ndarray:
         return self.engine.reconstruct_windows(x, visible)
@@ -252,9 +264,8 @@ def build_imputer(model: str, dataset: str, mask_rate: float, settings: ImputeSe
         fill = "linear" if model == "xctformer_linear" else "zero"
         switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
         training = dict(mask_rate=mask_rate, fill=fill, patience=PAPER_PATIENCE, train_stride=settings.train_stride)
-        share = 1.0 if settings.paper_learning_rate else STABLE_PEAK_SHARE
-        engine = reconstruction_engine(preset.dataset, TASK, settings, share, **training, **switches)
-        return XCTFormerBenchImputer(engine)
+        engine = reconstruction_engine(preset.dataset, TASK, settings, **training, **switches)
+        return XCTFormerBenchImputer(engine, rollback=not settings.paper_recipe)
     if model == "linear":
         return LinearImputer()
     if model == "sktime_imputer":

@@ -58,14 +58,12 @@ def compiled_graphs() -> int:
     return int(dynamo.counters["stats"]["unique_graphs"]) if dynamo is not None else 0
 
 
-def reconstruction_engine(preset_dataset: str, task: str, settings, learning_rate_share: float = 1.0, **extra):
-    """The engine of an ``impute`` / ``detect`` run: the preset's row for ``task`` (its peak learning
-    rate times ``learning_rate_share``), the command's epochs, batch size, learning rate, compile
-    switch and precision where given, ``extra`` on top."""
+def reconstruction_engine(preset_dataset: str, task: str, settings, **extra):
+    """The engine of an ``impute`` / ``detect`` run: the preset's row for ``task``, the command's
+    epochs, batch size, learning rate, compile switch and precision where given, ``extra`` on top."""
     from ..reconstruction import ReconstructionEngine, preset_params
 
     params = preset_params(preset_dataset, task)
-    params["learning_rate"] *= learning_rate_share
     if settings.epochs:
         params["n_epochs"] = settings.epochs
     for name in ("batch_size", "learning_rate"):

@@ -45,11 +45,6 @@ from .option_types import (
 DEFAULT_OUTPUT = "xct-bench-results"
 #: ``--precision``'s choices: Lightning's names; the first is the default.
 PRECISIONS = ("32", "bf16-mixed")
-#: XCTFormer's default peak learning rate in ``xct-bench impute``, as a share of the preset's: at the
-#: paper's peak, ETTh2 at a 12.5 % mask rate diverges at the one-cycle peak, and neither gradient clipping
-#: nor a longer warm-up prevents it (benchmarks/results/cpu/training-stability); this share does not, and trains
-#: better than half the peak at every rate both ran (impute-etth2-peak-0.75 against impute-etth2-half-peak).
-STABLE_PEAK_SHARE = 0.75
 #: Epochs of ``xct-bench explain`` unless ``--epochs`` says otherwise: enough for a first picture.
 EXPLAIN_EPOCHS = 3
 
@@ -127,7 +122,7 @@ class TrainingSettings:
     learning_rate: Optional[float] = option(
         help="peak learning rate",
         type=positive_float,
-        shown=f"the preset's; impute: {STABLE_PEAK_SHARE:g} times it, see --paper-learning-rate",
+        shown="the preset's",
     )
 
 
@@ -235,16 +230,18 @@ class ImputeSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendS
         1, "tslib protocol: evaluate every S-th test window", type=positive_int, shown="1, every window as the paper"
     )
     mask_rates: list[float] = option(list(IMPUTATION_MASK_RATES), "comma-separated mask rates", type=mask_rates)
-    paper_learning_rate: bool = option(
+    paper_recipe: bool = option(
         False,
-        "train XCTFormer at the preset's peak learning rate, the paper's recipe",
-        shown=f"off: {STABLE_PEAK_SHARE:g} times it, which does not diverge at the one-cycle peak",
+        "train XCTFormer as the paper does, at the preset's peak learning rate with nothing undone",
+        shown="off: an epoch whose validation loss diverges is undone and training goes on at half the rate",
     )
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.paper_learning_rate and self.learning_rate:
-            raise ValueError("--paper-learning-rate and --learning-rate both set the peak rate: give one of them.")
+        if self.paper_recipe and self.learning_rate:
+            raise ValueError(
+                "--paper-recipe trains at the preset's peak rate and --learning-rate sets another: give one of them."
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
