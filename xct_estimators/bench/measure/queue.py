@@ -9,7 +9,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from xct_estimators.bench.catalog import DEFAULT_DETECTION_MODELS, DEFAULT_IMPUTATION_MODELS, DEFAULT_MODELS
 from xct_estimators.bench.measure.converged import CONVERGED, converged_training
@@ -182,7 +182,7 @@ class Runs:
     models: tuple[str, ...]
     each: tuple[str, tuple] = ("", ())  # a settings list whose every value is a run of its own
     protocol: tuple[str, ...] = ()  # detection's protocols, every one evaluated in each run
-    smoke_dataset: str = ""  # where ``--smoke``'s tiny arrays do not stand in for the dataset
+    smoke: tuple[tuple[str, Any], ...] = ()  # settings for ``--smoke`` where its tiny arrays stand in for nothing
     plain: bool = False  # XCTFormer on CRAB's plain path (``--plain-attention``)
 
     @property
@@ -203,17 +203,20 @@ class Runs:
         return ours + max(len(self.each[1]), 1) * sum(others)
 
     def settings(self, options: QueueOptions, fast: bool):
-        """The command's typed settings; ``--smoke`` takes one value of ``each`` and no optional model."""
+        """The command's typed settings; ``--smoke`` takes one value of ``each``, no optional model, and
+        the entry's ``smoke`` settings."""
         name, values = self.each
         fields = {name: list(values[:1] if options.smoke else values)} if name else {}
         if self.protocol:
             fields["protocol"] = list(self.protocol)
         if self.plain:
             fields["plain_attention"] = True
-        dataset = self.smoke_dataset if options.smoke and self.smoke_dataset else self.dataset
+        fields.update(
+            dataset=[self.dataset], models=[m for m in self.models if not (options.smoke and m in OPTIONAL_MODELS)]
+        )
+        if options.smoke:
+            fields.update(self.smoke)
         return TASKS[self.task].settings(
-            dataset=[dataset],
-            models=[m for m in self.models if not (options.smoke and m in OPTIONAL_MODELS)],
             output=options.output / self.task,
             data_dir=options.data_dir,
             accelerator=options.accelerator,
@@ -266,7 +269,7 @@ QUEUE = (
         "weather",
         DEFAULT_MODELS,
         ("horizons", HORIZONS),
-        smoke_dataset="synthetic",
+        smoke=(("dataset", ["synthetic"]), ("models", ["xctformer", "naive"]), ("seq_len", 16), ("horizons", [8])),
         plain=True,
     ),
 )
