@@ -30,11 +30,11 @@ def test_forecast_on_two_processes_scores_the_whole_test_split(tmp_path):
     runs = {}
     for devices in (1, 2):
         out = tmp_path / f"devices{devices}"
-        bench("forecast", "--models", "naive,dlinear", "--epochs", "1", "--horizons", "24", "--devices", str(devices),
+        bench("forecast", "--models", "naive,nlinear", "--epochs", "1", "--horizons", "24", "--devices", str(devices),
               "--output", str(out))  # fmt: skip
         runs[devices] = by_model(out)
         assert len(list(out.glob("*.png"))) == 1 and (out / "report.md").is_file()
-    assert set(runs[2]) == {"naive", "dlinear"}
+    assert set(runs[2]) == {"naive", "nlinear"}
     for model in runs[2]:
         assert runs[2][model]["n_windows"] == runs[1][model]["n_windows"]
     # the naive forecast does not depend on training: equal metrics mean the same windows, all of them
