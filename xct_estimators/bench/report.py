@@ -171,7 +171,7 @@ def imputation_table(records: list[dict]) -> str:
     return out
 
 
-IMPUTATION_SETTING_HEADER = ["protocol", "train stride", "eval stride", "epochs", "peak lr", "windows"]
+IMPUTATION_SETTING_HEADER = ["protocol", "train stride", "eval stride", "epochs", "peak lr", "rolled back", "windows"]
 
 
 def _best_epoch(record: dict):
@@ -184,7 +184,7 @@ def imputation_averages(records: list[dict]) -> tuple[str, list[dict]]:
     """The table of averages over the paper's mask rates, and the averages as records."""
     groups: dict[tuple, dict[float, dict]] = defaultdict(dict)
     for r in records:
-        setting = tuple(imputation_setting(r)[:5])  # protocol, strides, epochs, peak lr
+        setting = tuple(imputation_setting(r)[:6])  # all but the windows
         groups[(r["dataset"], r["model"], setting, r["seed"])][r["mask_rate"]] = r
     rows, averaged = [], []
     for (dataset, model, setting, seed), by_rate in sorted(groups.items(), key=lambda item: str(item[0])):
@@ -204,7 +204,7 @@ def imputation_averages(records: list[dict]) -> tuple[str, list[dict]]:
     if not rows:
         return "", []
     numbers = "avg MSE|avg MAE|paper XCTFormer MSE|paper XCTFormer MAE|paper best baseline|its MSE|its MAE".split("|")
-    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:5], "seed", *numbers]
+    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:6], "seed", *numbers]
     return markdown_table(header, rows), averaged
 
 

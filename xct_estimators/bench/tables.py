@@ -31,6 +31,13 @@ def forecast_setting(record: dict) -> str:
 
 
 def imputation_setting(record: dict) -> list:
+    """Protocol, strides, epochs, peak learning rate, the epochs a rollback undid (``-``: trained
+    without one; ``none``: none diverged), windows."""
     cells = [record.get(key) or "-" for key in ("train_stride", "eval_stride", "epochs")]
-    peak = (record.get("settings") or {}).get("learning_rate")  # what trains: XCTFormer, SAITS
-    return [record.get("protocol", "series"), *cells, f"{peak:g}" if peak else "-", record.get("n_windows") or "-"]
+    settings = record.get("settings") or {}
+    peak = settings.get("learning_rate")  # what trains: XCTFormer, SAITS
+    rollback = "-"
+    if "rollback_on_divergence" in settings:
+        rollback = ", ".join(f"epoch {e + 1}" for e in settings.get("rolled_back_at", [])) or "none"
+    peak_cell = f"{peak:g}" if peak else "-"
+    return [record.get("protocol", "series"), *cells, peak_cell, rollback, record.get("n_windows") or "-"]
