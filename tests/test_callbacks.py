@@ -52,7 +52,7 @@ def test_a_run_that_does_not_diverge_trains_exactly_as_without_it():
     guard, watched, plain = RollBackOnDivergence(), Watch(), Watch()
     guarded = fit(guard, watched)
     unguarded = fit(plain)
-    assert guard.rolled_back_at == []
+    assert guard.rolled_back_at == [] == guard.undone_epochs(guarded.val_losses)
     assert guarded.val_losses == unguarded.val_losses
     for ours, theirs in zip(watched.validated, plain.validated, strict=True):
         assert all(torch.equal(ours[k], theirs[k]) for k in theirs)
@@ -63,7 +63,7 @@ def test_a_diverged_epoch_is_undone_and_the_rest_of_the_schedule_runs_at_a_lower
     engine = fit(guard, watch)
     fit(reference)
     assert engine.val_losses[1] > 1.5 * engine.val_losses[0]  # the corrupted epoch diverged ...
-    assert guard.rolled_back_at == [1]
+    assert guard.rolled_back_at == [1] == guard.undone_epochs(engine.val_losses)
     after_epoch_0 = watch.validated[0]
     assert all(torch.equal(watch.started[2][k], after_epoch_0[k]) for k in after_epoch_0)  # ... and was undone
     steps = len(watch.lrs) // 4
@@ -75,9 +75,9 @@ def test_a_diverged_epoch_is_undone_and_the_rest_of_the_schedule_runs_at_a_lower
 def test_a_second_divergence_halves_the_rate_again():
     guard, watch, reference = RollBackOnDivergence(), Watch(corrupt_epoch=1), Watch()
     second = Watch(corrupt_epoch=2)
-    fit(guard, watch, second)
+    engine = fit(guard, watch, second)
     fit(reference)
-    assert guard.rolled_back_at == [1, 2]
+    assert guard.rolled_back_at == [1, 2] == guard.undone_epochs(engine.val_losses)
     steps = len(watch.lrs) // 4
     np.testing.assert_allclose(watch.lrs[3 * steps :], 0.25 * np.array(reference.lrs[3 * steps :]), rtol=1e-12)
 
@@ -86,3 +86,11 @@ def test_a_second_divergence_halves_the_rate_again():
 def test_settings_that_cannot_guard_are_refused(options):
     with pytest.raises(ValueError, match="threshold > 1 and 0 < rate_factor < 1"):
         RollBackOnDivergence(**options)
+
+
+def test_the_epochs_undone_are_found_from_the_validation_losses_alone():
+    guard = RollBackOnDivergence(threshold=1.5)
+    # the ETTh2 12.5 % run at the paper's peak: the fifth epoch jumps above 1.5 x the best
+    assert guard.undone_epochs([0.08485, 0.05681, 0.05431, 0.05111, 0.08559, 0.04389]) == [4]
+    assert guard.undone_epochs([0.3, 0.2, 0.29, float("nan"), 0.31, 0.1]) == [3, 4]  # 0.29 < 1.5 x 0.2: kept
+    assert guard.undone_epochs([float("nan"), 0.2]) == []  # nothing to go back to

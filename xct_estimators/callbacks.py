@@ -77,7 +77,8 @@ class RollBackOnDivergence(pl.Callback):
     ``initial_lr``, ``max_lr`` and ``min_lr``, which set the rest of its schedule). The schedule
     keeps its position: the run still ends after ``max_epochs``. A run whose validation loss never
     diverges trains exactly as it would without this callback. ``rolled_back_at`` lists the epochs
-    undone (in this process).
+    undone in this process; :meth:`undone_epochs` finds them from the validation losses wherever
+    training ran.
     """
 
     SCHEDULE_KEYS = frozenset({"initial_lr", "max_lr", "min_lr"})
@@ -95,6 +96,21 @@ class RollBackOnDivergence(pl.Callback):
     def on_fit_start(self, trainer, pl_module) -> None:
         self.best_score, self.rolled_back_at, self._best = math.inf, [], None
 
+    def diverged(self, score: float, best: float) -> bool:
+        """Whether an epoch that ends at ``score`` is undone, after epochs whose lowest was ``best``."""
+        return best < math.inf and (score > self.threshold * best or not math.isfinite(score))
+
+    def undone_epochs(self, val_losses: list[float]) -> list[int]:
+        """The epochs this callback undid in a run with these per-epoch validation losses (its rule
+        replayed: training in other processes, e.g. ``ddp_spawn``, leaves ``rolled_back_at`` empty)."""
+        best, undone = math.inf, []
+        for epoch, loss in enumerate(val_losses):
+            if loss < best:
+                best = loss
+            elif self.diverged(loss, best):
+                undone.append(epoch)
+        return undone
+
     def on_validation_end(self, trainer, pl_module) -> None:
         score = trainer.callback_metrics.get(self.monitor)
         if trainer.sanity_checking or score is None:
@@ -103,7 +119,7 @@ class RollBackOnDivergence(pl.Callback):
         if score < self.best_score:
             optimizers = [copy.deepcopy(o.state_dict()) for o in trainer.optimizers]
             self.best_score, self._best = score, (copy.deepcopy(pl_module.state_dict()), optimizers)
-        elif self._best is not None and (score > self.threshold * self.best_score or not math.isfinite(score)):
+        elif self._best is not None and self.diverged(score, self.best_score):
             weights, optimizers = self._best
             for state in optimizers:  # a later rollback starts from the lowered rates too
                 for group in state["param_groups"]:

@@ -199,7 +199,7 @@ class XCTFormerBenchImputer:
             val_losses=[round(v, 5) for v in self.engine.val_losses],
         )
         if self.guard is not None:
-            self.settings["rolled_back_at"] = list(self.guard.rolled_back_at)
+            self.settings["rolled_back_at"] = self.guard.undone_epochs(self.engine.val_losses)
 
     def impute_windows(self, x: np.ndarray, visible: np.ndarray) -> np.ndarray:
         return self.engine.reconstruct_windows(x, visible)
