@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from xct_estimators.bench.catalog import MODELS
-from xct_estimators.bench.forecast import build_model
+from xct_estimators.bench.forecast.protocol import build_model
 from xct_estimators.bench.models import ABLATION_MODELS
 from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
 from xct_estimators.nn.attention import normalise
@@ -90,7 +90,8 @@ def test_report_anomaly_ablation_uses_the_papers_rule():
 
 @pytest.mark.parametrize("name", ["xctformer_clipped", "xctformer_time"])
 def test_ablations_reach_the_imputation_and_detection_engines(name, monkeypatch):
-    from xct_estimators.bench import detect, impute
+    from xct_estimators.bench.detect import protocol as detect
+    from xct_estimators.bench.impute import protocol as impute
     from xct_estimators.bench.parser import build_parser, settings_from
 
     args = settings_from(build_parser().parse_args(["impute", "--no-progress"]))

@@ -63,7 +63,7 @@ def test_ray_backend_records_equal_the_local_backends(small_csv, tmp_path):
 
 def test_a_failing_ray_task_is_reported_and_the_others_finish(small_csv, tmp_path, capsys, monkeypatch):
     pytest.importorskip("ray", reason="the ray extra is not installed")
-    import xct_estimators.bench.forecast as forecast_module
+    import xct_estimators.bench.forecast.protocol as forecast_module
 
     out = tmp_path / "out"
     # horizon 400 is longer than the splits allow. The driver's check before planning is skipped

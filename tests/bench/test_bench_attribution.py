@@ -10,7 +10,7 @@ import pytest
 from test_bench_bad_inputs import write_tiny_msl
 from test_cli import FakeRun
 
-import xct_estimators.bench.forecast as forecast_module
+import xct_estimators.bench.forecast.protocol as forecast_module
 import xct_estimators.bench.report as report_module
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.results import ResultStore

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from test_cli import FakeRun
 
-import xct_estimators.bench.forecast as forecast_module
+import xct_estimators.bench.forecast.protocol as forecast_module
 import xct_estimators.bench.runs as runs
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.results import ResultStore

@@ -1,6 +1,6 @@
 import pytest
 
-import xct_estimators.bench.forecast as forecast_module
+import xct_estimators.bench.forecast.protocol as forecast_module
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.parser import build_parser
 from xct_estimators.bench.results import ResultStore

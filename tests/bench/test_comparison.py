@@ -9,7 +9,7 @@ from xct_estimators.bench.comparison import (
     verdicts,
     winner_sentence,
 )
-from xct_estimators.bench.report import forecast_table
+from xct_estimators.bench.forecast.table import forecast_table
 from xct_estimators.bench.tables import markdown_table
 
 
@@ -115,7 +115,7 @@ def test_a_table_of_one_model_says_so_instead_of_crowning_it():
 
 
 def test_the_imputation_table_names_each_runs_peak_learning_rate():
-    from xct_estimators.bench.report import imputation_table
+    from xct_estimators.bench.impute.table import imputation_table
 
     def run(rate, mse):
         settings = {"learning_rate": rate, "best_epoch": 9}

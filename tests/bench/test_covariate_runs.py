@@ -10,7 +10,7 @@ from darts import TimeSeries
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.control import COLUMNS, RESPONSES, make_control, response
 from xct_estimators.bench.datasets import ForecastDataset, load_forecast_dataset
-from xct_estimators.bench.forecast import prepare, run_forecast
+from xct_estimators.bench.forecast.protocol import prepare, run_forecast
 from xct_estimators.forecasting import XCTFormerModel
 
 

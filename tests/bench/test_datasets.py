@@ -10,7 +10,7 @@ from xct_estimators.bench.datasets import (
     resolve_data_dir,
     split_borders,
 )
-from xct_estimators.bench.forecast import expected_windows
+from xct_estimators.bench.forecast.protocol import expected_windows
 
 # The repository's sibling ../shared/data, or wherever XCT_DATA_DIR points.
 SHARED_DATA = Path(os.environ.get("XCT_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "data")

@@ -3,7 +3,7 @@ import pytest
 from darts import TimeSeries
 
 from xct_estimators.bench.datasets import ForecastDataset
-from xct_estimators.bench.forecast import (
+from xct_estimators.bench.forecast.protocol import (
     expected_windows,
     forecast_test_split,
     prepare,
@@ -95,7 +95,7 @@ def test_a_horizon_longer_than_a_split_is_refused(small_synthetic):
 
 @pytest.mark.parametrize("features", ["M", "MS"])
 def test_the_naive_baseline_is_the_last_input_value_repeated(small_synthetic, features):
-    from xct_estimators.bench.forecast import build_model
+    from xct_estimators.bench.forecast.protocol import build_model
 
     data = prepare(small_synthetic, SEQ_LEN, features)
     model = build_model("naive", "synthetic", HORIZON, seq_len=SEQ_LEN, progress=False)

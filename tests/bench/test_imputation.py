@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xct_estimators.bench.impute import (
+from xct_estimators.bench.impute.protocol import (
     LinearImputer,
     SktimeWindowImputer,
     evaluate_series,
@@ -122,7 +122,7 @@ def test_sktime_baseline_fills_every_hidden_point_within_the_window():
 def test_saits_without_pypots_names_the_extra(monkeypatch):
     import sys
 
-    from xct_estimators.bench.impute import SAITSImputer
+    from xct_estimators.bench.impute.protocol import SAITSImputer
 
     monkeypatch.setitem(sys.modules, "pypots", None)
     monkeypatch.setitem(sys.modules, "pypots.imputation", None)
@@ -132,7 +132,7 @@ def test_saits_without_pypots_names_the_extra(monkeypatch):
 
 def test_saits_baseline_runs_both_protocols():
     pytest.importorskip("pypots", reason="PyPOTS is in the optional 'baselines' extra")
-    from xct_estimators.bench.impute import SAITSImputer
+    from xct_estimators.bench.impute.protocol import SAITSImputer
 
     data = values(rows=400)
     saits = SAITSImputer(32, 0.25, epochs=2, train_stride=4, seed=0, device="cpu")
@@ -148,7 +148,7 @@ def test_saits_baseline_runs_both_protocols():
     [({}, 0.005, True), ({"paper_recipe": True}, 0.005, False), ({"learning_rate": 1e-3}, 1e-3, True)],
 )
 def test_xctformer_rolls_back_a_diverged_epoch_unless_it_trains_the_papers_way(options, peak, guarded):
-    from xct_estimators.bench.impute import build_imputer
+    from xct_estimators.bench.impute.protocol import build_imputer
     from xct_estimators.bench.settings import ImputeSettings
     from xct_estimators.callbacks import RollBackOnDivergence
 
@@ -168,7 +168,7 @@ def test_two_peak_rates_are_refused_before_work(capsys):
 
 
 def test_the_table_says_whether_a_run_could_roll_back_and_which_epochs_it_undid():
-    from xct_estimators.bench.report import IMPUTATION_SETTING_HEADER
+    from xct_estimators.bench.impute.table import IMPUTATION_SETTING_HEADER
     from xct_estimators.bench.tables import imputation_setting
 
     guard = {"rollback_on_divergence": {"threshold": 1.5, "rate_factor": 0.5}}

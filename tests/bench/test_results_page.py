@@ -81,7 +81,7 @@ def test_a_gpu_check_folder_shows_its_converged_comparison(tmp_path):
 
 
 def test_an_imputation_row_shows_the_epoch_whose_weights_were_kept():
-    from xct_estimators.bench.report import imputation_table
+    from xct_estimators.bench.impute.table import imputation_table
 
     record = {"task": "impute", "dataset": "ETTh2", "mask_rate": 0.125, "model": "xctformer_linear", "seed": 2021,
               "mse": 0.05, "mae": 0.15, "fit_seconds": 1.0, "eval_seconds": 1.0, "protocol": "tslib", "epochs": 10,

@@ -22,9 +22,9 @@ COMMANDS = {
 
 
 def _planner(command):
-    from xct_estimators.bench import detect, forecast, impute
+    from xct_estimators.bench.tasks import TASKS
 
-    return {"forecast": forecast.forecast_jobs, "impute": impute.impute_jobs, "detect": detect.detect_jobs}[command]
+    return TASKS[command].plan
 
 
 @pytest.mark.parametrize("command", COMMANDS)

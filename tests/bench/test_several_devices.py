@@ -8,7 +8,7 @@ import pytest
 from test_bench_bad_inputs import write_tiny_msl
 from test_tasks import sines, tiny_presets  # noqa: F401
 
-import xct_estimators.bench.impute as impute_module
+import xct_estimators.bench.impute.protocol as impute_module
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.results import ResultStore
 

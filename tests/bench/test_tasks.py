@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import xct_estimators.bench.detect as detect_module
-import xct_estimators.bench.impute as impute_module
+import xct_estimators.bench.detect.protocol as detect_module
+import xct_estimators.bench.impute.protocol as impute_module
 import xct_estimators.reconstruction as reconstruction
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.datasets import AnomalyDataset
@@ -133,7 +133,6 @@ def test_detect_refuses_unknown_names_before_any_training(option, value, message
 
 def test_the_registry_holds_each_command_once_with_its_planner_table_and_tune_data():
     """The commands, the report and tune find a task's code through ``TASKS`` alone."""
-    from xct_estimators.bench import report
     from xct_estimators.bench.parser import build_parser
     from xct_estimators.bench.tasks import TASKS
 
@@ -141,6 +140,6 @@ def test_the_registry_holds_each_command_once_with_its_planner_table_and_tune_da
     for task in TASKS.values():
         module = task._module()
         assert callable(getattr(module, f"{task.name}_jobs")) and callable(module.tune_data)
-        assert callable(getattr(report, task.table))
+        assert callable(getattr(task._module("table"), task.table))
         assert build_parser().parse_args([task.name]).command == task.name
         assert task.ablation.averaged_over == () or task.setting is not None  # averages run over the setting

@@ -14,6 +14,7 @@ import numpy as np
 
 from .catalog import NAIVE
 from .models import ABLATION_MODELS
+from .tables import compute_label
 from .tasks import TASKS, Measure
 
 #: The paper's model, with either input fill of the imputation benchmark.
@@ -30,12 +31,6 @@ _SAME_TEST = (
 def setting(record: dict) -> str:
     """Where in a task a record sits: the horizon, the mask rate or the detection protocol."""
     return TASKS[record["task"]].describe(record)
-
-
-def compute_label(record: dict) -> str:
-    """How the record's network computed, when not the default float32 eager run."""
-    precision = record.get("precision", "32")
-    return ", ".join([precision] * (precision != "32") + ["compiled"] * bool(record.get("compile")))
 
 
 def _label(record: dict) -> str:

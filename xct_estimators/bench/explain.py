@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..explain import channel_dependencies, dependency_map, lag_dependencies, plot_dependency_map
 from .datasets import dataset_fingerprint, load_forecast_dataset
-from .forecast import build_model, fit_model, model_settings, prepare
+from .forecast.protocol import build_model, fit_model, model_settings, prepare
 from .forecast_plots import dataset_part
 from .runs import write_atomically
 from .settings import EXPLAIN_EPOCHS, ExplainSettings

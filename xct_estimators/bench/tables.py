@@ -1,7 +1,11 @@
-"""What every results table is built from: a markdown table, a number's cell, and the settings
-that tell two runs of one model apart."""
+"""What every results table is built from: a markdown table, a number's and a row's cells, and the
+settings that tell two runs of one model apart."""
 
 from __future__ import annotations
+
+import json
+
+from . import paper
 
 
 def fmt(value, spec=".3f") -> str:
@@ -41,3 +45,66 @@ def imputation_setting(record: dict) -> list:
         rollback = ", ".join(f"epoch {e + 1}" for e in settings.get("rolled_back_at", [])) or "none"
     peak_cell = f"{peak:g}" if peak else "-"
     return [record.get("protocol", "series"), *cells, peak_cell, rollback, record.get("n_windows") or "-"]
+
+
+def compute_label(record: dict) -> str:
+    """How the record's network computed, when not the default float32 eager run."""
+    precision = record.get("precision", "32")
+    return ", ".join([precision] * (precision != "32") + ["compiled"] * bool(record.get("compile")))
+
+
+def _gap(value) -> str:
+    return "-" if value is None else f"{100 * value:+.1f}%"
+
+
+def error_cells(record: dict, reference) -> list[str]:
+    """MSE, MAE, the paper's MSE and MAE, and the relative gaps."""
+    (mse, mae), (paper_mse, paper_mae) = (record["mse"], record["mae"]), reference or (None, None)
+    gaps = (paper.relative_gap(mse, paper_mse), paper.relative_gap(mae, paper_mae))
+    return [*map(fmt, (mse, mae, paper_mse, paper_mae)), *map(_gap, gaps)]
+
+
+ERROR_HEADER = ["MSE", "MAE", "paper MSE", "paper MAE", "gap MSE", "gap MAE"]
+TIME_HEADER = ["fit s", "eval s"]
+
+
+def time_cells(record: dict) -> list[str]:
+    return [fmt(record["fit_seconds"], ".0f"), fmt(record["eval_seconds"], ".1f")]
+
+
+#: What can tell rows of one table apart beyond their settings: the code, and how the network computed.
+_ORIGINS = {
+    "commit": lambda r: (r.get("git_commit") or "not recorded")[:7],
+    "compute": lambda r: compute_label(r) or "fp32",
+}
+
+
+def _origins(records: list[dict]) -> list[str]:
+    return [name for name, part in _ORIGINS.items() if len({part(r) for r in records}) > 1]
+
+
+def compute_header(records: list[dict]) -> list[str]:
+    """One column for the commit and for precision and compile, when the table's rows differ in them."""
+    return [" / ".join(_origins(records))] if _origins(records) else []
+
+
+def compute_cells(record: dict, records: list[dict]) -> list[str]:
+    names = _origins(records)
+    return [", ".join(_ORIGINS[name](record) for name in names)] if names else []
+
+
+def mixed_settings(records: list[dict], varying: tuple[str, ...]) -> bool:
+    """Whether ``records`` (one average's cells) were run with different settings, apart from
+    the ``varying`` fields (the horizon or mask rate the average is over)."""
+
+    def rest(record):
+        run = dict(record.get("run") or {})
+        for key in varying:
+            run.pop(key, None)
+        settings = {k: v for k, v in (run.pop("settings", None) or {}).items() if k not in varying}
+        return json.dumps([run, settings], sort_keys=True)
+
+    return len({rest(r) for r in records}) > 1
+
+
+MIXED = " (mixed settings!)"

@@ -42,7 +42,8 @@ class Ablation:
 
 @dataclass(frozen=True)
 class Task:
-    name: str  # also its module under xct_estimators.bench: NAME_jobs, tune_data, preset_of, run_windows
+    name: str  # also its package under xct_estimators.bench: protocol (NAME_jobs, tune_data, preset_of,
+    # run_windows) and table
     title: str
     settings: type  # its command's typed settings, whose fields are the command's options
     command_help: str  # its command's line in ``xct-bench --help``
@@ -52,15 +53,19 @@ class Task:
     fields: dict[str, Any]  # the fields every record of the task has, with their types
     setting: Optional[str]  # the record field that places a run in the paper's tables
     metrics: tuple[str, str]  # the two the tables report, first the paper's headline
-    table: str  # the function of :mod:`.report` that tabulates the task's records
+    table: str  # the function of its ``table`` module that tabulates the task's records
     measure: Measure
     compared_per: str
     ablation: Ablation
     describe: Callable[[dict], str]
     paper_cells: Callable[[], list[tuple[str, Any]]]
 
-    def _module(self):
-        return importlib.import_module(f"{__package__}.{self.name}")
+    def _module(self, part: str = "protocol"):
+        return importlib.import_module(f"{__package__}.{self.name}.{part}")
+
+    def tabulate(self, records: list[dict]) -> str:
+        """The task's results table of ``records`` (all of this task)."""
+        return getattr(self._module("table"), self.table)(records)
 
     def plan(self, settings, finished: set, progress: bool) -> list:
         """The runs of ``settings`` not in ``finished``, as jobs for a backend."""

@@ -21,7 +21,7 @@ def darts_path(device: str, data_dir, smoke: bool) -> dict:
     """from_preset("ETTh1", 96), 2 epochs, historical forecasts over the test split, on ``device`` and CPU."""
     try:
         from xct_estimators.bench.datasets import load_forecast_dataset
-        from xct_estimators.bench.forecast import prepare
+        from xct_estimators.bench.forecast.protocol import prepare
     except ImportError as error:
         return {"skipped": f"Darts is not importable ({error}); carry the wheels named in this script's docstring"}
     except Exception:  # e.g. Darts against a newer numpy or pandas than it knows
@@ -38,7 +38,7 @@ def darts_path(device: str, data_dir, smoke: bool) -> dict:
 
 def _darts_runs(device: str, data, smoke: bool) -> dict:
     from xct_estimators import XCTFormerModel
-    from xct_estimators.bench.forecast import forecast_test_split, score
+    from xct_estimators.bench.forecast.protocol import forecast_test_split, score
 
     if smoke:
         data.train, data.val, data.test = data.train[:400], data.val[:250], data.test[:250]

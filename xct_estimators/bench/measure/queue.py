@@ -102,8 +102,8 @@ def smoke_sized():
     """Tiny networks and synthetic arrays in place of the presets and the datasets (``--smoke``)."""
     import numpy as np
 
-    import xct_estimators.bench.detect as detect_module
-    import xct_estimators.bench.impute as impute_module
+    import xct_estimators.bench.detect.protocol as detect_module
+    import xct_estimators.bench.impute.protocol as impute_module
     import xct_estimators.reconstruction as reconstruction
     from xct_estimators.bench.datasets import AnomalyDataset
 

@@ -27,14 +27,14 @@ import torch
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
-from .._optional import optional_import
-from ..nn.fill import linear_fill
-from ..nn.hyperparameters import ABLATIONS
-from ..nn.presets import PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
-from ..windows import covering_starts
-from .catalog import IMPUTATION_MODELS
-from .datasets import dataset_fingerprint, load_forecast_dataset, split_windows
-from .models import (
+from ..._optional import optional_import
+from ...nn.fill import linear_fill
+from ...nn.hyperparameters import ABLATIONS
+from ...nn.presets import PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
+from ...windows import covering_starts
+from ..catalog import IMPUTATION_MODELS
+from ..datasets import dataset_fingerprint, load_forecast_dataset, split_windows
+from ..models import (
     ABLATION_MODELS,
     compiled_graphs,
     finished,
@@ -42,10 +42,10 @@ from .models import (
     reconstruction_engine,
     without_later_defaults,
 )
-from .provenance import run_fields
-from .results import run_key
-from .runs import plain_settings
-from .settings import ImputeSettings
+from ..provenance import run_fields
+from ..results import run_key
+from ..runs import plain_settings
+from ..settings import ImputeSettings
 
 TASK = "impute"
 
@@ -180,7 +180,7 @@ class XCTFormerBenchImputer:
         training.update(learning_rate=engine.learning_rate, batch_size=engine.batch_size, patience=engine.patience)
         self.guard = None
         if rollback:  # absent from the paper's recipe, so its earlier records keep their identity
-            from ..callbacks import RollBackOnDivergence
+            from ...callbacks import RollBackOnDivergence
 
             self.guard = RollBackOnDivergence()
             engine.pl_trainer_kwargs["callbacks"] = [*engine.pl_trainer_kwargs.get("callbacks", []), self.guard]
@@ -315,7 +315,7 @@ def _impute_summary(record: dict) -> str:
 
 def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) -> list:
     """``xct-bench impute``'s runs for ``settings.seed`` that are not in ``finished``, as jobs."""
-    from .backends import Job
+    from ..backends import Job
 
     args = settings.replace(no_progress=settings.no_progress or not progress)
     window_length = TASK_SEQ_LEN[TASK]

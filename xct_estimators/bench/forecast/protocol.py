@@ -31,18 +31,18 @@ from darts.dataprocessing.transformers import Scaler
 from darts.metrics import mae, mse
 from sklearn.preprocessing import StandardScaler
 
-from .. import training
-from .._devices import is_distributed, single_device
-from .._optional import optional_import
-from ..nn.presets import TASK_SEQ_LEN, get_preset
-from . import paper
-from .catalog import BASELINE_SETTINGS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
-from .datasets import ForecastDataset, split_windows
-from .models import ABLATION_MODELS, ABLATIONS, preset_name, without_later_defaults
-from .provenance import run_fields, timestamp
-from .results import run_key
-from .runs import plain_settings
-from .settings import ForecastSettings
+from ... import training
+from ..._devices import is_distributed, single_device
+from ..._optional import optional_import
+from ...nn.presets import TASK_SEQ_LEN, get_preset
+from .. import paper
+from ..catalog import BASELINE_SETTINGS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
+from ..datasets import ForecastDataset, split_windows
+from ..models import ABLATION_MODELS, ABLATIONS, preset_name, without_later_defaults
+from ..provenance import run_fields, timestamp
+from ..results import run_key
+from ..runs import plain_settings
+from ..settings import ForecastSettings
 
 TASK = "forecast"
 FEATURES = ("M", "MS")
@@ -80,7 +80,7 @@ def build_model(
 ):
     """A fresh, unfitted Darts model ``name`` for one (dataset, horizon) run; ``compile`` and
     ``fused_attention`` apply to XCTFormer, ``precision`` (Lightning's) to every model."""
-    from ..forecasting import KeepBestValidationWeights, XCTFormerModel
+    from ...forecasting import KeepBestValidationWeights, XCTFormerModel
 
     common: dict[str, Any] = {"random_state": seed, "model_name": f"{name}_{dataset}_{horizon}_{seed}"}
     if work_dir is not None:
@@ -303,7 +303,7 @@ _NOT_SETTINGS = (
 
 def model_settings(model) -> dict:
     """The Darts model's constructor arguments that decide its numbers, JSON-stable."""
-    from ..forecasting import XCTFormerModel
+    from ...forecasting import XCTFormerModel
 
     # XCTFormer's use_static_covariates came later than its records; the benchmark's series carry
     # no static covariates, so it decides nothing and stays out of the runs' identity.
@@ -331,8 +331,8 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
     """``xct-bench forecast``'s runs for ``settings.seed`` that are not in ``finished``, as jobs."""
     from functools import partial
 
-    from .backends import Job
-    from .datasets import dataset_fingerprint, load_forecast_dataset
+    from ..backends import Job
+    from ..datasets import dataset_fingerprint, load_forecast_dataset
 
     horizons = settings.horizons or (list(paper.HORIZONS) if settings.full else [96])
     output = Path(settings.output)
@@ -381,7 +381,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
 
 def tune_data(settings) -> tuple:
     """(dataset name, series, val_series) a tuning study trains and validates on: the paper's splits."""
-    from .datasets import load_forecast_dataset
+    from ..datasets import load_forecast_dataset
 
     data = prepare(load_forecast_dataset(settings.dataset, settings.data_dir, seed=settings.seed), features="M")
     return data.dataset, data.train, data.val

@@ -36,17 +36,17 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
-from .._optional import optional_import
-from ..nn.hyperparameters import ABLATIONS
-from ..nn.presets import COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
-from .catalog import DETECTION_MODELS
-from .datasets import load_anomaly_dataset
-from .models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine, without_later_defaults
-from .provenance import run_fields
-from .results import run_key
-from .runs import plain_settings
-from .settings import DetectSettings
-from .vus import vus
+from ..._optional import optional_import
+from ...nn.hyperparameters import ABLATIONS
+from ...nn.presets import COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
+from ..catalog import DETECTION_MODELS
+from ..datasets import load_anomaly_dataset
+from ..models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine, without_later_defaults
+from ..provenance import run_fields
+from ..results import run_key
+from ..runs import plain_settings
+from ..settings import DetectSettings
+from ..vus import vus
 
 TASK = "detect"
 #: The presets' name of this task, "anomaly".
@@ -373,7 +373,7 @@ def _detect_summary(record: dict) -> str:
 def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) -> list:
     """``xct-bench detect``'s runs for ``settings.seed``: each (dataset, model) trained once for the
     protocols not in ``finished``."""
-    from .backends import Job
+    from ..backends import Job
 
     args = settings.replace(no_progress=settings.no_progress or not progress)
     length = TASK_SEQ_LEN[PRESET_TASK]
