@@ -11,6 +11,14 @@ import torch
 from pytorch_lightning.callbacks import EarlyStopping
 
 
+def _snapshot(module: torch.nn.Module) -> dict:
+    """A copy of ``module``'s state that later training leaves alone."""
+    return {
+        k: v.detach().clone() if torch.is_tensor(v) else copy.deepcopy(v)  # extra state: any object
+        for k, v in module.state_dict().items()
+    }
+
+
 class KeepBestValidationWeights(pl.Callback):
     """Restore the weights of the epoch with the lowest validation loss when fitting ends.
 
@@ -35,10 +43,7 @@ class KeepBestValidationWeights(pl.Callback):
         if score is not None and float(score) < self.best_score:
             self.best_score = float(score)
             self.best_epoch = trainer.current_epoch
-            self._best_state = {
-                k: v.detach().clone() if torch.is_tensor(v) else copy.deepcopy(v)  # extra state: any object
-                for k, v in pl_module.state_dict().items()
-            }
+            self._best_state = _snapshot(pl_module)
 
     def on_fit_end(self, trainer, pl_module) -> None:
         if self._best_state is not None:
@@ -118,7 +123,7 @@ class RollBackOnDivergence(pl.Callback):
         score = float(score)
         if score < self.best_score:
             optimizers = [copy.deepcopy(o.state_dict()) for o in trainer.optimizers]
-            self.best_score, self._best = score, (copy.deepcopy(pl_module.state_dict()), optimizers)
+            self.best_score, self._best = score, (_snapshot(pl_module), optimizers)
         elif self._best is not None and self.diverged(score, self.best_score):
             weights, optimizers = self._best
             for state in optimizers:  # a later rollback starts from the lowered rates too
