@@ -26,7 +26,7 @@ import torch
 from xct_estimators import reconstruction_module
 from xct_estimators.bench.catalog import DATA_DIR_ENV
 from xct_estimators.bench.impute.protocol import build_imputer, imputation_splits
-from xct_estimators.bench.settings import ImputeSettings
+from xct_estimators.bench.impute.settings import ImputeSettings
 from xct_estimators.nn.presets import PAPER_SEED
 
 

@@ -10,9 +10,10 @@ from test_tasks import sines, tiny_presets  # noqa: F401 (a fixture)
 import xct_estimators.bench.impute.protocol as impute_module
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.forecast.protocol import forecast_jobs
+from xct_estimators.bench.forecast.settings import ForecastSettings
 from xct_estimators.bench.impute.protocol import build_imputer
+from xct_estimators.bench.impute.settings import ImputeSettings
 from xct_estimators.bench.results import ResultStore
-from xct_estimators.bench.settings import ForecastSettings, ImputeSettings
 from xct_estimators.nn import compiling
 
 

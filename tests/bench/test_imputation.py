@@ -149,7 +149,7 @@ def test_saits_baseline_runs_both_protocols():
 )
 def test_xctformer_rolls_back_a_diverged_epoch_unless_it_trains_the_papers_way(options, peak, guarded):
     from xct_estimators.bench.impute.protocol import build_imputer
-    from xct_estimators.bench.settings import ImputeSettings
+    from xct_estimators.bench.impute.settings import ImputeSettings
     from xct_estimators.callbacks import RollBackOnDivergence
 
     imputer = build_imputer("xctformer", "ETTh2", 0.125, ImputeSettings(**options))

@@ -13,31 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
-from ..nn.presets import IMPUTATION_MASK_RATES, PAPER_SEED, PAPER_SEEDS
+from ..nn.presets import PAPER_SEED, PAPER_SEEDS
 from .catalog import (
-    ANOMALY_DATASETS,
     BACKENDS,
-    COVARIATE_MODES,
     DATA_DIR_ENV,
-    DEFAULT_DETECTION_MODELS,
-    DEFAULT_IMPUTATION_MODELS,
-    DEFAULT_MODELS,
-    DETECTION_MODELS,
-    DETECTION_PROTOCOLS,
-    FORECAST_DATASETS,
-    IMPUTATION_MODELS,
-    IMPUTATION_PROTOCOLS,
-    MODELS,
 )
 from .option_types import (
     arch,
     csv,
     csv_ints,
-    csv_of,
     csv_positive_ints,
     devices,
     mask_rate,
-    mask_rates,
     positive_float,
     positive_int,
 )
@@ -63,7 +50,7 @@ def parse_devices(value):
     return int(value) if isinstance(value, str) and value.isdigit() else value
 
 
-def _listed(names) -> str:
+def listed(names) -> str:
     return ", ".join(names)
 
 
@@ -187,79 +174,6 @@ class BackendSettings:
         help="with --backend ray: CPUs each run reserves",
         type=positive_float,
         shown="1; with --accelerator gpu also one GPU",
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ForecastSettings(CommonSettings, ComputeSettings, BackendSettings):
-    dataset: list[str] = option(
-        ["synthetic"], f"comma-separated: {_listed(FORECAST_DATASETS)} or a CSV path", type=csv(str)
-    )
-    horizons: Optional[list[int]] = option(
-        help="comma-separated horizons", type=csv_positive_ints, shown="96; with --full: 96,192,336,720"
-    )
-    models: list[str] = option(list(DEFAULT_MODELS), "comma-separated, see models below", type=csv_of(MODELS))
-    features: Optional[str] = option(
-        help="M: every column a target; MS: last column the target, others past covariates",
-        choices=("M", "MS"),
-        shown="MS for synthetic, M otherwise",
-    )
-    seq_len: int = option(96, "look-back window", type=positive_int)
-    full: bool = option(False, "the paper's four horizons, 96,192,336,720")
-    covariates: list[str] = option(
-        ["none"],
-        "comma-separated, each a run of every model that takes future covariates: "
-        + "; ".join(f"{name}: {text}" for name, text in COVARIATE_MODES.items()),
-        type=csv_of(tuple(COVARIATE_MODES)),
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ImputeSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendSettings):
-    dataset: list[str] = option(["ETTh1"], "comma-separated forecasting datasets or CSV paths", type=csv(str))
-    models: list[str] = option(
-        list(DEFAULT_IMPUTATION_MODELS), "comma-separated, see models below", type=csv_of(tuple(IMPUTATION_MODELS))
-    )
-    protocol: str = option(
-        "tslib",
-        "tslib: every test window with a fresh mask, the paper's table; series: one mask over the test split, "
-        "each point imputed once",
-        choices=IMPUTATION_PROTOCOLS,
-    )
-    eval_stride: int = option(
-        1, "tslib protocol: evaluate every S-th test window", type=positive_int, shown="1, every window as the paper"
-    )
-    mask_rates: list[float] = option(list(IMPUTATION_MASK_RATES), "comma-separated mask rates", type=mask_rates)
-    paper_recipe: bool = option(
-        False,
-        "train XCTFormer as the paper does, at the preset's peak learning rate with nothing undone",
-        shown="off: an epoch whose validation loss diverges is undone and training goes on at half the rate",
-    )
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.paper_recipe and self.learning_rate:
-            raise ValueError(
-                "--paper-recipe trains at the preset's peak rate and --learning-rate sets another: give one of them."
-            )
-
-
-@dataclass(frozen=True, kw_only=True)
-class DetectSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendSettings):
-    dataset: list[str] = option(["MSL"], f"comma-separated: {_listed(ANOMALY_DATASETS)}", type=csv_of(ANOMALY_DATASETS))
-    models: list[str] = option(
-        list(DEFAULT_DETECTION_MODELS), "comma-separated, see models below", type=csv_of(tuple(DETECTION_MODELS))
-    )
-    protocol: list[str] = option(
-        ["tslib"],
-        "comma-separated; tslib: every stride-1 window's energies, the paper's table; point: one score per point "
-        "from averaged windows, what the scorer and detector give",
-        type=csv_of(DETECTION_PROTOCOLS),
-    )
-    arch: Optional[dict[str, Any]] = option(
-        help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
-        type=arch,
-        shown="the preset's",
     )
 
 

@@ -13,7 +13,9 @@ from typing import Any, Optional
 from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
 from .catalog import DETECTION_MODELS, FORECAST_MODELS, IMPUTATION_MODELS
-from .settings import DetectSettings, ForecastSettings, ImputeSettings
+from .detect.settings import DetectSettings
+from .forecast.settings import ForecastSettings
+from .impute.settings import ImputeSettings
 from .tables import forecast_setting, imputation_setting
 
 _NUMBER = (int, float)

@@ -45,8 +45,8 @@ from ..models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_
 from ..provenance import run_fields
 from ..results import run_key
 from ..runs import plain_settings
-from ..settings import DetectSettings
 from ..vus import vus
+from .settings import DetectSettings
 
 TASK = "detect"
 #: The presets' name of this task, "anomaly".

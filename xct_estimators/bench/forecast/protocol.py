@@ -42,7 +42,7 @@ from ..models import ABLATION_MODELS, ABLATIONS, preset_name, without_later_defa
 from ..provenance import run_fields, timestamp
 from ..results import run_key
 from ..runs import plain_settings
-from ..settings import ForecastSettings
+from .settings import ForecastSettings
 
 TASK = "forecast"
 FEATURES = ("M", "MS")

@@ -45,7 +45,7 @@ from ..models import (
 from ..provenance import run_fields
 from ..results import run_key
 from ..runs import plain_settings
-from ..settings import ImputeSettings
+from .settings import ImputeSettings
 
 TASK = "impute"
 

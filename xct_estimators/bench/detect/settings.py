@@ -1,0 +1,29 @@
+"""``xct-bench detect``'s options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..catalog import ANOMALY_DATASETS, DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
+from ..option_types import arch, csv_of
+from ..settings import BackendSettings, CommonSettings, ComputeSettings, TrainingSettings, listed, option
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetectSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendSettings):
+    dataset: list[str] = option(["MSL"], f"comma-separated: {listed(ANOMALY_DATASETS)}", type=csv_of(ANOMALY_DATASETS))
+    models: list[str] = option(
+        list(DEFAULT_DETECTION_MODELS), "comma-separated, see models below", type=csv_of(tuple(DETECTION_MODELS))
+    )
+    protocol: list[str] = option(
+        ["tslib"],
+        "comma-separated; tslib: every stride-1 window's energies, the paper's table; point: one score per point "
+        "from averaged windows, what the scorer and detector give",
+        type=csv_of(DETECTION_PROTOCOLS),
+    )
+    arch: Optional[dict[str, Any]] = option(
+        help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
+        type=arch,
+        shown="the preset's",
+    )
