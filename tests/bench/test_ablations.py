@@ -54,6 +54,7 @@ def test_paper_gap_rule_on_the_papers_own_table():
 
 def test_report_puts_measured_ablation_beside_the_paper():
     from xct_estimators.bench.report import full_report
+    from xct_estimators.bench.results import parse_record
 
     records = []
     for model, mse, seed in (("xctformer", 0.40, 2021), ("xctformer_nomask", 0.44, 2021), ("xctformer", 0.9, 2022)):
@@ -61,7 +62,7 @@ def test_report_puts_measured_ablation_beside_the_paper():
             run = {"task": "forecast", "dataset": "ETTh1", "horizon": h, "model": model, "seed": seed,
                    "features": "M", "seq_len": 96, "epochs": 10}  # fmt: skip
             records.append({**run, "run": run, "mse": mse, "mae": mse, "fit_seconds": 1.0, "eval_seconds": 1.0})
-    text = full_report(records)
+    text = full_report([parse_record(r) for r in records])
     assert "## Ablation" in text and "### forecasting" in text
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if "xctformer_nomask" in line]
     assert ["xctformer_nomask", "ETTh1", "0.440", "0.440", "0.453", "0.440"] in rows
@@ -71,6 +72,7 @@ def test_report_puts_measured_ablation_beside_the_paper():
 def test_report_anomaly_ablation_uses_the_papers_rule():
     from xct_estimators.bench import paper
     from xct_estimators.bench.report import full_report
+    from xct_estimators.bench.results import parse_record
 
     full = paper.ABLATION_DETECT["xctformer"]
     gap = paper.detection_ablation_gap
@@ -81,7 +83,7 @@ def test_report_anomaly_ablation_uses_the_papers_rule():
         run = {"task": "detect", "dataset": "MSL", "model": model, "seed": 2021, "protocol": "tslib"}
         records.append({**run, "run": run, "f1_adjusted": f1, "f1": f1 / 10, "auc_pr": 0.1, "fit_seconds": 1.0,
                         "eval_seconds": 1.0})  # fmt: skip
-    text = full_report(records)
+    text = full_report([parse_record(r) for r in records])
     lines = [line for line in text.splitlines() if "xctformer_softmax" in line]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
     assert ["xctformer_softmax", "MSL", "70.000", "7.000", "69.000", "-"] in rows

@@ -36,7 +36,7 @@ def _argv(csv, output, horizons="8,16", *extra):
 
 
 def _by_run(output):
-    return {json.dumps(r["run"], sort_keys=True): r for r in ResultStore(output).records()}
+    return {json.dumps(r.run, sort_keys=True): r.to_json() for r in ResultStore(output).records()}
 
 
 def test_ray_backend_records_equal_the_local_backends(small_csv, tmp_path):
@@ -74,7 +74,7 @@ def test_a_failing_ray_task_is_reported_and_the_others_finish(small_csv, tmp_pat
     assert text.count("FAILED") == 2 and "fewer than look-back" in text
     assert "in run_forecast" in text and "\x1b[" not in text  # the remote traceback, plain
     assert "2 of 4 runs failed" in text and "--resume" in text
-    assert sorted((r["horizon"], r["model"]) for r in ResultStore(out).records()) == [(8, "dlinear"), (8, "xctformer")]
+    assert sorted((r.horizon, r.model) for r in ResultStore(out).records()) == [(8, "dlinear"), (8, "xctformer")]
 
 
 def test_without_ray_the_error_names_the_extra(small_csv, tmp_path, monkeypatch, capsys):

@@ -52,7 +52,7 @@ def test_a_changed_file_is_a_new_run_and_files_of_one_name_keep_their_own_pictur
     other = write_csv(tmp_path / "b" / "data.csv", columns=("OT",))
     assert forecast(other, out, "--resume") == 0
     records = ResultStore(out).records()
-    assert len({r["run"]["data_sha256"] for r in records}) == 3
+    assert len({r.run["data_sha256"] for r in records}) == 3
     for name in (before, part(csv), part(other)):
         assert (out / f"forecast_{name}_24.png").is_file() and (
             out / "examples" / f"{name}_24_dlinear_2021.json"

@@ -16,6 +16,7 @@ from test_cli import FakeRun
 import xct_estimators.bench.forecast.protocol as forecast_module
 import xct_estimators.bench.runs as runs
 from xct_estimators.bench.cli import main
+from xct_estimators.bench.forecast.record import ForecastRecord
 from xct_estimators.bench.results import ResultStore
 
 
@@ -62,7 +63,7 @@ def test_signals_stop_with_the_shells_code_and_keep_finished_records(tmp_path, s
     assert process.returncode == code, stderr
     assert "Interrupted. Finished runs are kept in" in stderr and "--resume" in stderr
     (record,) = ResultStore(out).records()
-    assert record["model"] == "window_mean"
+    assert record.model == "window_mean"
     assert not (out / ".xct-bench.pid").exists()  # the lock is released with the run
 
 
@@ -76,7 +77,7 @@ def test_resume_never_reuses_a_run_made_with_other_settings(monkeypatch, tmp_pat
         assert main([*argv, "--resume", *other]) == 0
         assert len(quick.calls) == calls + 1, other  # a different run, trained
     assert main([*argv, "--resume"]) == 0 and len(quick.calls) == 5  # the same run, skipped
-    runs = [r["run"] for r in ResultStore(tmp_path).records()]
+    runs = [r.run for r in ResultStore(tmp_path).records()]
     assert len({json.dumps(r, sort_keys=True) for r in runs}) == 5
     assert all(r["settings"]["n_epochs"] == r["epochs"] for r in runs)
 
@@ -202,8 +203,8 @@ RECORD_LIKE = [
 @pytest.mark.parametrize("line", JUNK_LINES + RECORD_LIKE)
 def test_lines_that_are_not_records_are_skipped_with_one_warning(tmp_path, line, capsys):
     store = ResultStore(tmp_path)
-    store.append({"dataset": "d", "task": "forecast", "horizon": 96, "model": "m", "seed": 0, "mse": 1.0,
-                  "mae": 1.0, "fit_seconds": 1.0, "eval_seconds": 1.0})  # fmt: skip
+    store.append(ForecastRecord(dataset="d", horizon=96, model="m", seed=0, mse=1.0, mae=1.0, fit_seconds=1.0,
+                                eval_seconds=1.0))  # fmt: skip
     with store.path.open("ab") as f:
         f.write(line + b"\n")
     with pytest.warns(UserWarning, match=r"skipped line\(s\) 2, which are not result records"):
@@ -219,7 +220,7 @@ def test_seeds_run_each_seed_once_and_report_mean_std_cv(monkeypatch, tmp_path, 
             str(tmp_path), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     records = ResultStore(tmp_path).records()
-    assert [r["seed"] for r in records] == [2021, 2022, 2023] and len(run.calls) == 3
+    assert [r.seed for r in records] == [2021, 2022, 2023] and len(run.calls) == 3
     out = capsys.readouterr().out
     assert "## Seed robustness" in out
     row = next(line for line in out.splitlines() if line.startswith("| forecast | synthetic"))

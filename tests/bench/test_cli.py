@@ -1,7 +1,10 @@
+import json
+
 import pytest
 
 import xct_estimators.bench.forecast.protocol as forecast_module
 from xct_estimators.bench.cli import main
+from xct_estimators.bench.forecast.record import ForecastRecord
 from xct_estimators.bench.parser import build_parser
 from xct_estimators.bench.results import ResultStore
 
@@ -30,7 +33,7 @@ def test_resume_after_interrupt_keeps_finished_runs(monkeypatch, tmp_path, capsy
     assert main([*ARGS, "--output", str(tmp_path)]) == 130
     assert "--resume" in capsys.readouterr().err
     done = ResultStore(tmp_path).records()
-    assert [(r["horizon"], r["model"]) for r in done] == [(96, "dlinear"), (96, "nlinear")]
+    assert [(r.horizon, r.model) for r in done] == [(96, "dlinear"), (96, "nlinear")]
 
     resumed = FakeRun()
     monkeypatch.setattr(forecast_module, "run_forecast", resumed)
@@ -38,8 +41,9 @@ def test_resume_after_interrupt_keeps_finished_runs(monkeypatch, tmp_path, capsy
     assert [h for _, h in resumed.calls] == [192, 192]  # only the unfinished runs
     records = ResultStore(tmp_path).records()
     assert len(records) == 4
+    lines = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     for field in ("dataset", "task", "horizon", "model", "seed", "mse", "mae", "fit_seconds", "eval_seconds"):
-        assert all(field in r for r in records)
+        assert all(line[field] is not None for line in lines)
     out = capsys.readouterr().out
     assert "| synthetic | 192" in out and (tmp_path / "report.md").is_file()
     assert (tmp_path / "forecast_synthetic_96.png").is_file()
@@ -55,12 +59,12 @@ def test_crash_mid_run_loses_nothing_finished(monkeypatch, tmp_path):
 def test_torn_last_line_is_ignored(tmp_path):
     store = ResultStore(tmp_path)
     timing = {"mae": 1.0, "fit_seconds": 1.0, "eval_seconds": 0.1}
-    store.append({"dataset": "d", "task": "forecast", "horizon": 96, "model": "m", "seed": 0, "mse": 1.0, **timing})
+    store.append(ForecastRecord(dataset="d", horizon=96, model="m", seed=0, mse=1.0, **timing))
     with store.path.open("a") as f:
         f.write('{"dataset": "d", "task": "fore')  # a crash mid-write
     assert len(store.records()) == 1
-    store.append({"dataset": "d", "task": "forecast", "horizon": 192, "model": "m", "seed": 0, "mse": 1.0, **timing})
-    assert [r["horizon"] for r in store.records()] == [96, 192]
+    store.append(ForecastRecord(dataset="d", horizon=192, model="m", seed=0, mse=1.0, **timing))
+    assert [r.horizon for r in store.records()] == [96, 192]
 
 
 def test_bad_input_gives_a_clear_error(capsys, tmp_path):

@@ -9,13 +9,18 @@ from xct_estimators.bench.comparison import (
     verdicts,
     winner_sentence,
 )
+from xct_estimators.bench.detect.record import DetectRecord
+from xct_estimators.bench.forecast.record import ForecastRecord
 from xct_estimators.bench.forecast.table import forecast_table
+from xct_estimators.bench.impute.record import ImputeRecord
 from xct_estimators.bench.tables import markdown_table
 
 
 def forecast(model, seed, mse, horizon=96, dataset="ETTh1", **extra):
     run = {"task": "forecast", "dataset": dataset, "horizon": horizon, "model": model, "seed": seed, "seq_len": 96}
-    return {**run, "run": run, "mse": mse, "mae": mse, "fit_seconds": 1.0, "eval_seconds": 1.0, **extra}
+    return ForecastRecord.from_json(
+        {**run, "run": run, "mse": mse, "mae": mse, "fit_seconds": 1.0, "eval_seconds": 1.0, **extra}
+    )
 
 
 def seeded(model, values, **kwargs):
@@ -49,7 +54,8 @@ def test_one_run_of_an_untrained_baseline_stands_for_every_seed():
 def test_detection_ranks_by_vus_pr_higher_is_better_and_tests_do_not_mix():
     def detect(model, seed, vus, protocol):
         run = {"task": "detect", "dataset": "MSL", "protocol": protocol, "model": model, "seed": seed}
-        return {**run, "run": run, "vus_pr": vus, "f1_adjusted": 0.9 if model == "random" else 0.1}
+        scores = {"vus_pr": vus, "f1_adjusted": 0.9 if model == "random" else 0.1, "f1": 0.1, "auc_pr": 0.1}
+        return DetectRecord.from_json({**run, "run": run, **scores, "fit_seconds": 1.0, "eval_seconds": 1.0})
 
     records = [detect("xctformer", s, 0.30 + s * 1e-4, "tslib") for s in (1, 2)]
     records += [detect("window_mean", 0, 0.20, "tslib"), detect("window_mean", 0, 0.50, "point")]
@@ -59,7 +65,7 @@ def test_detection_ranks_by_vus_pr_higher_is_better_and_tests_do_not_mix():
     assert winner_sentence(records) == (
         "Highest VUS-PR per dataset and protocol (mean over seeds): `window_mean` in 1 of 2, `xctformer` in 1 of 2."
     )
-    older = [{**r, "vus_pr": None} for r in records if r["model"] != "window_mean"]  # records before VUS-PR
+    older = [r.replace(vus_pr=None) for r in records if r.model != "window_mean"]  # records before VUS-PR
     assert winner_sentence(older + [detect("random", 0, 0.1, "tslib")]) == (
         "No test here has VUS-PR for two models (`-` where a record predates it)."
     )
@@ -119,9 +125,9 @@ def test_the_imputation_table_names_each_runs_peak_learning_rate():
 
     def run(rate, mse):
         settings = {"learning_rate": rate, "best_epoch": 9}
-        return dict(task="impute", dataset="ETTh2", mask_rate=0.25, model="xctformer_linear", protocol="tslib",
-                    train_stride=1, eval_stride=1, epochs=10, n_windows=5, settings=settings, seed=2021, mse=mse,
-                    mae=mse, fit_seconds=1.0, eval_seconds=1.0)  # fmt: skip
+        return ImputeRecord(dataset="ETTh2", mask_rate=0.25, model="xctformer_linear", protocol="tslib",
+                            train_stride=1, eval_stride=1, epochs=10, n_windows=5, settings=settings, seed=2021,
+                            mse=mse, mae=mse, fit_seconds=1.0, eval_seconds=1.0)  # fmt: skip
 
     table = imputation_table([run(0.005, 0.0416), run(0.0025, 0.0430)])
     rows = [line for line in table.splitlines() if line.startswith("| ETTh2")]

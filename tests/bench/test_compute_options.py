@@ -55,24 +55,24 @@ def test_impute_records_and_resumes_by_the_switches(monkeypatch, tmp_path, tiny_
             "--eval-stride", "8", "--output", str(tmp_path), "--no-progress"]  # fmt: skip
     assert main([*argv, "--compile", "--precision", "bf16-mixed"]) == 0  # inductor, bf16 autocast on the CPU
     xct, linear = ResultStore(tmp_path).records()
-    assert xct["run"]["compile"] is True and xct["run"]["precision"] == "bf16-mixed"
-    assert (xct["compile"], xct["precision"]) == (True, "bf16-mixed") and np.isfinite(xct["mse"])
-    assert "compile" not in linear["run"] and "precision" not in linear["run"]  # nothing of it applies
-    assert xct["eval_compilations"] <= 1 and linear["eval_compilations"] == 0  # one inference graph at most
-    assert (linear["compile"], linear["precision"]) == (False, "32")
+    assert xct.run["compile"] is True and xct.run["precision"] == "bf16-mixed"
+    assert (xct.compile, xct.precision) == (True, "bf16-mixed") and np.isfinite(xct.mse)
+    assert "compile" not in linear.run and "precision" not in linear.run  # nothing of it applies
+    assert xct.eval_compilations <= 1 and linear.eval_compilations == 0  # one inference graph at most
+    assert (linear.compile, linear.precision) == (False, "32")
     for record in (xct, linear):  # where each number comes from
-        assert record["command"] == shlex.join(["xct-bench", *argv, "--compile", "--precision", "bf16-mixed"])
-        assert record["git_commit"] == "unknown" or re.fullmatch("[0-9a-f]{40}", record["git_commit"])
-        assert record["git_dirty"] in (True, False, None) and record["device"]["gpu"] is None
-        assert record["device"]["cpu"] and record["device"]["cpu_threads"] >= 1
-        assert {"torch", "pytorch_lightning", "darts", "sktime", "xct_estimators"} <= set(record["versions"])
-        assert record["fit_seconds"] >= 0 and record["eval_seconds"] > 0
+        assert record.command == shlex.join(["xct-bench", *argv, "--compile", "--precision", "bf16-mixed"])
+        assert record.git_commit == "unknown" or re.fullmatch("[0-9a-f]{40}", record.git_commit)
+        assert record.git_dirty in (True, False, None) and record.device["gpu"] is None
+        assert record.device["cpu"] and record.device["cpu_threads"] >= 1
+        assert {"torch", "pytorch_lightning", "darts", "sktime", "xct_estimators"} <= set(record.versions)
+        assert record.fit_seconds >= 0 and record.eval_seconds > 0
 
     # without the switches XCTFormer is another run; the linear baseline is the same one
     assert main([*argv, "--resume"]) == 0
     records = ResultStore(tmp_path).records()
-    assert [r["model"] for r in records] == ["xctformer", "linear", "xctformer"]
-    assert "compile" not in records[-1]["run"] and records[-1]["compile"] is False
+    assert [r.model for r in records] == ["xctformer", "linear", "xctformer"]
+    assert "compile" not in records[-1].run and records[-1].compile is False
 
 
 def test_the_switches_reach_the_engine(tiny_presets):  # noqa: F811

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from xct_estimators.bench.cli import main
+from xct_estimators.bench.results import parse_record
 from xct_estimators.bench.results_page import provenance_lines, results_page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +50,7 @@ def test_every_table_says_where_its_numbers_come_from(tmp_path):
     assert "- command: `xct-bench forecast --full`" in page
     assert "commit not recorded (older code)" in page and "predate the provenance fields" in page
     assert page.count("| ETTh1   | 96      | xctformer |") == 2 and "0.389" in page  # beside the paper's MSE
-    gpu = provenance_lines([{**RECORD, **where, "device": {"gpu": "NVIDIA H200"}, "git_dirty": True}])
+    gpu = provenance_lines([parse_record({**RECORD, **where, "device": {"gpu": "NVIDIA H200"}, "git_dirty": True})])
     assert gpu[0] == "- device: NVIDIA H200" and "(uncommitted changes)" in gpu[1]
 
 
@@ -86,7 +87,7 @@ def test_an_imputation_row_shows_the_epoch_whose_weights_were_kept():
     record = {"task": "impute", "dataset": "ETTh2", "mask_rate": 0.125, "model": "xctformer_linear", "seed": 2021,
               "mse": 0.05, "mae": 0.15, "fit_seconds": 1.0, "eval_seconds": 1.0, "protocol": "tslib", "epochs": 10,
               "settings": {"best_epoch": 3, "epochs_trained": 10}}  # fmt: skip
-    header, _, row = imputation_table([record]).splitlines()[2:5]
+    header, _, row = imputation_table([parse_record(record)]).splitlines()[2:5]
     cells = dict(zip([c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")], strict=True))
     assert cells["best epoch"] == "4" and cells["epochs"] == "10"  # a run that stopped improving early shows
 
@@ -118,11 +119,12 @@ def test_the_page_names_what_the_paper_reports_and_no_record_covers(tmp_path):
     reason its data is absent, MSL not at all once a protocol ran, and a baseline covers nothing."""
     from xct_estimators.bench.results_page import NOT_RUN, missing_section
 
-    detect = {"task": "detect", "dataset": "MSL", "model": "xctformer", "protocol": "point"}
+    scores = {"f1": 0.1, "f1_adjusted": 0.1, "auc_pr": 0.1, "fit_seconds": 1.0, "eval_seconds": 1.0}
+    detect = {"task": "detect", "dataset": "MSL", "model": "xctformer", "seed": 2021, "protocol": "point", **scores}
     baseline = {**RECORD, "dataset": "ETTh2", "model": "dlinear"}
     rows = {
         tuple(cell.strip() for cell in line.strip("|").split("|")[:3]): line.strip("|").split("|")[3].strip()
-        for line in missing_section([RECORD, detect, baseline]).splitlines()[5:]
+        for line in missing_section([parse_record(r) for r in (RECORD, detect, baseline)]).splitlines()[5:]
     }
     assert rows[("forecast", "ETTh1", "192, 336, 720")] == NOT_RUN
     assert rows[("forecast", "ETTh2", "96, 192, 336, 720")] == NOT_RUN

@@ -22,8 +22,8 @@ def bench(*argv):
 
 def by_model(folder):
     records = ResultStore(folder).records()
-    assert len({r["model"] for r in records}) == len(records), "a run was recorded twice"
-    return {r["model"]: r for r in records}
+    assert len({r.model for r in records}) == len(records), "a run was recorded twice"
+    return {r.model: r for r in records}
 
 
 def test_forecast_on_two_processes_scores_the_whole_test_split(tmp_path):
@@ -36,10 +36,10 @@ def test_forecast_on_two_processes_scores_the_whole_test_split(tmp_path):
         assert len(list(out.glob("*.png"))) == 1 and (out / "report.md").is_file()
     assert set(runs[2]) == {"naive", "nlinear"}
     for model in runs[2]:
-        assert runs[2][model]["n_windows"] == runs[1][model]["n_windows"]
+        assert runs[2][model].n_windows == runs[1][model].n_windows
     # the naive forecast does not depend on training: equal metrics mean the same windows, all of them
-    assert runs[2]["naive"]["mse"] == pytest.approx(runs[1]["naive"]["mse"], rel=1e-6)
-    assert runs[2]["naive"]["mae"] == pytest.approx(runs[1]["naive"]["mae"], rel=1e-6)
+    assert runs[2]["naive"].mse == pytest.approx(runs[1]["naive"].mse, rel=1e-6)
+    assert runs[2]["naive"].mae == pytest.approx(runs[1]["naive"].mae, rel=1e-6)
 
 
 def test_detect_on_two_processes_scores_the_whole_test_split(tmp_path):
@@ -52,9 +52,9 @@ def test_detect_on_two_processes_scores_the_whole_test_split(tmp_path):
               "--data-dir", str(tmp_path / "data"), "--output", str(out))  # fmt: skip
         runs[devices] = by_model(out)
     for model in ("window_mean", "xctformer"):
-        assert runs[2][model]["n_windows"] == runs[1][model]["n_windows"]
+        assert runs[2][model].n_windows == runs[1][model].n_windows
     for metric in ("f1", "auc_pr", "auc_roc", "vus_pr"):
-        assert runs[2]["window_mean"][metric] == pytest.approx(runs[1]["window_mean"][metric])
+        assert getattr(runs[2]["window_mean"], metric) == pytest.approx(getattr(runs[1]["window_mean"], metric))
 
 
 def test_impute_on_two_processes_writes_one_record_per_run(monkeypatch, tmp_path, tiny_presets):  # noqa: F811
@@ -68,8 +68,8 @@ def test_impute_on_two_processes_writes_one_record_per_run(monkeypatch, tmp_path
                 "--accelerator", "cpu", "--output", str(out), "--no-progress"]  # fmt: skip
         assert main(argv) == 0
         runs[devices] = by_model(out)
-    assert runs[2]["xctformer"]["n_hidden"] == runs[1]["xctformer"]["n_hidden"]
-    assert runs[2]["linear"]["mse"] == runs[1]["linear"]["mse"]
+    assert runs[2]["xctformer"].n_hidden == runs[1]["xctformer"].n_hidden
+    assert runs[2]["linear"].mse == runs[1]["linear"].mse
 
 
 @pytest.mark.parametrize(

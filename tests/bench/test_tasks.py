@@ -37,25 +37,25 @@ def test_impute_records_one_run_per_mask_rate_and_model(monkeypatch, tmp_path, t
             "--train-stride", "4", "--eval-stride", "3", "--output", str(tmp_path), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     records = ResultStore(tmp_path).records()
-    assert [(r["mask_rate"], r["model"]) for r in records] == [
+    assert [(r.mask_rate, r.model) for r in records] == [
         (0.125, "xctformer"),
         (0.125, "linear"),
         (0.5, "xctformer"),
         (0.5, "linear"),
     ]
     for r in records:
-        assert r["protocol"] == "tslib" and r["eval_stride"] == 3
-        assert r["train_stride"] == (4 if r["model"] == "xctformer" else None)  # linear does not train
-        assert r["n_windows"] == len(range(0, 200 - 32 + 1, 3)) and r["n_hidden"] > 0 and r["mse"] > 0
+        assert r.protocol == "tslib" and r.eval_stride == 3
+        assert r.train_stride == (4 if r.model == "xctformer" else None)  # linear does not train
+        assert r.n_windows == len(range(0, 200 - 32 + 1, 3)) and r.n_hidden > 0 and r.mse > 0
     xct = records[0]
-    assert xct["settings"]["fill"] == "zero" and xct["settings"]["patience"] == PAPER_PATIENCE
+    assert xct.settings["fill"] == "zero" and xct.settings["patience"] == PAPER_PATIENCE
     assert "| ETTh1   | 0.125" in capsys.readouterr().out  # beside the paper's 0.069
     assert main([*argv, "--resume"]) == 0
     assert len(ResultStore(tmp_path).records()) == 4
     # another protocol is another run, not a resumed one
     assert main([*argv, "--resume", "--protocol", "series", "--models", "linear"]) == 0
     records = ResultStore(tmp_path).records()
-    assert len(records) == 6 and records[-1]["protocol"] == "series" and records[-1]["n_windows"] is None
+    assert len(records) == 6 and records[-1].protocol == "series" and records[-1].n_windows is None
 
 
 def test_impute_train_stride_reaches_the_engine(monkeypatch, tiny_presets):
@@ -85,24 +85,22 @@ def test_detect_runs_both_protocols_for_every_model_and_resumes(monkeypatch, tmp
     argv = ["detect", "--models", models, "--protocol", "tslib,point", "--output", str(tmp_path), "--no-progress"]
     assert main(argv) == 0
     records = ResultStore(tmp_path).records()
-    assert [(r["model"], r["protocol"]) for r in records] == [
-        (m, p) for m in models.split(",") for p in ("tslib", "point")
-    ]
+    assert [(r.model, r.protocol) for r in records] == [(m, p) for m in models.split(",") for p in ("tslib", "point")]
     for r in records:
-        assert r["anomaly_ratio"] == 1.0 and r["window_length"] == 32
-        assert 0 <= r["f1"] <= r["f1_adjusted"] <= 1 and 0 < r["auc_roc"] <= 1
-        assert r["auc_pr"] > 0.2, r  # base rate 20 / 600 = 0.033
+        assert r.anomaly_ratio == 1.0 and r.window_length == 32
+        assert 0 <= r.f1 <= r.f1_adjusted <= 1 and 0 < r.auc_roc <= 1
+        assert r.auc_pr > 0.2, r  # base rate 20 / 600 = 0.033
     tslib = records[0]
-    assert tslib["n_windows"] == 600 - 32 + 1 and tslib["n_train_windows"] == 600 - 32 + 1
-    assert records[1]["n_windows"] == len(range(0, 600 - 32 + 1, 16)) + 1  # stride 16, and one ending at the end
-    assert tslib["settings"]["patience"] == PAPER_PATIENCE and tslib["settings"]["window_length"] == 32
+    assert tslib.n_windows == 600 - 32 + 1 and tslib.n_train_windows == 600 - 32 + 1
+    assert records[1].n_windows == len(range(0, 600 - 32 + 1, 16)) + 1  # stride 16, and one ending at the end
+    assert tslib.settings["patience"] == PAPER_PATIENCE and tslib.settings["window_length"] == 32
     assert main([*argv, "--resume"]) == 0
     assert len(ResultStore(tmp_path).records()) == 6
     # another network is another run; the baselines are unchanged by --arch
     assert main([*argv, "--resume", "--arch", "d_model=4,d_ff=8"]) == 0
     records = ResultStore(tmp_path).records()
-    assert len(records) == 8 and records[-1]["arch"] == {"d_model": 4, "d_ff": 8}
-    assert records[-1]["settings"]["d_model"] == 4
+    assert len(records) == 8 and records[-1].arch == {"d_model": 4, "d_ff": 8}
+    assert records[-1].settings["d_model"] == 4
 
 
 @pytest.mark.parametrize(

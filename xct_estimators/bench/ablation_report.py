@@ -7,39 +7,42 @@ from collections import defaultdict
 
 from . import paper
 from .models import ABLATION_MODELS
+from .record import Record
 from .tables import fmt, markdown_table
 from .tasks import TASKS, Task
 
 ABLATION_VARIANTS = ("xctformer", *ABLATION_MODELS)
 
 
-def _ablation_averages(records: list[dict], task: Task) -> dict[str, dict[str, tuple]]:
+def _ablation_averages(records: list[Record], task: Task) -> dict[str, dict[str, tuple]]:
     """variant -> dataset -> its two metrics averaged over the task's settings (horizons or mask
     rates, complete sets only; anomaly detection: one protocol's runs), over the seeds the variants
     were run with (the full model's other seeds are left out)."""
     spec = task.ablation
-    mine = [r for r in records if r["task"] == task.name and r["model"] in ABLATION_VARIANTS]
-    mine = [r for r in mine if spec.protocol in (None, r.get("protocol"))]
-    seeds = {r["seed"] for r in mine if r["model"] != "xctformer"}
-    mine = [r for r in mine if r["seed"] in seeds]
+    mine = [r for r in records if r.task == task.name and r.model in ABLATION_VARIANTS]
+    mine = [r for r in mine if spec.protocol in (None, r.where)]
+    seeds = {r.seed for r in mine if r.model != "xctformer"}
+    mine = [r for r in mine if r.seed in seeds]
     per_seed: dict[tuple, list[tuple]] = defaultdict(list)
     if not spec.averaged_over:
         for r in mine:
-            per_seed[(r["model"], r["dataset"])].append(tuple(spec.scale * r[k] for k in task.metrics))
+            per_seed[(r.model, r.dataset)].append(tuple(spec.scale * getattr(r, k) for k in task.metrics))
     groups: dict[tuple, dict] = defaultdict(dict)
     for r in mine if spec.averaged_over else ():
-        groups[(r["model"], r["dataset"], spec.same_run(r), r["seed"])][r[task.setting]] = r
+        groups[(r.model, r.dataset, spec.same_run(r), r.seed)][r.where] = r
     for (model, dataset, _, _), cells in groups.items():
         if set(spec.averaged_over) <= set(cells):
             chosen = [cells[x] for x in spec.averaged_over]
-            per_seed[(model, dataset)].append(tuple(sum(c[k] for c in chosen) / len(chosen) for k in task.metrics))
+            per_seed[(model, dataset)].append(
+                tuple(sum(getattr(c, k) for c in chosen) / len(chosen) for k in task.metrics)
+            )
     averages: dict[str, dict[str, tuple]] = defaultdict(dict)
     for (model, dataset), values in per_seed.items():
         averages[model][dataset] = tuple(sum(v[i] for v in values) / len(values) for i in (0, 1))
     return averages
 
 
-def ablation_table(records: list[dict]) -> str:
+def ablation_table(records: list[Record]) -> str:
     """The paper's ablation tables, per task: each variant's averages per dataset beside the
     paper's, then "XCTFormer vs others (%)" over the datasets measured, ours beside the paper's
     (computed by the same rule from its per-dataset table, on the same datasets)."""

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .._optional import optional_import
+from .record import Record
 from .results import ResultStore
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours its task names
 #: What ``work`` returns: one ``(record, example)`` per record (``example`` for the plots, or None).
-Outcome = list[tuple[dict[str, Any], Optional[dict[str, Any]]]]
+Outcome = list[tuple[Record, Optional[dict[str, Any]]]]
 
 
 @dataclass
@@ -30,7 +31,7 @@ class Job:
 
     label: str
     work: Callable[[], Outcome]
-    summary: Callable[[dict[str, Any]], str]
+    summary: Callable[[Record], str]
     run: dict[str, Any] = field(default_factory=dict)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .catalog import NAIVE
 from .models import ABLATION_MODELS
+from .record import Record
 from .tables import compute_label
 from .tasks import TASKS, Measure
 
@@ -28,34 +29,35 @@ _SAME_TEST = (
 )
 
 
-def setting(record: dict) -> str:
+def setting(record: Record) -> str:
     """Where in a task a record sits: the horizon, the mask rate or the detection protocol."""
-    return TASKS[record["task"]].describe(record)
+    return record.describe()
 
 
-def _label(record: dict) -> str:
+def _label(record: Record) -> str:
     compute = compute_label(record)
-    return f"{record['model']} ({compute})" if compute else record["model"]
+    return f"{record.model} ({compute})" if compute else record.model
 
 
 def _base(label: str) -> str:
     return label.split(" (")[0]
 
 
-def _test(record: dict) -> str:
-    run = record.get("run") or record
-    return json.dumps({k: run.get(k, record.get(k)) for k in _SAME_TEST}, sort_keys=True, default=str)
+def _test(record: Record) -> str:
+    values = record.to_json()
+    run = record.run or values
+    return json.dumps({k: run.get(k, values.get(k)) for k in _SAME_TEST}, sort_keys=True, default=str)
 
 
-def _compared(records: list[dict]) -> dict[str, dict[str, list[float]]]:
+def _compared(records: list[Record]) -> dict[str, dict[str, list[float]]]:
     """Test -> model -> the measure over seeds (one value per seed, the latest record's), for the
     paper's model and the baselines (not the ablations)."""
     values: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for r in records:
-        value = r.get(TASKS[r["task"]].measure.key)
-        if value is None or r["model"] in ABLATION_MODELS:
+        value = getattr(r, TASKS[r.task].measure.key)
+        if value is None or r.model in ABLATION_MODELS:
             continue
-        values[_test(r)][_label(r)][r["seed"]] = float(value)
+        values[_test(r)][_label(r)][r.seed] = float(value)
     return {test: {m: list(s.values()) for m, s in models.items()} for test, models in values.items()}
 
 
@@ -65,14 +67,14 @@ def _best(models: dict[str, list[float]], measure: Measure, among) -> Optional[s
     return min(candidates, key=lambda m: (sign * np.mean(models[m]), m)) if candidates else None
 
 
-def winner_sentence(records: list[dict]) -> str:
+def winner_sentence(records: list[Record]) -> str:
     """One sentence: which model has the best mean measure in each test of ``records``, counted."""
     tests = _compared(records)
     if not tests:
         return ""
-    task = next(iter(records))["task"]
+    task = next(iter(records)).task
     measure = TASKS[task].measure
-    labels = {_label(r) for r in records if r["model"] not in ABLATION_MODELS}
+    labels = {_label(r) for r in records if r.model not in ABLATION_MODELS}
     if len(labels) == 1:
         return f"One model, `{labels.pop()}`: the rows compare its settings, not models."
     tests = {test: models for test, models in tests.items() if len(models) > 1}
@@ -82,7 +84,7 @@ def winner_sentence(records: list[dict]) -> str:
     for models in tests.values():
         counts[_best(models, measure, lambda m: True)] += 1
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    averaged = any("avg" in (r.get("horizon"), r.get("mask_rate")) for r in records)
+    averaged = any(r.where == "avg" for r in records)
     per = "dataset" if averaged else TASKS[task].compared_per
     best = "lowest" if measure.lower_is_better else "highest"
     listed = ", ".join(f"`{model}` in {n} of {len(tests)}" for model, n in ranked)
@@ -102,9 +104,9 @@ class Verdict:
     change: float  # relative: negative is better for a lower-is-better measure
 
 
-def _order(record: dict) -> tuple:
-    where = record.get("horizon") or record.get("mask_rate") or 0
-    return record["task"], record["dataset"], where if isinstance(where, (int, float)) else 0, _test(record)
+def _order(record: Record) -> tuple:
+    where = record.where
+    return record.task, record.dataset, where if isinstance(where, (int, float)) else 0, _test(record)
 
 
 def _stats(values: list[float]) -> tuple[float, float, int]:
@@ -112,7 +114,7 @@ def _stats(values: list[float]) -> tuple[float, float, int]:
     return float(array.mean()), float(array.std(ddof=1)) if len(array) > 1 else 0.0, len(array)
 
 
-def verdicts(records: list[dict]) -> list[Verdict]:
+def verdicts(records: list[Record]) -> list[Verdict]:
     """XCTFormer against the best baseline of the same test, by each task's measure. A win or a loss
     counts only when the gap between the means is larger than the larger standard deviation over
     seeds, and only with two or more seeds of each (one run of an untrained baseline stands for
@@ -121,7 +123,7 @@ def verdicts(records: list[dict]) -> list[Verdict]:
     by_test = {_test(r): r for r in records}
     for test, models in sorted(_compared(records).items(), key=lambda item: _order(by_test[item[0]])):
         first = by_test[test]
-        measure = TASKS[first["task"]].measure
+        measure = TASKS[first.task].measure
         other_model = _best(models, measure, lambda m: _base(m) not in XCTFORMER)
         if other_model is None:
             continue
@@ -139,9 +141,7 @@ def verdicts(records: list[dict]) -> list[Verdict]:
                 outcome = "wins" if better else "loses"
             change = gap / abs(other[0]) if other[0] else float("nan")
             found.append(
-                Verdict(
-                    first["task"], first["dataset"], setting(first), model, ours, other_model, other, outcome, change
-                )
+                Verdict(first.task, first.dataset, setting(first), model, ours, other_model, other, outcome, change)
             )
     return found
 
@@ -151,7 +151,7 @@ def _cell(stats: tuple[float, float, int]) -> str:
     return f"{mean:.4f} ± {std:.4f} ({seeds})" if seeds > 1 else f"{mean:.4f} (1)"
 
 
-def helps_section(folders: dict[str, list[dict]], markdown_table) -> str:
+def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
     """The page's "When XCTFormer helps" section: a summary sentence and one row per comparison,
     within each record folder (a folder is one benchmark run's records)."""
     found = [(folder, v) for folder, records in folders.items() for v in verdicts(records)]
@@ -183,38 +183,38 @@ def helps_section(folders: dict[str, list[dict]], markdown_table) -> str:
     return "\n".join(["## When XCTFormer helps", "", summary, "", rule, "", markdown_table(header, rows)])
 
 
-def spread_sentence(records: list[dict]) -> str:
+def spread_sentence(records: list[Record]) -> str:
     """One sentence on the seed table: the largest coefficient of variation of each task's measure."""
-    groups: dict[str, list[dict]] = defaultdict(list)
+    groups: dict[str, list[Record]] = defaultdict(list)
     for r in records:
-        run = dict(r.get("run") or {})
+        run = dict(r.run or {})
         run.pop("seed", None)
         groups[json.dumps(run, sort_keys=True, default=str)].append(r)
-    widest: dict[str, tuple[float, dict]] = {}
+    widest: dict[str, tuple[float, Record]] = {}
     for cell in groups.values():
-        measure = TASKS[cell[0]["task"]].measure
-        values = [r.get(measure.key) for r in cell]
-        if len({r["seed"] for r in cell}) < 2 or None in values:
+        measure = TASKS[cell[0].task].measure
+        values = [getattr(r, measure.key) for r in cell]
+        if len({r.seed for r in cell}) < 2 or None in values:
             continue
         mean, std, _ = _stats([float(v) for v in values])
         cv = std / abs(mean) if mean else 0.0
-        if cv >= widest.get(cell[0]["task"], (-1.0, None))[0]:
-            widest[cell[0]["task"]] = (cv, cell[0])
+        if cv >= widest.get(cell[0].task, (-1.0, None))[0]:
+            widest[cell[0].task] = (cv, cell[0])
     parts = [
         f"{TASKS[task].measure.label} of {task} runs varies by up to {100 * cv:.1f}% (coefficient of variation, "
-        f"`{r['model']}` on {r['dataset']}, {setting(r)})"
+        f"`{r.model}` on {r.dataset}, {setting(r)})"
         for task, (cv, r) in sorted(widest.items())
     ]
     return ("Over seeds, " + "; ".join(parts) + ".") if parts else ""
 
 
-def covariate_sentence(records: list[dict]) -> str:
+def covariate_sentence(records: list[Record]) -> str:
     """One sentence: how much each model's measure changes with future covariates against the same
     runs without them (mean over seeds and tests), for forecasting's ``records``."""
     values: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if r["model"] not in ABLATION_MODELS:
-            values[r["dataset"], r["horizon"], _label(r)][r.get("covariates") or "none"].append(r["mse"])
+        if r.model not in ABLATION_MODELS:
+            values[r.dataset, r.horizon, _label(r)][r.covariates or "none"].append(r.mse)
     changes: dict[tuple[str, str], list[float]] = defaultdict(list)
     for (dataset, _, model), modes in values.items():
         for mode, with_them in modes.items():

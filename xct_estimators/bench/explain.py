@@ -21,7 +21,7 @@ def model_identity(run: dict) -> str:
     """A saved model's name: what it was trained on and how (dataset and its content, look-back,
     horizon, features, epochs, seed, every network setting), so another run never loads it."""
     digest = hashlib.sha256(json.dumps(run, sort_keys=True, default=str).encode()).hexdigest()[:12]
-    return f"xctformer_{dataset_part(run)}_{run['horizon']}_{run['seed']}_{digest}"
+    return f"xctformer_{dataset_part(run['dataset'], run['data_sha256'])}_{run['horizon']}_{run['seed']}_{digest}"
 
 
 def run_explain(args: ExplainSettings) -> int:
@@ -55,7 +55,7 @@ def run_explain(args: ExplainSettings) -> int:
                 write_atomically(saved, lambda path, model=model: model.save(str(path)), companions=(".ckpt",))
                 print(f"trained in {seconds:.0f} s, saved {saved}")
             dmap = dependency_map(model)
-            stem = output / f"dependency_{dataset_part(run)}_{horizon}"
+            stem = output / f"dependency_{dataset_part(dataset, fingerprints[dataset])}_{horizon}"
             picture = stem.with_name(stem.name + ".png")
             title = f"XCTFormer {dataset}, horizon {horizon}: learned CRAB mask"
             write_atomically(picture, functools.partial(plot_dependency_map, dmap, title=title))

@@ -11,12 +11,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional
 
+from .forecast.record import ForecastRecord
+from .record import Record
 from .runs import write_atomically
 
 EXAMPLES_DIR = "examples"
 
 
-def save_example(output: Path, record: dict, example: dict) -> None:
+def save_example(output: Path, record: ForecastRecord, example: dict) -> None:
     write_atomically(_example_path(output, record), lambda path: path.write_text(json.dumps(example)))
 
 
@@ -29,20 +31,23 @@ def file_name(text) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "dataset"
 
 
-def dataset_part(record: dict) -> str:
-    """The dataset's part of a file name: a CSV's stem with its content hash, so two files of one
-    name (``a/data.csv``, ``b/data.csv``) never write over each other's pictures."""
-    sha = record.get("data_sha256") or record.get("run", {}).get("data_sha256")
-    return file_name(record["dataset"]) + (f"-{sha[:8]}" if sha else "")
+def dataset_part(dataset: str, sha: Optional[str]) -> str:
+    """The dataset's part of a file name: a CSV's stem with its content hash (``sha``), so two files
+    of one name (``a/data.csv``, ``b/data.csv``) never write over each other's pictures."""
+    return file_name(dataset) + (f"-{sha[:8]}" if sha else "")
 
 
-def _example_path(output: Path, record: dict) -> Path:
-    parts = (dataset_part(record), record["horizon"], record["model"], record["seed"])
+def _dataset_part(record: ForecastRecord) -> str:
+    return dataset_part(record.dataset, record.data_sha256 or (record.run or {}).get("data_sha256"))
+
+
+def _example_path(output: Path, record: ForecastRecord) -> Path:
+    parts = (_dataset_part(record), record.horizon, record.model, record.seed)
     name = "_".join(file_name(part) for part in parts) + ".json"
     return Path(output) / EXAMPLES_DIR / name
 
 
-def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
+def plot_forecasts(output: Path, records: list[Record]) -> list[Path]:
     """One ``forecast_<dataset>_<horizon>.png`` per dataset and horizon: truth against every model
     on the first test window, beside the test MSE by model. Returns the files written."""
     import matplotlib
@@ -52,12 +57,12 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
 
     output = Path(output)
     written = []
-    groups: dict[tuple, list[dict]] = defaultdict(list)
+    groups: dict[tuple, list[ForecastRecord]] = defaultdict(list)
     for r in records:
-        if "horizon" in r:  # forecasting's records: the only ones with a first test window saved
-            groups[(dataset_part(r), r["dataset"], r["horizon"])].append(r)
+        if isinstance(r, ForecastRecord):  # the only ones with a first test window saved
+            groups[(_dataset_part(r), r.dataset, r.horizon)].append(r)
     for (part, dataset, horizon), group in sorted(groups.items()):
-        group = sorted(group, key=lambda r: r["mse"])
+        group = sorted(group, key=lambda r: r.mse)
         fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4), gridspec_kw={"width_ratios": [2, 1]})
         plotted_truth = False
         for r in group:
@@ -70,14 +75,14 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
                 left.plot(range(len(truth)), truth, color="black", lw=1.5, label=f"truth ({example['channel']})")
                 left.axvline(n_hist - 0.5, color="grey", ls=":")
                 plotted_truth = True
-            left.plot(range(n_hist, n_hist + len(example["forecast"])), example["forecast"], lw=1, label=r["model"])
+            left.plot(range(n_hist, n_hist + len(example["forecast"])), example["forecast"], lw=1, label=r.model)
         left.set_title(f"{dataset}, horizon {horizon}: first test window")
         left.set_xlabel("step")
         if plotted_truth:
             left.legend(fontsize=8)
         else:  # e.g. a folder copied without its examples/
             left.text(0.5, 0.5, "no saved forecast", ha="center", va="center", transform=left.transAxes)
-        right.barh([r["model"] for r in group], [r["mse"] for r in group], color="tab:blue")
+        right.barh([r.model for r in group], [r.mse for r in group], color="tab:blue")
         right.invert_yaxis()
         right.set_xlabel("test MSE (standardised)")
         right.set_title("MSE by model")
@@ -89,7 +94,7 @@ def plot_forecasts(output: Path, records: list[dict]) -> list[Path]:
     return written
 
 
-def _load_example(output: Path, record: dict) -> Optional[dict]:
+def _load_example(output: Path, record: ForecastRecord) -> Optional[dict]:
     path = _example_path(output, record)
     if not path.is_file():
         return None

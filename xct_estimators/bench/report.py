@@ -12,34 +12,35 @@ import numpy as np
 from .ablation_report import ablation_table
 from .comparison import spread_sentence
 from .forecast_plots import plot_forecasts
+from .record import Record
 from .results import ResultStore
 from .runs import write_atomically
 from .tables import markdown_table
 from .tasks import TASKS
 
 
-def seed_table(records: list[dict]) -> str:
+def seed_table(records: list[Record]) -> str:
     """Runs that differ only in their seed: mean, standard deviation (over seeds, ddof=1) and
     coefficient of variation of each metric, as the paper's seed table."""
-    groups: dict[str, list[dict]] = defaultdict(list)
+    groups: dict[str, list[Record]] = defaultdict(list)
     for r in records:
-        run = dict(r.get("run") or {k: r.get(k) for k in ("task", "dataset", "horizon", "mask_rate", "model")})
+        run = dict(r.run or {k: r.to_json().get(k) for k in ("task", "dataset", "horizon", "mask_rate", "model")})
         run.pop("seed", None)
         groups[json.dumps(run, sort_keys=True, default=str)].append(r)
     rows = []
     for cell in groups.values():
-        seeds = sorted({r["seed"] for r in cell})
+        seeds = sorted({r.seed for r in cell})
         if len(seeds) < 2:
             continue
         first = cell[0]
-        metrics = TASKS[first["task"]].metrics
-        where = first.get("horizon") or first.get("mask_rate") or first.get("protocol") or "-"
+        metrics = TASKS[first.task].metrics
+        where = first.where
         stats = []
         for metric in metrics:
-            values = np.array([r[metric] for r in cell], dtype=float)
+            values = np.array([getattr(r, metric) for r in cell], dtype=float)
             mean, std = values.mean(), values.std(ddof=1)
             stats += [f"{metric} {mean:.4f} ± {std:.4f}", f"{100 * std / abs(mean):.2f}" if mean else "-"]
-        rows.append([first["task"], first["dataset"], where, first["model"], len(seeds), *stats])
+        rows.append([first.task, first.dataset, where, first.model, len(seeds), *stats])
     if not rows:
         return ""
     number_first = lambda cell: (0, cell, "") if isinstance(cell, (int, float)) else (1, 0, str(cell))  # noqa: E731
@@ -49,10 +50,10 @@ def seed_table(records: list[dict]) -> str:
     return markdown_table(header, rows)
 
 
-def full_report(records: list[dict]) -> str:
+def full_report(records: list[Record]) -> str:
     sections = []
     for task in TASKS.values():
-        mine = [r for r in records if r["task"] == task.name]
+        mine = [r for r in records if r.task == task.name]
         if mine:
             sections.append(f"## {task.title.capitalize()}\n\n{task.tabulate(mine)}")
     seeds = seed_table(records)

@@ -14,7 +14,9 @@ import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Optional
 
+from .record import Record
 from .tasks import TASKS
 
 RESULTS_FILE = "results.jsonl"
@@ -31,35 +33,34 @@ KEY_FIELDS = (
     "train_stride",
     "arch",
 )
-#: Fields a line must have, with their types, to be a record: every task's, then each task's own.
-_NUMBER = (int, float)
-REQUIRED_FIELDS = {"task": str, "dataset": str, "model": str, "seed": int}
 
 
-def is_record(value) -> bool:
-    """Whether a parsed line is a result record: a known task with every field the reports read,
-    each of its type (``bool`` is not a number here)."""
+def parse_record(value) -> Optional[Record]:
+    """The record of a parsed line, or None when the line is not one: not a known task's, or a
+    field the tables read missing or of another type."""
     if not isinstance(value, dict) or value.get("task") not in TASKS:
-        return False
-    fields = {**REQUIRED_FIELDS, **TASKS[value["task"]].fields, "fit_seconds": _NUMBER, "eval_seconds": _NUMBER}
-    return all(
-        isinstance(value.get(name), kind) and not isinstance(value.get(name), bool) for name, kind in fields.items()
-    )
+        return None
+    try:
+        return TASKS[value["task"]].record.from_json(value)
+    except (TypeError, ValueError):
+        return None
 
 
-def run_key(record: dict) -> tuple:
+def identity(run: dict) -> tuple:
+    """The identity of the run of these ``run`` settings (as :func:`run_key` gives it for its record)."""
+    return ("run", json.dumps(run, sort_keys=True))
+
+
+def run_key(record: Record) -> tuple:
     """The identity of a run: its ``run`` settings as sorted JSON, else the legacy fields."""
-    if "run" in record:
-        return ("run", json.dumps(record["run"], sort_keys=True))
-    return ("legacy", *(_hashable(record.get(field)) for field in KEY_FIELDS))
+    if record.run is not None:
+        return identity(record.run)
+    values = record.to_json()
+    return ("legacy", *(_hashable(values.get(field)) for field in KEY_FIELDS))
 
 
 def _hashable(value):
     return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
-
-
-def non_finite_fields(record: dict) -> list[str]:
-    return [k for k, v in record.items() if isinstance(v, float) and not math.isfinite(v)]
 
 
 class ResultStore:
@@ -69,12 +70,12 @@ class ResultStore:
         self.directory = Path(directory)
         self.path = self.directory / RESULTS_FILE
 
-    def records(self) -> list[dict]:
+    def records(self) -> list[Record]:
         """Every stored record. Lines that are not records (a line torn by a crash, other JSON,
         bytes that are not UTF-8) are skipped with one warning naming them."""
         return list(self._read())
 
-    def _read(self) -> Iterator[dict]:
+    def _read(self) -> Iterator[Record]:
         if not self.path.is_file():
             return
         skipped = []
@@ -83,10 +84,10 @@ class ResultStore:
                 if not raw.strip():
                     continue
                 try:
-                    record = json.loads(raw.decode("utf-8"))
+                    record = parse_record(json.loads(raw.decode("utf-8")))
                 except (UnicodeDecodeError, json.JSONDecodeError):
                     record = None
-                if is_record(record):
+                if record is not None:
                     yield record
                 else:
                     skipped.append(number)
@@ -101,21 +102,22 @@ class ResultStore:
     def finished(self) -> set[tuple]:
         return {run_key(record) for record in self._read()}
 
-    def latest(self) -> list[dict]:
+    def latest(self) -> list[Record]:
         """One record per run: the last one written."""
         by_key = {run_key(record): record for record in self._read()}
         return list(by_key.values())
 
-    def append(self, record: dict) -> None:
-        bad = non_finite_fields(record)
+    def append(self, record: Record) -> None:
+        values = record.to_json()
+        bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
         if bad:
             raise ValueError(
-                f"The run {record.get('dataset')} / {record.get('model')} produced non-finite {', '.join(bad)} "
-                f"({', '.join(str(record[k]) for k in bad)}); it is not recorded as finished. Check the data "
+                f"The run {record.dataset} / {record.model} produced non-finite {', '.join(bad)} "
+                f"({', '.join(str(values[k]) for k in bad)}); it is not recorded as finished. Check the data "
                 "for gaps and the model's settings."
             )
         self.directory.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(record, sort_keys=False) + "\n"
+        line = json.dumps(values, sort_keys=False) + "\n"
         if self.path.is_file() and self.path.stat().st_size:
             with self.path.open("rb") as f:
                 f.seek(-1, os.SEEK_END)

@@ -13,6 +13,7 @@ from pathlib import Path
 from . import paper
 from .catalog import UNOBTAINED_DATA
 from .comparison import helps_section
+from .record import Record
 from .report import full_report
 from .results import ResultStore
 from .runs import write_atomically
@@ -35,39 +36,39 @@ point-adjusted F1, with a `random` scorer to show what each measure gives to noi
 """
 
 
-def _commit(record: dict) -> str:
-    if "git_commit" not in record:
+def _commit(record: Record) -> str:
+    if record.git_commit is None:
         return "not recorded (older code)"
-    return record["git_commit"][:7] + (" (uncommitted changes)" if record.get("git_dirty") else "")
+    return record.git_commit[:7] + (" (uncommitted changes)" if record.git_dirty else "")
 
 
-def _device(record: dict) -> str:
-    device = record.get("device")
+def _device(record: Record) -> str:
+    device = record.device
     if not device:
-        return f"{record.get('accelerator', 'unknown')} (not recorded)"
+        return f"{record.accelerator or 'unknown'} (not recorded)"
     if device.get("gpu"):
         return device["gpu"]
     return f"{device['cpu']}, {device['cpu_threads']} threads"
 
 
-def _machine(record: dict) -> str:
+def _machine(record: Record) -> str:
     """What a table is per: the GPU, or the CPU model (runs with other thread counts share its table;
     the device line names each)."""
-    device = record.get("device")
+    device = record.device
     return _device(record) if not device or device.get("gpu") else device["cpu"]
 
 
-def provenance_lines(records: list[dict]) -> list[str]:
+def provenance_lines(records: list[Record]) -> list[str]:
     """Where the folder's numbers come from: devices, commits, precision and compile, commands."""
 
     def values(of) -> str:
         return "; ".join(sorted({of(r) for r in records}))
 
-    switches = values(lambda r: f"{r.get('precision', '32')}{', compiled' if r.get('compile') else ''}")
+    switches = values(lambda r: f"{r.precision}{', compiled' if r.compile else ''}")
     lines = [f"- device: {values(_device)}", f"- code: commit {values(_commit)}; precision: {switches}"]
-    commands = sorted({r["command"] for r in records if r.get("command")})
+    commands = sorted({r.command for r in records if r.command})
     lines += [f"- command: `{command}`" for command in commands]
-    if any("git_commit" not in r for r in records):
+    if any(r.git_commit is None for r in records):
         lines.append("- some records predate the provenance fields: their code is older than the tables' commits")
     return lines
 
@@ -193,16 +194,16 @@ NOT_RUN = "not run yet; the data is here"
 QUEUED = "not run yet; the data is here, and the GPU queue plans it (`python benchmarks/paper_scale.py --dry-run`)"
 
 
-def _covered(records: list[dict]) -> set[tuple]:
+def _covered(records: list[Record]) -> set[tuple]:
     keys = set()
     for r in records:
-        if r.get("model") in ("xctformer", "xctformer_linear"):  # the paper's model, either input fill
-            setting = TASKS[r["task"]].setting
-            keys.add((r["task"], paper.dataset_key(r["dataset"]), r.get(setting) if setting else None))
+        if r.model in ("xctformer", "xctformer_linear"):  # the paper's model, either input fill
+            setting = TASKS[r.task].setting
+            keys.add((r.task, paper.dataset_key(r.dataset), getattr(r, setting) if setting else None))
     return keys
 
 
-def missing_section(records: list[dict]) -> str:
+def missing_section(records: list[Record]) -> str:
     """The paper's results that no XCTFormer record on the page covers, with why."""
     wanted = [(task.name, *cell) for task in TASKS.values() for cell in task.paper_cells()]
     covered = _covered(records)
@@ -235,7 +236,7 @@ def results_page(folders: list[Path]) -> str:
     kernel's measurements) and
     ``smap_analysis.py``'s folder."""
     sections = [HEADER.format(folders=" ".join(str(folder) for folder in folders))]
-    shown: dict[str, list[dict]] = {}
+    shown: dict[str, list[Record]] = {}
     for folder in folders:
         if (Path(folder) / "analysis.json").is_file():
             sections.append(smap_section(folder))
@@ -248,7 +249,7 @@ def results_page(folders: list[Path]) -> str:
         shown[str(folder)] = records
         if not records:
             raise ValueError(f"{folder} holds no results.jsonl records: pass folders that xct-bench wrote.")
-        machines: dict[str, list[dict]] = {}
+        machines: dict[str, list[Record]] = {}
         for record in records:  # one table per machine; rows of several commits name theirs
             machines.setdefault(_machine(record), []).append(record)
         for device, group in sorted(machines.items()):

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 
 from . import paper
+from .forecast.record import ForecastRecord
+from .impute.record import ImputeRecord
+from .record import Record
 
 
 def fmt(value, spec=".3f") -> str:
@@ -24,42 +27,41 @@ def compact_table(header: list[str], rows: list[list]) -> str:
     return "\n".join(lines + ["| " + " | ".join(map(str, row)) + " |" for row in rows]) + "\n"
 
 
-def forecast_setting(record: dict) -> str:
+def forecast_setting(record: ForecastRecord) -> str:
     """What tells two runs of one model apart in a table: features, look-back, epochs, future covariates."""
-    if "features" not in record:
+    if record.features is None:
         return "-"
-    epochs = record.get("epochs", "?")
-    training = "untrained" if epochs is None else f"{epochs} ep"
-    covariates = f", +{record['covariates']}" if record.get("covariates") else ""
-    return f"{record['features']}, L={record.get('seq_len', '?')}, {training}{covariates}"
+    training = "untrained" if record.epochs is None else f"{record.epochs} ep"
+    covariates = f", +{record.covariates}" if record.covariates else ""
+    return f"{record.features}, L={record.seq_len or '?'}, {training}{covariates}"
 
 
-def imputation_setting(record: dict) -> list:
+def imputation_setting(record: ImputeRecord) -> list:
     """Protocol, strides, epochs, peak learning rate, the epochs a rollback undid (``-``: trained
     without one; ``none``: none diverged), windows."""
-    cells = [record.get(key) or "-" for key in ("train_stride", "eval_stride", "epochs")]
-    settings = record.get("settings") or {}
+    cells = [getattr(record, key) or "-" for key in ("train_stride", "eval_stride", "epochs")]
+    settings = record.settings
     peak = settings.get("learning_rate")  # what trains: XCTFormer, SAITS
     rollback = "-"
     if "rollback_on_divergence" in settings:
         rollback = ", ".join(f"epoch {e + 1}" for e in settings.get("rolled_back_at", [])) or "none"
     peak_cell = f"{peak:g}" if peak else "-"
-    return [record.get("protocol", "series"), *cells, peak_cell, rollback, record.get("n_windows") or "-"]
+    return [record.protocol, *cells, peak_cell, rollback, record.n_windows or "-"]
 
 
-def compute_label(record: dict) -> str:
+def compute_label(record: Record) -> str:
     """How the record's network computed, when not the default float32 eager run."""
-    precision = record.get("precision", "32")
-    return ", ".join([precision] * (precision != "32") + ["compiled"] * bool(record.get("compile")))
+    precision = record.precision
+    return ", ".join([precision] * (precision != "32") + ["compiled"] * bool(record.compile))
 
 
 def _gap(value) -> str:
     return "-" if value is None else f"{100 * value:+.1f}%"
 
 
-def error_cells(record: dict, reference) -> list[str]:
+def error_cells(mse: float, mae: float, reference) -> list[str]:
     """MSE, MAE, the paper's MSE and MAE, and the relative gaps."""
-    (mse, mae), (paper_mse, paper_mae) = (record["mse"], record["mae"]), reference or (None, None)
+    paper_mse, paper_mae = reference or (None, None)
     gaps = (paper.relative_gap(mse, paper_mse), paper.relative_gap(mae, paper_mae))
     return [*map(fmt, (mse, mae, paper_mse, paper_mae)), *map(_gap, gaps)]
 
@@ -68,37 +70,37 @@ ERROR_HEADER = ["MSE", "MAE", "paper MSE", "paper MAE", "gap MSE", "gap MAE"]
 TIME_HEADER = ["fit s", "eval s"]
 
 
-def time_cells(record: dict) -> list[str]:
-    return [fmt(record["fit_seconds"], ".0f"), fmt(record["eval_seconds"], ".1f")]
+def time_cells(record: Record) -> list[str]:
+    return [fmt(record.fit_seconds, ".0f"), fmt(record.eval_seconds, ".1f")]
 
 
 #: What can tell rows of one table apart beyond their settings: the code, and how the network computed.
 _ORIGINS = {
-    "commit": lambda r: (r.get("git_commit") or "not recorded")[:7],
+    "commit": lambda r: (r.git_commit or "not recorded")[:7],
     "compute": lambda r: compute_label(r) or "fp32",
 }
 
 
-def _origins(records: list[dict]) -> list[str]:
+def _origins(records: list[Record]) -> list[str]:
     return [name for name, part in _ORIGINS.items() if len({part(r) for r in records}) > 1]
 
 
-def compute_header(records: list[dict]) -> list[str]:
+def compute_header(records: list[Record]) -> list[str]:
     """One column for the commit and for precision and compile, when the table's rows differ in them."""
     return [" / ".join(_origins(records))] if _origins(records) else []
 
 
-def compute_cells(record: dict, records: list[dict]) -> list[str]:
+def compute_cells(record: Record, records: list[Record]) -> list[str]:
     names = _origins(records)
     return [", ".join(_ORIGINS[name](record) for name in names)] if names else []
 
 
-def mixed_settings(records: list[dict], varying: tuple[str, ...]) -> bool:
+def mixed_settings(records: list[Record], varying: tuple[str, ...]) -> bool:
     """Whether ``records`` (one average's cells) were run with different settings, apart from
     the ``varying`` fields (the horizon or mask rate the average is over)."""
 
     def rest(record):
-        run = dict(record.get("run") or {})
+        run = dict(record.run or {})
         for key in varying:
             run.pop(key, None)
         settings = {k: v for k, v in (run.pop("settings", None) or {}).items() if k not in varying}

@@ -13,12 +13,13 @@ from typing import Any, Optional
 from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
 from .catalog import DETECTION_MODELS, FORECAST_MODELS, IMPUTATION_MODELS
+from .detect.record import DetectRecord
 from .detect.settings import DetectSettings
+from .forecast.record import ForecastRecord
 from .forecast.settings import ForecastSettings
+from .impute.record import ImputeRecord
 from .impute.settings import ImputeSettings
 from .tables import forecast_setting, imputation_setting
-
-_NUMBER = (int, float)
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Ablation:
     scale: float = 1.0
     protocol: Optional[str] = None  # the one protocol the table reads, where a task has several
     averaged_over: tuple = ()  # the values of the task's setting every averaged row must cover
-    same_run: Optional[Callable[[dict], tuple]] = None  # what else runs averaged together share
+    same_run: Optional[Callable[[Any], tuple]] = None  # what else runs averaged together share
 
 
 @dataclass(frozen=True)
@@ -52,20 +53,19 @@ class Task:
     description: str  # what its command does, in ``xct-bench NAME --help``
     models: dict[str, str]  # model name -> one line, listed in its command's ``--help``
     strided: bool  # whether training windows can be strided (--train-stride)
-    fields: dict[str, Any]  # the fields every record of the task has, with their types
+    record: type  # its records' class (a :class:`~.record.Record`): their fields and types
     setting: Optional[str]  # the record field that places a run in the paper's tables
     metrics: tuple[str, str]  # the two the tables report, first the paper's headline
     table: str  # the function of its ``table`` module that tabulates the task's records
     measure: Measure
     compared_per: str
     ablation: Ablation
-    describe: Callable[[dict], str]
     paper_cells: Callable[[], list[tuple[str, Any]]]
 
     def _module(self, part: str = "protocol"):
         return importlib.import_module(f"{__package__}.{self.name}.{part}")
 
-    def tabulate(self, records: list[dict]) -> str:
+    def tabulate(self, records: list) -> str:
         """The task's results table of ``records`` (all of this task)."""
         return getattr(self._module("table"), self.table)(records)
 
@@ -87,20 +87,6 @@ class Task:
         return self._module().run_windows(dataset, rows, protocols, horizon)
 
 
-def _describe_forecast(record: dict) -> str:
-    where = f"horizon {record['horizon']}" if record["horizon"] != "avg" else "average"
-    return where + (f", +{record['covariates']}" if record.get("covariates") else "")
-
-
-def _describe_impute(record: dict) -> str:
-    rate = record["mask_rate"]
-    return f"mask rate {rate:g}, {record.get('protocol', 'series')}" if rate != "avg" else "average"
-
-
-def _describe_detect(record: dict) -> str:
-    return f"{record.get('protocol', 'point')} protocol"
-
-
 _ERRORS = ("avg MSE", "avg MAE")
 FORECAST = Task(
     name="forecast",
@@ -111,7 +97,7 @@ FORECAST = Task(
     "historical_forecasts, score with darts.metrics.",
     models=FORECAST_MODELS,
     strided=False,
-    fields={"horizon": int, "mse": _NUMBER, "mae": _NUMBER},
+    record=ForecastRecord,
     setting="horizon",
     metrics=("mse", "mae"),
     table="forecast_table",
@@ -125,7 +111,6 @@ FORECAST = Task(
         averaged_over=paper.HORIZONS,
         same_run=forecast_setting,
     ),
-    describe=_describe_forecast,
     paper_cells=lambda: [(d, h) for d in paper.FORECAST for h in paper.HORIZONS],
 )
 IMPUTE = Task(
@@ -137,7 +122,7 @@ IMPUTE = Task(
     "the test split at random, score MSE/MAE on the hidden points.",
     models=IMPUTATION_MODELS,
     strided=True,
-    fields={"mask_rate": _NUMBER, "mse": _NUMBER, "mae": _NUMBER},
+    record=ImputeRecord,
     setting="mask_rate",
     metrics=("mse", "mae"),
     table="imputation_table",
@@ -151,7 +136,6 @@ IMPUTE = Task(
         averaged_over=IMPUTATION_MASK_RATES,
         same_run=lambda r: tuple(imputation_setting(r)[:4]),
     ),
-    describe=_describe_impute,
     paper_cells=lambda: [(d, rate) for d in paper.IMPUTATION for rate in paper.IMPUTATION[d]],
 )
 #: Detection ranks by VUS-PR (TSB-AD's most reliable measure), not the point-adjusted F1 that noise can win.
@@ -165,7 +149,7 @@ DETECT = Task(
     "VUS-PR and VUS-ROC.",
     models=DETECTION_MODELS,
     strided=True,
-    fields={"protocol": str, "f1": _NUMBER, "f1_adjusted": _NUMBER, "auc_pr": _NUMBER},
+    record=DetectRecord,
     setting=None,
     metrics=("f1_adjusted", "f1"),
     table="anomaly_table",
@@ -179,7 +163,6 @@ DETECT = Task(
         scale=100.0,
         protocol="tslib",
     ),
-    describe=_describe_detect,
     paper_cells=lambda: [(d, None) for d in paper.ANOMALY],
 )
 TASKS = {task.name: task for task in (FORECAST, IMPUTE, DETECT)}

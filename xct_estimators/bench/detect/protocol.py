@@ -43,12 +43,13 @@ from ..catalog import DETECTION_MODELS
 from ..datasets import load_anomaly_dataset
 from ..models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine, without_later_defaults
 from ..provenance import run_fields
-from ..results import run_key
+from ..results import identity
 from ..runs import plain_settings
 from ..vus import vus
+from .record import DetectRecord
 from .settings import DetectSettings
 
-TASK = "detect"
+TASK = DetectRecord.TASK
 #: The presets' name of this task, "anomaly".
 PRESET_TASK = COMMAND_TASKS[TASK]
 #: The paper's anomaly ratio per dataset, in percent (the threshold percentile is 100 - ratio).
@@ -358,15 +359,14 @@ def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: d
         record.update(args.record_fields(compiles=ours, mixed=ours))
         record.update(finished(fit_seconds, start), command=args.command_line, **run_fields(args.accelerator))
         record["eval_compilations"] = compiled_graphs() - graphs
-        outcome.append((record, None))
+        outcome.append((DetectRecord.from_json(record), None))
     return outcome
 
 
-def _detect_summary(record: dict) -> str:
+def _detect_summary(record: DetectRecord) -> str:
     return (
-        f"{record['dataset']} {record['model']} ({record['protocol']}): F1 {record['f1']:.4f}, "
-        f"AUC-PR {record['auc_pr']:.4f}, AUC-ROC {record['auc_roc']:.4f}, "
-        f"point-adjusted F1 {record['f1_adjusted']:.4f}"
+        f"{record.dataset} {record.model} ({record.protocol}): F1 {record.f1:.4f}, AUC-PR {record.auc_pr:.4f}, "
+        f"AUC-ROC {record.auc_roc:.4f}, point-adjusted F1 {record.f1_adjusted:.4f}"
     )
 
 
@@ -388,7 +388,7 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
         base["settings"] = plain_settings(detector.settings)
         base.update(args.identity(compiles=ours, mixed=ours))
         runs = {p: {**base, "protocol": p} for p in args.protocol}
-        todo = [p for p, run in runs.items() if run_key({"run": run}) not in finished]
+        todo = [p for p, run in runs.items() if identity(run) not in finished]
         if not todo:
             print(f"skip (already in results): {dataset} {model} seed {args.seed}")
             continue

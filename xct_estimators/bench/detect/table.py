@@ -5,33 +5,34 @@ from __future__ import annotations
 from .. import paper
 from ..comparison import winner_sentence
 from ..tables import TIME_HEADER, compute_cells, compute_header, fmt, markdown_table, time_cells
+from .record import DetectRecord
 
 
-def _detection_setting(record: dict) -> str:
-    settings = record.get("settings") or {}
+def _detection_setting(record: DetectRecord) -> str:
+    settings = record.settings
     parts = []
     if "n_epochs" in settings:
         parts.append(f"epochs {settings.get('epochs_trained', '?')}/{settings['n_epochs']}")
-    if record["model"] == "xctformer":
-        parts.append(f"train stride {record.get('train_stride', 1)}")
-    if record.get("arch"):
-        parts.append(",".join(f"{k}={v}" for k, v in sorted(record["arch"].items())))
+    if record.model == "xctformer":
+        parts.append(f"train stride {record.train_stride or 1}")
+    if record.arch:
+        parts.append(",".join(f"{k}={v}" for k, v in sorted(record.arch.items())))
     return "; ".join(parts) or "-"
 
 
-def anomaly_table(records: list[dict]) -> str:
+def anomaly_table(records: list[DetectRecord]) -> str:
     """One row per (dataset, protocol, model): the honest metrics first (F1 at the paper's
     threshold, AUC-PR, AUC-ROC, VUS-PR, VUS-ROC), then the point-adjusted F1 the paper reports,
     beside its number."""
-    records = sorted(records, key=lambda r: (r["dataset"], r.get("protocol", "point"), -r["f1_adjusted"]))
+    records = sorted(records, key=lambda r: (r.dataset, r.protocol, -r.f1_adjusted))
     rows = []
     for r in records:
-        ref = paper.ANOMALY.get(r["dataset"])
+        ref = paper.ANOMALY.get(r.dataset)
         published = ref and ref[2] / 100
-        run = [r["dataset"], r.get("protocol", "point"), r["model"], _detection_setting(r), *compute_cells(r, records)]
-        run += [fmt(r.get("anomaly_ratio"), "g"), r.get("n_windows") or "-"]
-        honest = (r["f1"], r["auc_pr"], r.get("auc_roc"), r.get("vus_pr"), r.get("vus_roc"))
-        scores = map(fmt, (*honest, r["f1_adjusted"], published))
+        run = [r.dataset, r.protocol, r.model, _detection_setting(r), *compute_cells(r, records)]
+        run += [fmt(r.anomaly_ratio, "g"), r.n_windows or "-"]
+        honest = (r.f1, r.auc_pr, r.auc_roc, r.vus_pr, r.vus_roc)
+        scores = map(fmt, (*honest, r.f1_adjusted, published))
         rows.append([*run, *scores, *time_cells(r)])
     header = (
         "dataset|protocol|model|settings|ratio %|test windows|F1|AUC-PR|AUC-ROC|VUS-PR|VUS-ROC|F1 point-adjusted|"

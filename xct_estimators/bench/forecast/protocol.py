@@ -40,11 +40,12 @@ from ..catalog import BASELINE_SETTINGS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
 from ..datasets import ForecastDataset, split_windows
 from ..models import ABLATION_MODELS, ABLATIONS, preset_name, without_later_defaults
 from ..provenance import run_fields, timestamp
-from ..results import run_key
+from ..results import identity
 from ..runs import plain_settings
+from .record import ForecastRecord
 from .settings import ForecastSettings
 
-TASK = "forecast"
+TASK = ForecastRecord.TASK
 FEATURES = ("M", "MS")
 
 PAPER_BATCH_SIZE = 32
@@ -317,13 +318,13 @@ def _forecast_work(build: dict, data: PreparedSeries, horizon: int, record: dict
     fields, example = run_forecast(model, data, horizon)
     record = {**record, **fields, "accelerator": accelerator, "finished_at": timestamp()}
     record.update(run_fields(accelerator))
-    return [(record, example)]
+    return [(ForecastRecord.from_json(record), example)]
 
 
-def _summary(record: dict) -> str:
+def _summary(record: ForecastRecord) -> str:
     return (
-        f"{record['dataset']} H={record['horizon']} {record['model']}: MSE {record['mse']:.4f} "
-        f"MAE {record['mae']:.4f} (fit {record['fit_seconds']:.0f} s)"
+        f"{record.dataset} H={record.horizon} {record.model}: MSE {record.mse:.4f} MAE {record.mae:.4f} "
+        f"(fit {record.fit_seconds:.0f} s)"
     )
 
 
@@ -370,7 +371,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         run.update(settings.identity(compiles=is_xctformer(model_name), mixed=True))
         record = {**run, "run": run, **settings.record_fields(compiles=is_xctformer(model_name), mixed=True)}
         record["command"] = settings.command_line
-        if run_key(record) in finished:
+        if identity(run) in finished:
             print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {settings.seed}")
             continue
         label = f"{dataset} H={horizon} {model_name}{'' if mode == 'none' else f' +{mode}'} seed {settings.seed}"

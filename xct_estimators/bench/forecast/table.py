@@ -22,17 +22,18 @@ from ..tables import (
     mixed_settings,
     time_cells,
 )
+from .record import ForecastRecord
 
 
-def forecast_table(records: list[dict]) -> str:
+def forecast_table(records: list[ForecastRecord]) -> str:
     """Per (dataset, horizon, model): measured MSE/MAE, the paper's XCTFormer numbers and the gaps;
     then the average over horizons for every (dataset, model) with all its horizons run."""
-    records = sorted(records, key=lambda r: (r["dataset"], r["horizon"], r["model"]))
+    records = sorted(records, key=lambda r: (r.dataset, r.horizon, r.model))
     rows = []
     for r in records:
-        ref = paper.forecast_reference(r["dataset"], r["horizon"], r["model"])
-        run = [r["dataset"], r["horizon"], r["model"], forecast_setting(r), *compute_cells(r, records), r["seed"]]
-        rows.append([*run, *error_cells(r, ref), *time_cells(r)])
+        ref = paper.forecast_reference(r.dataset, r.horizon, r.model)
+        run = [r.dataset, r.horizon, r.model, forecast_setting(r), *compute_cells(r, records), r.seed]
+        rows.append([*run, *error_cells(r.mse, r.mae, ref), *time_cells(r)])
     header = ["dataset", "horizon", "model", "settings", *compute_header(records), "seed", *ERROR_HEADER]
     covariates = covariate_sentence(records)
     out = winner_sentence(records) + (f" {covariates}" if covariates else "")
@@ -45,18 +46,14 @@ def forecast_table(records: list[dict]) -> str:
     return out
 
 
-def shortened_training_note(records: list[dict]) -> str:
+def shortened_training_note(records: list[ForecastRecord]) -> str:
     """A line under the table for each dataset whose XCTFormer trained fewer epochs than the
     paper's preset: its gap to the paper's numbers is not the model's alone."""
     notes = []
-    for dataset in sorted({r["dataset"] for r in records}):
+    for dataset in sorted({r.dataset for r in records}):
         preset = get_preset(preset_name(dataset), "forecast")
         trained = sorted(
-            {
-                r["epochs"]
-                for r in records
-                if r["dataset"] == dataset and r["model"].startswith("xctformer") and r.get("epochs")
-            }
+            {r.epochs for r in records if r.dataset == dataset and r.model.startswith("xctformer") and r.epochs}
         )
         if trained and trained[0] < preset.epochs:
             notes.append(
@@ -67,24 +64,24 @@ def shortened_training_note(records: list[dict]) -> str:
     return "".join(f"\n\n{note}" for note in notes)
 
 
-def average_rows(records: list[dict]) -> tuple[str, list[dict]]:
+def average_rows(records: list[ForecastRecord]) -> tuple[str, list[ForecastRecord]]:
     """The table of averages over the paper's horizons, and the averages as records (horizon "avg")."""
-    groups: dict[tuple, dict[int, dict]] = defaultdict(dict)
+    groups: dict[tuple, dict[int, ForecastRecord]] = defaultdict(dict)
     for r in records:
-        groups[(r["dataset"], r["model"], forecast_setting(r), compute_label(r), r["seed"])][r["horizon"]] = r
+        groups[(r.dataset, r.model, forecast_setting(r), compute_label(r), r.seed)][r.horizon] = r
     rows, averaged = [], []
     for (dataset, model, setting, _, seed), by_horizon in sorted(groups.items()):
         if not set(paper.HORIZONS) <= set(by_horizon):
             continue
-        mse = sum(by_horizon[h]["mse"] for h in paper.HORIZONS) / len(paper.HORIZONS)
-        mae = sum(by_horizon[h]["mae"] for h in paper.HORIZONS) / len(paper.HORIZONS)
+        mse = sum(by_horizon[h].mse for h in paper.HORIZONS) / len(paper.HORIZONS)
+        mae = sum(by_horizon[h].mae for h in paper.HORIZONS) / len(paper.HORIZONS)
         first = by_horizon[paper.HORIZONS[0]]
-        averaged.append({**first, "run": None, "horizon": "avg", "mse": mse, "mae": mae})
+        averaged.append(first.replace(run=None, horizon="avg", mse=mse, mae=mae))
         ref = paper.forecast_reference(dataset, "avg", model)
-        seconds = sum(by_horizon[h]["fit_seconds"] + by_horizon[h]["eval_seconds"] for h in paper.HORIZONS)
+        seconds = sum(by_horizon[h].fit_seconds + by_horizon[h].eval_seconds for h in paper.HORIZONS)
         cells = [by_horizon[h] for h in paper.HORIZONS]
         setting += MIXED if mixed_settings(cells, ("horizon", "output_chunk_length")) else ""
-        errors = error_cells({"mse": mse, "mae": mae}, ref)
+        errors = error_cells(mse, mae, ref)
         rows.append([dataset, model, setting, *compute_cells(first, records), seed, *errors, fmt(seconds, ".0f")])
     if not rows:
         return "", []

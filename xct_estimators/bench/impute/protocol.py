@@ -43,11 +43,12 @@ from ..models import (
     without_later_defaults,
 )
 from ..provenance import run_fields
-from ..results import run_key
+from ..results import identity
 from ..runs import plain_settings
+from .record import ImputeRecord
 from .settings import ImputeSettings
 
-TASK = "impute"
+TASK = ImputeRecord.TASK
 
 
 def random_mask(shape: tuple[int, ...], rate: float, seed: int) -> np.ndarray:
@@ -303,14 +304,11 @@ def _impute_work(settings: ImputeSettings, dataset: str, rate: float, model: str
     record = {**record, **metrics, **trained, **finished(fit_seconds, start), "command": args.command_line}
     record["eval_compilations"] = compiled_graphs() - graphs
     record.update(run_fields(args.accelerator))
-    return [(record, None)]
+    return [(ImputeRecord.from_json(record), None)]
 
 
-def _impute_summary(record: dict) -> str:
-    return (
-        f"{record['dataset']} mask {record['mask_rate']} {record['model']}: MSE {record['mse']:.4f} "
-        f"MAE {record['mae']:.4f}"
-    )
+def _impute_summary(record: ImputeRecord) -> str:
+    return f"{record.dataset} mask {record.mask_rate} {record.model}: MSE {record.mse:.4f} MAE {record.mae:.4f}"
 
 
 def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) -> list:
@@ -334,7 +332,7 @@ def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) 
         ours = isinstance(imputer, XCTFormerBenchImputer)
         run.update(args.identity(compiles=ours, mixed=ours))
         record = {**run, "run": run, **args.record_fields(compiles=ours, mixed=ours)}
-        if run_key(record) in finished:
+        if identity(run) in finished:
             print(f"skip (already in results): {dataset} mask rate {rate} {model} seed {args.seed}")
             continue
         work = partial(_impute_work, args, dataset, rate, model, splits[dataset], record)

@@ -21,18 +21,19 @@ from ..tables import (
     mixed_settings,
     time_cells,
 )
+from .record import ImputeRecord
 
 
-def imputation_table(records: list[dict]) -> str:
+def imputation_table(records: list[ImputeRecord]) -> str:
     """Per run: our MSE/MAE beside the paper's XCTFormer numbers for that dataset and mask rate
     (Table 3's full version), with the protocol and strides that produced them; then averages
     over the four mask rates beside the paper's XCTFormer and best-baseline averages."""
-    records = sorted(records, key=lambda r: (r["dataset"], r.get("protocol") or "", r["mask_rate"], r["model"]))
+    records = sorted(records, key=lambda r: (r.dataset, r.protocol or "", r.mask_rate, r.model))
     rows = []
     for r in records:
-        ref = paper.IMPUTATION.get(paper.dataset_key(r["dataset"]), {}).get(r["mask_rate"])
-        run = [r["dataset"], r["mask_rate"], r["model"], *imputation_setting(r), *compute_cells(r, records)]
-        rows.append([*run, _best_epoch(r), r["seed"], *error_cells(r, ref), *time_cells(r)])
+        ref = paper.IMPUTATION.get(paper.dataset_key(r.dataset), {}).get(r.mask_rate)
+        run = [r.dataset, r.mask_rate, r.model, *imputation_setting(r), *compute_cells(r, records)]
+        rows.append([*run, _best_epoch(r), r.seed, *error_cells(r.mse, r.mae, ref), *time_cells(r)])
     header = ["dataset", "mask rate", "model", *IMPUTATION_SETTING_HEADER, *compute_header(records), "best epoch"]
     header += ["seed", *ERROR_HEADER, *TIME_HEADER]
     out = (
@@ -50,24 +51,24 @@ def imputation_table(records: list[dict]) -> str:
 IMPUTATION_SETTING_HEADER = ["protocol", "train stride", "eval stride", "epochs", "peak lr", "rolled back", "windows"]
 
 
-def _best_epoch(record: dict):
+def _best_epoch(record: ImputeRecord):
     """The epoch whose weights were kept (1 = the first), so a run that stopped improving early shows."""
-    best = (record.get("settings") or {}).get("best_epoch")
+    best = record.settings.get("best_epoch")
     return "-" if best is None else best + 1
 
 
-def imputation_averages(records: list[dict]) -> tuple[str, list[dict]]:
+def imputation_averages(records: list[ImputeRecord]) -> tuple[str, list[ImputeRecord]]:
     """The table of averages over the paper's mask rates, and the averages as records."""
-    groups: dict[tuple, dict[float, dict]] = defaultdict(dict)
+    groups: dict[tuple, dict[float, ImputeRecord]] = defaultdict(dict)
     for r in records:
         setting = tuple(imputation_setting(r)[:6])  # all but the windows
-        groups[(r["dataset"], r["model"], setting, r["seed"])][r["mask_rate"]] = r
+        groups[(r.dataset, r.model, setting, r.seed)][r.mask_rate] = r
     rows, averaged = [], []
     for (dataset, model, setting, seed), by_rate in sorted(groups.items(), key=lambda item: str(item[0])):
         if not set(IMPUTATION_MASK_RATES) <= set(by_rate):
             continue
-        mse, mae = (sum(by_rate[m][key] for m in IMPUTATION_MASK_RATES) / 4 for key in ("mse", "mae"))
-        averaged.append({**by_rate[IMPUTATION_MASK_RATES[0]], "run": None, "mask_rate": "avg", "mse": mse, "mae": mae})
+        mse, mae = (sum(getattr(by_rate[m], key) for m in IMPUTATION_MASK_RATES) / 4 for key in ("mse", "mae"))
+        averaged.append(by_rate[IMPUTATION_MASK_RATES[0]].replace(run=None, mask_rate="avg", mse=mse, mae=mae))
         published = paper.IMPUTATION.get(paper.dataset_key(dataset))
         ours = published and tuple(sum(published[m][i] for m in IMPUTATION_MASK_RATES) / 4 for i in (0, 1))
         best = paper.best_imputation_baseline(dataset)
