@@ -89,7 +89,7 @@ class Task:
 
 _ERRORS = ("avg MSE", "avg MAE")
 FORECAST = Task(
-    name="forecast",
+    name=ForecastRecord.TASK,
     title="forecasting",
     settings=ForecastSettings,
     command_help="long-term forecasting (default command)",
@@ -114,7 +114,7 @@ FORECAST = Task(
     paper_cells=lambda: [(d, h) for d in paper.FORECAST for h in paper.HORIZONS],
 )
 IMPUTE = Task(
-    name="impute",
+    name=ImputeRecord.TASK,
     title="imputation",
     settings=ImputeSettings,
     command_help="imputation (input 1024, random point masks)",
@@ -140,7 +140,7 @@ IMPUTE = Task(
 )
 #: Detection ranks by VUS-PR (TSB-AD's most reliable measure), not the point-adjusted F1 that noise can win.
 DETECT = Task(
-    name="detect",
+    name=DetectRecord.TASK,
     title="anomaly detection",
     settings=DetectSettings,
     command_help="anomaly detection (window length 100, the paper's threshold rule)",

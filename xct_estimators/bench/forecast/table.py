@@ -51,7 +51,7 @@ def shortened_training_note(records: list[ForecastRecord]) -> str:
     paper's preset: its gap to the paper's numbers is not the model's alone."""
     notes = []
     for dataset in sorted({r.dataset for r in records}):
-        preset = get_preset(preset_name(dataset), "forecast")
+        preset = get_preset(preset_name(dataset), ForecastRecord.TASK)
         trained = sorted(
             {r.epochs for r in records if r.dataset == dataset and r.model.startswith("xctformer") and r.epochs}
         )
