@@ -44,9 +44,8 @@ def _base(label: str) -> str:
 
 
 def _test(record: Record) -> str:
-    values = record.to_json()
-    run = record.run or values
-    return json.dumps({k: run.get(k, values.get(k)) for k in _SAME_TEST}, sort_keys=True, default=str)
+    run = record.run or {}
+    return json.dumps({k: run.get(k, getattr(record, k, None)) for k in _SAME_TEST}, sort_keys=True, default=str)
 
 
 def _compared(records: list[Record]) -> dict[str, dict[str, list[float]]]:

@@ -24,7 +24,7 @@ def seed_table(records: list[Record]) -> str:
     coefficient of variation of each metric, as the paper's seed table."""
     groups: dict[str, list[Record]] = defaultdict(list)
     for r in records:
-        run = dict(r.run or {k: r.to_json().get(k) for k in ("task", "dataset", "horizon", "mask_rate", "model")})
+        run = dict(r.run or {k: getattr(r, k, None) for k in ("task", "dataset", "horizon", "mask_rate", "model")})
         run.pop("seed", None)
         groups[json.dumps(run, sort_keys=True, default=str)].append(r)
     rows = []
