@@ -5,6 +5,7 @@ import shlex
 
 import numpy as np
 import pytest
+import torch
 from test_tasks import sines, tiny_presets  # noqa: F401 (a fixture)
 
 import xct_estimators.bench.impute.protocol as impute_module
@@ -65,6 +66,7 @@ def test_impute_records_and_resumes_by_the_switches(monkeypatch, tmp_path, tiny_
         assert record.git_commit == "unknown" or re.fullmatch("[0-9a-f]{40}", record.git_commit)
         assert record.git_dirty in (True, False, None) and record.device["gpu"] is None
         assert record.device["cpu"] and record.device["cpu_threads"] >= 1
+        assert record.device["cpu_capability"] == torch.backends.cpu.get_cpu_capability()  # e.g. AVX2
         assert {"torch", "pytorch_lightning", "darts", "sktime", "xct_estimators"} <= set(record.versions)
         assert record.fit_seconds >= 0 and record.eval_seconds > 0
 

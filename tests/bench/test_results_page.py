@@ -109,9 +109,10 @@ def test_runs_on_one_cpu_with_other_thread_counts_share_its_table(tmp_path):
         {**RECORD, **where, "dataset": dataset, "device": {"cpu": "Some CPU", "cpu_threads": threads, "gpu": None}}
         for dataset, threads in (("ETTh1", 1), ("ETTh2", 2))
     ]
+    runs[1]["device"]["cpu_capability"] = "AVX2"  # recorded since; older records lack it
     page = results_page([_write(tmp_path / "runs", runs)]).split("## What the paper reports")[0]
     assert page.count(f"## `{tmp_path / 'runs'}") == 1
-    assert "- device: Some CPU, 1 threads; Some CPU, 2 threads" in page
+    assert "- device: Some CPU (AVX2), 2 threads; Some CPU, 1 threads" in page
 
 
 def test_the_page_names_what_the_paper_reports_and_no_record_covers(tmp_path):

@@ -52,14 +52,22 @@ def cpu_model() -> str:
 
 
 def device(accelerator: str = "auto") -> dict[str, Any]:
-    """The CPU (model, threads torch uses), the GPU a run with Lightning's ``accelerator`` uses
-    (``None`` when it runs on the CPU) and whether its float32 matrix products use TF32."""
+    """The CPU (model, the vector instructions torch's kernels use, threads torch uses), the GPU a
+    run with Lightning's ``accelerator`` uses (``None`` when it runs on the CPU) and whether its
+    float32 matrix products use TF32. The instructions and threads decide how sums are rounded."""
     import torch
 
     on_gpu = accelerator != "cpu" and torch.cuda.is_available()
     gpu: Optional[str] = torch.cuda.get_device_name(0) if on_gpu else None
     tf32 = torch.backends.cuda.matmul.allow_tf32 if on_gpu else None
-    return {"cpu": cpu_model(), "cpu_threads": torch.get_num_threads(), "gpu": gpu, "tf32": tf32}
+    capability = torch.backends.cpu.get_cpu_capability()
+    return {
+        "cpu": cpu_model(),
+        "cpu_capability": capability,
+        "cpu_threads": torch.get_num_threads(),
+        "gpu": gpu,
+        "tf32": tf32,
+    }
 
 
 def versions() -> dict[str, str]:

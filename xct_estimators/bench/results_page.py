@@ -48,7 +48,8 @@ def _device(record: Record) -> str:
         return f"{record.accelerator or 'unknown'} (not recorded)"
     if device.get("gpu"):
         return device["gpu"]
-    return f"{device['cpu']}, {device['cpu_threads']} threads"
+    capability = f" ({device['cpu_capability']})" if device.get("cpu_capability") else ""  # older records lack it
+    return f"{device['cpu']}{capability}, {device['cpu_threads']} threads"
 
 
 def _machine(record: Record) -> str:
