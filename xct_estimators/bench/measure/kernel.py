@@ -3,8 +3,6 @@ of the GPU's peak) and the environment a measurement ran in."""
 
 from __future__ import annotations
 
-import importlib
-import platform
 import time
 import traceback
 
@@ -12,7 +10,7 @@ import numpy as np
 import torch
 
 from xct_estimators.bench.measure.networks import build, peak_memory_mb, reset_peak_memory, synchronize
-from xct_estimators.bench.provenance import git_commit
+from xct_estimators.bench.provenance import git_commit, versions
 from xct_estimators.nn import crab_gpu, crab_kernel, memory
 
 #: Dense bf16 peak, TFLOP/s, by a part of the GPU's name (vendor datasheets; SXM parts).
@@ -158,9 +156,8 @@ def kernel_ms(step, device: str, steps: int = 5) -> dict[str, float]:
 
 
 def environment() -> dict:
-    env = {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
+    return {
+        **versions(),
         "cuda": torch.version.cuda,
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "cpu_threads": torch.get_num_threads(),
@@ -172,12 +169,6 @@ def environment() -> dict:
         "fused chunk scores (CPU, device)": (memory.chunk_scores("cpu"), memory.chunk_scores("cuda")),
         "git commit": git_commit(),
     }
-    for name in ("pytorch_lightning", "numpy", "pandas", "sklearn", "darts", "xct_estimators"):
-        try:
-            env[name] = importlib.import_module(name).__version__
-        except Exception as error:  # a missing library is a finding, not a crash
-            env[name] = f"not importable ({type(error).__name__})"
-    return env
 
 
 def _device_path() -> str:
