@@ -80,6 +80,20 @@ def test_precision_and_compile_are_their_own_contenders():
     }
 
 
+def test_runs_of_different_settings_are_not_pooled_as_seeds():
+    def trained(seed, mse, learning_rate):
+        record = forecast("xctformer", seed, mse)
+        return record.replace(run={**record.run, "settings": {"learning_rate": learning_rate, "seed": seed}})
+
+    records = [trained(2021, 0.40, 0.0075), trained(2022, 0.41, 0.01), trained(2023, 0.39, 0.01)]
+    records += seeded("naive", [0.50])
+    found = {v.model: (v.ours[2], v.outcome) for v in verdicts(records)}
+    assert found == {
+        "xctformer (learning_rate 0.0075)": (1, "not counted"),
+        "xctformer (learning_rate 0.01)": (2, "wins"),
+    }
+
+
 def test_the_section_counts_and_names_each_records_folder():
     records = seeded("xctformer", [0.40, 0.41, 0.39]) + seeded("tide", [0.50, 0.51, 0.49])
     records += seeded("xctformer", [0.40], horizon=192) + seeded("tide", [0.50], horizon=192)

@@ -48,16 +48,42 @@ def _test(record: Record) -> str:
     return json.dumps({k: run.get(k, getattr(record, k, None)) for k in _SAME_TEST}, sort_keys=True, default=str)
 
 
+def _trained_as(record: Record) -> dict:
+    """The settings a record's model ran with, less the seed (seeds of one setting are pooled)."""
+    settings = dict((record.run or {}).get("settings") or {})
+    for seed in ("seed", "random_state"):
+        settings.pop(seed, None)
+    return settings
+
+
+def _apart(label: str, settings: dict, others: list[dict]) -> str:
+    """``label`` with the settings in which this model's runs of one test differ, so that runs of
+    different settings are never pooled as seeds of one."""
+    differ = sorted(k for k in set(settings).union(*others) if any(o.get(k) != settings.get(k) for o in others))
+    named = ", ".join(f"{k} {settings.get(k)}" for k in differ)
+    return f"{label[:-1]}, {named})" if label.endswith(")") else f"{label} ({named})"
+
+
 def _compared(records: list[Record]) -> dict[str, dict[str, list[float]]]:
     """Test -> model -> the measure over seeds (one value per seed, the latest record's), for the
-    paper's model and the baselines (not the ablations)."""
-    values: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    paper's model and the baselines (not the ablations). A model whose runs of one test differ in
+    settings is listed once per setting, named by what differs."""
+    values: dict[str, dict[str, dict[str, dict[int, float]]]] = defaultdict(lambda: defaultdict(dict))
     for r in records:
         value = getattr(r, TASKS[r.task].measure.key)
         if value is None or r.model in ABLATION_MODELS:
             continue
-        values[_test(r)][_label(r)][r.seed] = float(value)
-    return {test: {m: list(s.values()) for m, s in models.items()} for test, models in values.items()}
+        trained_as = json.dumps(_trained_as(r), sort_keys=True, default=str)
+        values[_test(r)][_label(r)].setdefault(trained_as, {})[r.seed] = float(value)
+    found: dict[str, dict[str, list[float]]] = {}
+    for test, models in values.items():
+        found[test] = {}
+        for label, settings in models.items():
+            parsed = {key: json.loads(key) for key in settings}
+            for key, seeds in settings.items():
+                others = [p for k, p in parsed.items() if k != key]
+                found[test][_apart(label, parsed[key], others) if others else label] = list(seeds.values())
+    return found
 
 
 def _best(models: dict[str, list[float]], measure: Measure, among) -> Optional[str]:
@@ -177,7 +203,8 @@ def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
         "forecasting and imputation, lower is better; VUS-PR for detection, higher is better). A win or "
         "a loss counts only when the difference of the means is larger than the larger standard "
         "deviation over seeds (`--seeds`), with at least two seeds of each model; one run of a baseline "
-        "that trains nothing stands for every seed."
+        "that trains nothing stands for every seed. Runs of a model that differ in settings are never "
+        "pooled as seeds: each setting is a row of its own, named by what differs."
     )
     return "\n".join(["## When XCTFormer helps", "", summary, "", rule, "", markdown_table(header, rows)])
 
