@@ -49,10 +49,10 @@ def _test(record: Record) -> str:
 
 
 def _trained_as(record: Record) -> dict:
-    """The settings a record's model ran with, less the seed (seeds of one setting are pooled)."""
+    """The settings a record's model ran with, less the seed (a seeded baseline such as ``random``
+    records it there): seeds of one setting are pooled."""
     settings = dict((record.run or {}).get("settings") or {})
-    for seed in ("seed", "random_state"):
-        settings.pop(seed, None)
+    settings.pop("seed", None)
     return settings
 
 
@@ -69,20 +69,22 @@ def _compared(records: list[Record]) -> dict[str, dict[str, list[float]]]:
     paper's model and the baselines (not the ablations). A model whose runs of one test differ in
     settings is listed once per setting, named by what differs."""
     values: dict[str, dict[str, dict[str, dict[int, float]]]] = defaultdict(lambda: defaultdict(dict))
+    trained_as: dict[str, dict] = {}
     for r in records:
         value = getattr(r, TASKS[r.task].measure.key)
         if value is None or r.model in ABLATION_MODELS:
             continue
-        trained_as = json.dumps(_trained_as(r), sort_keys=True, default=str)
-        values[_test(r)][_label(r)].setdefault(trained_as, {})[r.seed] = float(value)
+        settings = _trained_as(r)
+        key = json.dumps(settings, sort_keys=True, default=str)
+        trained_as[key] = settings
+        values[_test(r)][_label(r)].setdefault(key, {})[r.seed] = float(value)
     found: dict[str, dict[str, list[float]]] = {}
     for test, models in values.items():
         found[test] = {}
-        for label, settings in models.items():
-            parsed = {key: json.loads(key) for key in settings}
-            for key, seeds in settings.items():
-                others = [p for k, p in parsed.items() if k != key]
-                found[test][_apart(label, parsed[key], others) if others else label] = list(seeds.values())
+        for label, by_setting in models.items():
+            for key, seeds in by_setting.items():
+                others = [trained_as[k] for k in by_setting if k != key]
+                found[test][_apart(label, trained_as[key], others) if others else label] = list(seeds.values())
     return found
 
 
