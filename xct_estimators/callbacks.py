@@ -82,8 +82,8 @@ class RollBackOnDivergence(pl.Callback):
     ``initial_lr``, ``max_lr`` and ``min_lr``, which set the rest of its schedule). The schedule
     keeps its position: the run still ends after ``max_epochs``. A run whose validation loss never
     diverges trains exactly as it would without this callback. ``rolled_back_at`` lists the epochs
-    undone in this process; :meth:`undone_epochs` finds them from the validation losses wherever
-    training ran.
+    undone in this process (``trainer.current_epoch``, from 0); :meth:`undone_epochs` finds them
+    from the validation losses wherever training ran.
     """
 
     SCHEDULE_KEYS = frozenset({"initial_lr", "max_lr", "min_lr"})
