@@ -29,7 +29,8 @@ class ImputeSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendS
     paper_recipe: bool = option(
         False,
         "train XCTFormer as the paper does, at the preset's peak learning rate with nothing undone",
-        shown="off: an epoch whose validation loss diverges is undone and training goes on at half the rate",
+        shown="off: an epoch whose validation loss diverges is undone and training goes on at a lower rate, "
+        "as xct_estimators.RollBackOnDivergence does by default",
     )
 
     def __post_init__(self) -> None:
