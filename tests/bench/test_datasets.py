@@ -1,9 +1,12 @@
+import hashlib
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from xct_estimators.bench import datasets
 from xct_estimators.bench.datasets import (
     load_anomaly_dataset,
     load_forecast_dataset,
@@ -98,3 +101,28 @@ def test_anomaly_data_shapes():
     data = load_anomaly_dataset("MSL", SHARED_DATA)
     assert data.train.shape == (58317, 55) and data.test.shape == (73729, 55)
     assert abs(data.labels.mean() - 0.1053) < 1e-3
+
+
+def test_darts_cache_is_replaced_whole_or_not_at_all(monkeypatch, tmp_path):
+    source_dir, cache_dir = tmp_path / "data", tmp_path / "cache"
+    source_dir.mkdir()
+    cache_dir.mkdir()
+    content = b"date,OT\n2020-01-01,1.0\n"
+    (source_dir / "ETTx.csv").write_bytes(content)
+    cached = cache_dir / "ETTx.csv"
+    cached.write_bytes(b"stale")
+    metadata = SimpleNamespace(name="ETTx.csv", hash=hashlib.md5(content).hexdigest())
+    loader = SimpleNamespace(_metadata=metadata, _get_path_dataset=lambda: cached)
+
+    def copy_half(source, target):
+        Path(target).write_bytes(Path(source).read_bytes()[:5])
+        raise OSError("disk full")
+
+    monkeypatch.setattr(datasets.shutil, "copyfile", copy_half)
+    with pytest.raises(OSError, match="disk full"):
+        datasets._seed_darts_cache(loader, source_dir)
+    assert cached.read_bytes() == b"stale" and os.listdir(cache_dir) == ["ETTx.csv"]
+
+    monkeypatch.undo()
+    datasets._seed_darts_cache(loader, source_dir)
+    assert cached.read_bytes() == content and os.listdir(cache_dir) == ["ETTx.csv"]

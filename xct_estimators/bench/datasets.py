@@ -150,7 +150,14 @@ def _seed_darts_cache(loader, data_dir: Path) -> None:
     if digest != loader._metadata.hash:
         raise ValueError(f"{source} has md5 {digest}, but Darts expects {loader._metadata.hash}: a different file.")
     cached.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, cached)
+    # Copy beside the cache, then rename: a run reading the cache at the same time, or after a crash
+    # mid-copy, sees the old file or the whole new one, never half of it.
+    partial = cached.with_name(f".{file_name}.{os.getpid()}.partial")
+    try:
+        shutil.copyfile(source, partial)
+        os.replace(partial, cached)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _md5(path: Path) -> str:
