@@ -23,6 +23,7 @@ from darts import TimeSeries
 from .catalog import ANOMALY_DATASETS, DATA_DIR_ENV, ETT_KINDS, FORECAST_DATASETS, TSLIB_CSVS
 from .control import FUTURE_COLUMNS as CONTROL_FUTURE
 from .control import make_control
+from .runs import write_atomically
 from .synthetic import make_synthetic
 
 _HOURS_PER_MONTH = 30 * 24
@@ -149,15 +150,8 @@ def _seed_darts_cache(loader, data_dir: Path) -> None:
     digest = _md5(source)
     if digest != loader._metadata.hash:
         raise ValueError(f"{source} has md5 {digest}, but Darts expects {loader._metadata.hash}: a different file.")
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    # Copy beside the cache, then rename: a run reading the cache at the same time, or after a crash
-    # mid-copy, sees the old file or the whole new one, never half of it.
-    partial = cached.with_name(f".{file_name}.{os.getpid()}.partial")
-    try:
-        shutil.copyfile(source, partial)
-        os.replace(partial, cached)
-    finally:
-        partial.unlink(missing_ok=True)
+    # a run reading the cache at the same time sees the old file or the whole new one
+    write_atomically(cached, lambda partial: shutil.copyfile(source, partial))
 
 
 def _md5(path: Path) -> str:
