@@ -119,6 +119,13 @@ def test_a_table_names_commit_and_compute_only_where_its_rows_differ():
     assert "| aaaaaaa, fp32 " in table and "| bbbbbbb, bf16-mixed, compiled " in table
 
 
+def test_an_average_over_horizons_names_every_commit_it_is_made_of():
+    commits = {96: "a", 192: "a", 336: "b", 720: "b"}
+    runs = [forecast("tide", 2021, 0.5, horizon=h, git_commit=c * 40) for h, c in commits.items()]
+    averages = forecast_table(runs).split("avg MSE")[1]
+    assert "| aaaaaaa + bbbbbbb |" in averages
+
+
 def test_the_covariate_sentence_compares_each_model_with_its_runs_without_them():
     records = seeded("xctformer", [1.0, 1.2]) + seeded("xctformer", [0.5, 0.6], covariates="future")
     records += seeded("tide", [1.0]) + seeded("tide", [0.9], covariates="future") + seeded("naive", [2.0])

@@ -90,9 +90,10 @@ def compute_header(records: list[Record]) -> list[str]:
     return [" / ".join(_origins(records))] if _origins(records) else []
 
 
-def compute_cells(record: Record, records: list[Record]) -> list[str]:
+def compute_cells(cells: list[Record], records: list[Record]) -> list[str]:
+    """The commit and compute of a row made of ``cells`` (one run, or every run its average is over)."""
     names = _origins(records)
-    return [", ".join(_ORIGINS[name](record) for name in names)] if names else []
+    return [", ".join(" + ".join(sorted({_ORIGINS[name](r) for r in cells})) for name in names)] if names else []
 
 
 def mixed_settings(records: list[Record], varying: tuple[str, ...]) -> bool:

@@ -29,7 +29,7 @@ def anomaly_table(records: list[DetectRecord]) -> str:
     for r in records:
         ref = paper.ANOMALY.get(r.dataset)
         published = ref and ref[2] / 100
-        run = [r.dataset, r.protocol, r.model, _detection_setting(r), *compute_cells(r, records)]
+        run = [r.dataset, r.protocol, r.model, _detection_setting(r), *compute_cells([r], records)]
         run += [fmt(r.anomaly_ratio, "g"), r.n_windows or "-"]
         honest = (r.f1, r.auc_pr, r.auc_roc, r.vus_pr, r.vus_roc)
         scores = map(fmt, (*honest, r.f1_adjusted, published))

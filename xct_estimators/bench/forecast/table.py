@@ -32,7 +32,7 @@ def forecast_table(records: list[ForecastRecord]) -> str:
     rows = []
     for r in records:
         ref = paper.forecast_reference(r.dataset, r.horizon, r.model)
-        run = [r.dataset, r.horizon, r.model, forecast_setting(r), *compute_cells(r, records), r.seed]
+        run = [r.dataset, r.horizon, r.model, forecast_setting(r), *compute_cells([r], records), r.seed]
         rows.append([*run, *error_cells(r.mse, r.mae, ref), *time_cells(r)])
     header = ["dataset", "horizon", "model", "settings", *compute_header(records), "seed", *ERROR_HEADER]
     covariates = covariate_sentence(records)
@@ -82,7 +82,7 @@ def average_rows(records: list[ForecastRecord]) -> tuple[str, list[ForecastRecor
         cells = [by_horizon[h] for h in paper.HORIZONS]
         setting += MIXED if mixed_settings(cells, ("horizon", "output_chunk_length")) else ""
         errors = error_cells(mse, mae, ref)
-        rows.append([dataset, model, setting, *compute_cells(first, records), seed, *errors, fmt(seconds, ".0f")])
+        rows.append([dataset, model, setting, *compute_cells(cells, records), seed, *errors, fmt(seconds, ".0f")])
     if not rows:
         return "", []
     header = ["dataset", "model", "settings", *compute_header(records), "seed"]

@@ -32,7 +32,7 @@ def imputation_table(records: list[ImputeRecord]) -> str:
     rows = []
     for r in records:
         ref = paper.IMPUTATION.get(paper.dataset_key(r.dataset), {}).get(r.mask_rate)
-        run = [r.dataset, r.mask_rate, r.model, *imputation_setting(r), *compute_cells(r, records)]
+        run = [r.dataset, r.mask_rate, r.model, *imputation_setting(r), *compute_cells([r], records)]
         rows.append([*run, _best_epoch(r), r.seed, *error_cells(r.mse, r.mae, ref), *time_cells(r)])
     header = ["dataset", "mask rate", "model", *IMPUTATION_SETTING_HEADER, *compute_header(records), "best epoch"]
     header += ["seed", *ERROR_HEADER, *TIME_HEADER]
