@@ -153,3 +153,15 @@ def test_the_imputation_table_names_each_runs_peak_learning_rate():
     table = imputation_table([run(0.005, 0.0416), run(0.0025, 0.0430)])
     rows = [line for line in table.splitlines() if line.startswith("| ETTh2")]
     assert len(rows) == 2 and "| 0.005 " in rows[1] + rows[0] and "| 0.0025 " in rows[0] + rows[1]
+
+
+def test_an_average_over_mask_rates_names_every_commit_it_is_made_of():
+    from xct_estimators.bench.impute.table import imputation_table
+
+    def run(rate, commit):
+        return ImputeRecord(dataset="ETTh2", mask_rate=rate, model="linear", protocol="tslib", train_stride=1,
+                            eval_stride=1, n_windows=5, seed=2021, mse=0.05, mae=0.05, fit_seconds=0.0,
+                            eval_seconds=1.0, git_commit=commit * 40)  # fmt: skip
+
+    averages = imputation_table([run(0.125, "a"), run(0.25, "a"), run(0.375, "b"), run(0.5, "b")]).split("avg MSE")[1]
+    assert "| aaaaaaa + bbbbbbb |" in averages

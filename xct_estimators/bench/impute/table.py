@@ -14,6 +14,7 @@ from ..tables import (
     TIME_HEADER,
     compute_cells,
     compute_header,
+    compute_label,
     error_cells,
     fmt,
     imputation_setting,
@@ -62,9 +63,9 @@ def imputation_averages(records: list[ImputeRecord]) -> tuple[str, list[ImputeRe
     groups: dict[tuple, dict[float, ImputeRecord]] = defaultdict(dict)
     for r in records:
         setting = tuple(imputation_setting(r)[:6])  # all but the windows
-        groups[(r.dataset, r.model, setting, r.seed)][r.mask_rate] = r
+        groups[(r.dataset, r.model, setting, compute_label(r), r.seed)][r.mask_rate] = r
     rows, averaged = [], []
-    for (dataset, model, setting, seed), by_rate in sorted(groups.items(), key=lambda item: str(item[0])):
+    for (dataset, model, setting, _, seed), by_rate in sorted(groups.items(), key=lambda item: str(item[0])):
         if not set(IMPUTATION_MASK_RATES) <= set(by_rate):
             continue
         mse, mae = (sum(getattr(by_rate[m], key) for m in IMPUTATION_MASK_RATES) / 4 for key in ("mse", "mae"))
@@ -72,14 +73,16 @@ def imputation_averages(records: list[ImputeRecord]) -> tuple[str, list[ImputeRe
         published = paper.IMPUTATION.get(paper.dataset_key(dataset))
         ours = published and tuple(sum(published[m][i] for m in IMPUTATION_MASK_RATES) / 4 for i in (0, 1))
         best = paper.best_imputation_baseline(dataset)
-        mixed = MIXED if mixed_settings([by_rate[m] for m in IMPUTATION_MASK_RATES], ("mask_rate",)) else ""
+        cells = [by_rate[m] for m in IMPUTATION_MASK_RATES]
+        mixed = MIXED if mixed_settings(cells, ("mask_rate",)) else ""
         baseline = f"{best[0]} ({paper.imputation_group(dataset)})" if best else "-"
         numbers = [*map(fmt, (mse, mae, ours and ours[0], ours and ours[1])), baseline]
         rows.append(
-            [dataset, model + mixed, *setting, seed, *numbers, fmt(best and best[1][0]), fmt(best and best[1][1])]
+            [dataset, model + mixed, *setting, *compute_cells(cells, records), seed, *numbers]
+            + [fmt(best and best[1][0]), fmt(best and best[1][1])]
         )
     if not rows:
         return "", []
     numbers = "avg MSE|avg MAE|paper XCTFormer MSE|paper XCTFormer MAE|paper best baseline|its MSE|its MAE".split("|")
-    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:6], "seed", *numbers]
+    header = ["dataset", "model", *IMPUTATION_SETTING_HEADER[:6], *compute_header(records), "seed", *numbers]
     return markdown_table(header, rows), averaged
