@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -253,3 +254,54 @@ def test_a_csv_too_short_for_a_split_is_refused_before_any_model_trains(tmp_path
     err = capsys.readouterr().err
     assert f"{tmp_path / 's.csv'}: the validation split has 37 rows, fewer than look-back 24 + horizon 24" in err
     assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
+# -- issue 64, item 1: a page never replaces records ----------------------------------------
+def _records_folder(tmp_path):
+    folder = tmp_path / "F"
+    folder.mkdir()
+    source = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "cpu" / "main-job" / "results.jsonl"
+    (folder / "results.jsonl").write_bytes(source.read_bytes())
+    return folder
+
+
+@pytest.mark.parametrize(
+    "page, fragment",
+    [
+        ("F/results.jsonl", "F/results.jsonl is a file of run records, and the page would overwrite it"),
+        ("F", "F is a folder: give the page's file name, e.g. F/results.md"),
+        ("F/", "F/ is a folder"),
+        ("notes.md", "notes.md is not a results page xct-bench wrote, and the page would overwrite it"),
+        ("page.txt", "page.txt is not a Markdown file name: give one ending in .md"),
+        ("missing/page.md", "folder missing does not exist"),
+    ],
+)
+def test_report_refuses_a_page_path_that_would_replace_anything_else(tmp_path, monkeypatch, page, fragment, capsys):
+    folder = _records_folder(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.md").write_text("# my notes\n")
+    before = (folder / "results.jsonl").read_bytes()
+    with pytest.raises(SystemExit) as stop:
+        main(["report", "--markdown", page, "F"])
+    assert stop.value.code == 2
+    assert fragment in capsys.readouterr().err
+    assert (folder / "results.jsonl").read_bytes() == before
+    assert (tmp_path / "notes.md").read_text() == "# my notes\n"
+
+
+def test_report_rewrites_its_own_page_and_names_an_unwritable_one(tmp_path, monkeypatch, capsys):
+    _records_folder(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--markdown", "page.md", "F"]) == 0
+    first = (tmp_path / "page.md").read_text()
+    assert main(["report", "--markdown", "page.md", "F"]) == 0  # its own page: replaced
+    assert (tmp_path / "page.md").read_text() == first
+    assert main(["report", "--output", "F"]) == 0
+    assert "No results yet" not in capsys.readouterr().out
+
+    def refuse(path, write, companions=()):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr("xct_estimators.bench.results_page.write_atomically", refuse)
+    assert main(["report", "--markdown", "page.md", "F"]) == 2
+    assert "cannot write the page page.md (Permission denied)" in capsys.readouterr().err

@@ -4,6 +4,8 @@ words, what it expected."""
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from ..nn.hyperparameters import ARCHITECTURE_PARAMS, architecture_type
 
@@ -120,3 +122,33 @@ def devices(text: str) -> str:
     raise argparse.ArgumentTypeError(
         f"expected 'auto', a number of devices (1, 2, ...), -1 for all, or device indices such as 0,1; got {text!r}"
     )
+
+
+#: Words every results page opens with (its rebuild command): how an existing file is known as one.
+PAGE_MARK = "xct-bench report --markdown"
+
+
+def markdown_page(text: str) -> Path:
+    """Where ``report --markdown`` may write: a ``.md`` file that is new or a page it wrote before,
+    never a folder or a file of records (the page would replace them)."""
+    path = Path(text)
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder: give the page's file name, e.g. {path / 'results.md'}")
+    if path.exists():
+        try:
+            opening = path.read_text(errors="replace")[:4096] if path.is_file() else ""
+        except OSError as error:
+            raise argparse.ArgumentTypeError(f"cannot read {text} ({error.strerror})") from None
+        if PAGE_MARK not in opening:
+            what = "a file of run records" if path.name == "results.jsonl" else "not a results page xct-bench wrote"
+            raise argparse.ArgumentTypeError(
+                f"{text} is {what}, and the page would overwrite it: give a new file name ending in .md "
+                "(remove an old file first if you mean to replace it)"
+            )
+    if path.suffix.lower() not in (".md", ".markdown"):
+        raise argparse.ArgumentTypeError(f"{text} is not a Markdown file name: give one ending in .md")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"folder {path.parent} does not exist: create it first")
+    if not os.access(path.parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"folder {path.parent} is not writable: give a page path in one you can write")
+    return path

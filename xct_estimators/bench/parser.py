@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import paper
 from .catalog import DATA_DIR_ENV
-from .option_types import csv_of
+from .option_types import csv_of, markdown_page
 from .settings import DEFAULT_OUTPUT, ExplainSettings, TuneSettings, default, options
 from .tables import compact_table
 from .tasks import TASKS
@@ -112,7 +112,7 @@ def _add_report(sub) -> None:
     parser.add_argument("--output", default=DEFAULT_OUTPUT, help="results folder (default: %(default)s)")
     parser.add_argument(
         "--markdown",
-        type=Path,
+        type=markdown_page,
         metavar="PAGE",
         help="write the results page of FOLDER... here (default: none, the tables of --output)",
     )

@@ -264,11 +264,11 @@ def results_page(folders: list[Path]) -> str:
 
 
 def write_results_page(path: Path, folders: list[Path]) -> Path:
+    """Write the page of ``folders`` at ``path`` (checked by the parser: a new or an earlier page)."""
     text = results_page(folders)
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"--markdown {path} is a folder: give the page's file name, e.g. {path / 'results.md'}.")
-    if not path.parent.is_dir():
-        raise ValueError(f"--markdown {path}: folder {path.parent} does not exist.")
-    write_atomically(path, lambda partial: partial.write_text(text))
-    return path
+    try:
+        write_atomically(Path(path), lambda partial: partial.write_text(text))
+    except OSError as error:  # the parser saw a writable folder; the file system may still say no
+        message = f"cannot write the page {path} ({error.strerror}): give a path in a folder you can write"
+        raise ValueError(message) from None
+    return Path(path)
