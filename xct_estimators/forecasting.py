@@ -20,7 +20,13 @@ from . import historical_forecasts
 from ._checks import NotFittedError, is_positive_int, plain_number
 from ._devices import is_distributed, single_device
 from ._optional import optional_import
-from ._series_checks import check_component_count, check_finite, check_long_enough, check_same_components
+from ._series_checks import (
+    check_finite,
+    check_long_enough,
+    check_prediction_inputs,
+    check_same_components,
+    check_static_finite,
+)
 from .callbacks import KeepBestValidationWeights
 from .forecasting_module import _XCTFormerModule, paper_recipe  # saved models name the module here too
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, auto_decop_k, get_preset
@@ -384,6 +390,9 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             check_finite(covariates, name)
             check_same_components(covariates, name)
         check_same_components(series, "series")
+        if self._considers_static_covariates:
+            check_static_finite(series, "series")
+            check_static_finite(val_series, "val_series")
         check_finite(val_series, "val_series")
         check_finite(val_past_covariates, "val_past_covariates")
         check_finite(val_future_covariates, "val_future_covariates")
@@ -442,7 +451,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             return super().to_onnx(path, **kwargs)
 
     def predict(self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs):
-        self._check_predict_input(series, past_covariates, future_covariates)
+        check_prediction_inputs(self, series, past_covariates, future_covariates)
         return super().predict(n, series, past_covariates, future_covariates, *args, **kwargs)
 
     def predict_from_dataset(self, n, dataset, trainer=None, batch_size=None, verbose=None, **kwargs):
@@ -453,13 +462,6 @@ class XCTFormerModel(MixedCovariatesTorchModel):
                 params.update(enable_progress_bar=verbose, enable_model_summary=False)
             trainer = self._init_trainer(params, max_epochs=self.n_epochs)
         return super().predict_from_dataset(n, dataset, trainer, batch_size, verbose, **kwargs)
-
-    def _check_predict_input(self, series, past_covariates, future_covariates=None) -> None:
-        check_finite(series, "series")
-        check_finite(past_covariates, "past_covariates")
-        check_finite(future_covariates, "future_covariates")
-        if self.model is not None:
-            check_component_count(series, self.model.n_target_channels)
 
     def _optimized_historical_forecasts(
         self,
@@ -480,6 +482,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         predict_kwargs=None,
     ):
         # retrain=False: cut the windows and run the module directly (see historical_forecasts.py)
+        checked = check_prediction_inputs(self, series, past_covariates, future_covariates)
         if not historical_forecasts.applies(
             self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs
         ):
@@ -497,11 +500,10 @@ class XCTFormerModel(MixedCovariatesTorchModel):
                 random_state=random_state,
                 predict_kwargs=predict_kwargs,
             )
-        self._check_predict_input(series, past_covariates)
-        covariates = None if past_covariates is None else list(past_covariates)
         windows = (start, start_format, forecast_horizon, stride, overlap_end, last_points_only)
+        series, covariates, _ = checked  # as lists, the fitted covariates filled in as Darts does
         return historical_forecasts.direct_historical_forecasts(
-            self, list(series), covariates, *windows, show_warnings, predict_kwargs
+            self, series, covariates, *windows, show_warnings, predict_kwargs
         )
 
     # -- the paper's recipe --------------------------------------------------------------

@@ -64,9 +64,11 @@ def test_the_command_writes_the_page_and_refuses_folders_without_markdown(tmp_pa
     assert "FOLDER arguments need --markdown" in capsys.readouterr().err
     assert main(["report", "--markdown", str(page), str(tmp_path / "empty")]) == 2
     assert "holds no results.jsonl records" in capsys.readouterr().err
-    assert main(["report", "--markdown", str(tmp_path), str(folder)]) == 2  # a folder where the page goes
+    with pytest.raises(SystemExit) as refused:  # a folder where the page goes: argparse's error
+        main(["report", "--markdown", str(tmp_path), str(folder)])
+    assert refused.value.code == 2
     err = capsys.readouterr().err
-    assert f"--markdown {tmp_path} is a folder: give the page's file name" in err and "--resume" not in err
+    assert f"--markdown: {tmp_path} is a folder: give the page's file name" in err and "--resume" not in err
 
 
 def test_a_gpu_check_folder_shows_its_converged_comparison(tmp_path):

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
-import pandas as pd
 from darts import TimeSeries
 
 from .catalog import ANOMALY_DATASETS, DATA_DIR_ENV, ETT_KINDS, FORECAST_DATASETS, TSLIB_CSVS
 from .control import FUTURE_COLUMNS as CONTROL_FUTURE
 from .control import make_control
+from .csv_files import read_csv
 from .runs import write_atomically
 from .synthetic import make_synthetic
 
@@ -59,6 +59,51 @@ def split_borders(n_rows: int, kind: str, seq_len: int) -> Splits:
     if train_end - seq_len <= 0:
         raise ValueError(f"The dataset ({n_rows} rows) is too short for an input length of {seq_len}.")
     return Splits((0, train_end), (train_end - seq_len, val_end), (val_end - seq_len, test_end))
+
+
+def rows_needed(kind: str, seq_len: int, horizon: int) -> int:
+    """The fewest rows of a dataset split as ``kind`` whose every split holds one window of
+    ``seq_len`` + ``horizon`` rows (validation's and test's look-back reach into the split before)."""
+    if kind in ("ett_hour", "ett_minute"):
+        return 20 * _HOURS_PER_MONTH * (4 if kind == "ett_minute" else 1)
+    n = seq_len + horizon
+    while not all(rows >= need for rows, need in _split_rows(n, seq_len, horizon)):
+        n += 1
+    return n
+
+
+def _split_rows(n_rows: int, seq_len: int, horizon: int) -> list[tuple[int, int]]:
+    """(rows, rows needed) of the training, validation and test splits of the 70/10/20 split."""
+    train_end, test_len = int(n_rows * 0.7), int(n_rows * 0.2)
+    val_len = n_rows - test_len - train_end
+    return [
+        (train_end, seq_len + horizon),
+        (val_len + seq_len, seq_len + horizon),
+        (test_len + seq_len, seq_len + horizon),
+    ]
+
+
+def check_rows(n_rows: int, kind: str, seq_len: int, horizon: int, where: str) -> None:
+    """Refuse, before anything trains, a dataset with a split too short for one window, naming the
+    split, its rows and the rows the dataset needs."""
+    needed = rows_needed(kind, seq_len, horizon)
+    if n_rows >= needed:
+        return
+    if kind != "ratio":
+        raise ValueError(f"{where}: an ETT dataset needs {needed} rows (the paper's 20 months), got {n_rows}.")
+    before = f", with the {seq_len} rows of look-back before it"
+    names = (
+        "training split (the first 70 %",
+        f"validation split (the next 10 %{before}",
+        f"test split (the last 20 %{before}",
+    )
+    for name, (rows, need) in zip(names, _split_rows(n_rows, seq_len, horizon), strict=True):
+        if rows < need:
+            raise ValueError(
+                f"{where}: the {name}) has {max(rows, 0)} rows, "
+                f"fewer than look-back {seq_len} + horizon {horizon}. The dataset has {n_rows} rows and needs "
+                f"at least {needed}: use a longer series, or shorter --seq-len or --horizons."
+            )
 
 
 def split_windows(dataset: str, n_rows: int, seq_len: int, horizon: int = 0) -> tuple[int, int]:
@@ -105,8 +150,9 @@ def load_forecast_dataset(name: str, data_dir: Optional[str | Path] = None, seed
     if name in ETT_KINDS:
         return ForecastDataset(name, _load_ett(name, resolve_data_dir(data_dir)), ETT_KINDS[name], "OT")
     if name in TSLIB_CSVS or name.endswith(".csv"):
-        path = Path(name) if name.endswith(".csv") else _tslib_path(name, data_dir)
-        return ForecastDataset(Path(name).stem if name.endswith(".csv") else name, _read_csv(path), "ratio", "OT")
+        if name.endswith(".csv"):
+            return ForecastDataset(Path(name).stem, read_csv(Path(name)), "ratio", "OT")
+        return ForecastDataset(name, read_csv(_tslib_path(name, data_dir), as_published=True), "ratio", "OT")
     raise ValueError(
         f"Unknown dataset {name!r}. Choose one of {', '.join(FORECAST_DATASETS)}, or give the path of a "
         "CSV in the Time-Series-Library layout (a 'date' column, then one column per channel)."
@@ -166,62 +212,6 @@ def _tslib_path(name: str, data_dir) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found; {name!r} is expected at <data-dir>/{TSLIB_CSVS[name]}.")
     return path
-
-
-def _read_csv(path: Path) -> TimeSeries:
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"CSV file {path} not found.")
-    try:
-        frame = pd.read_csv(path)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as error:
-        raise ValueError(
-            f"{path} is not a readable CSV ({error}): a header line ('date', then one column per channel) and "
-            "one row per time step are expected."
-        ) from None
-    _refuse_gaps(frame.drop(columns=["date"], errors="ignore"), path)
-    if "date" in frame.columns:
-        dates = pd.to_datetime(frame.pop("date"), errors="coerce")
-        if dates.isna().any():
-            line = int(np.flatnonzero(dates.isna())[0]) + 2
-            raise ValueError(f"{path}: line {line} has a date pandas cannot read: write dates as 2020-01-01 00:00:00.")
-        index = pd.DatetimeIndex(dates)
-        _refuse_unordered_dates(index, path)
-        frame.index = index if index.inferred_freq is not None else pd.RangeIndex(len(frame))
-    # Irregular timestamps (e.g. weather) get a range index: the protocol works on rows anyway.
-    if isinstance(frame.index, pd.DatetimeIndex):
-        frame.index.freq = frame.index.inferred_freq
-    return TimeSeries.from_dataframe(frame.astype(np.float32))
-
-
-def _refuse_unordered_dates(index: pd.DatetimeIndex, path: Path) -> None:
-    """The protocol splits by row: rows out of time order would train on the future."""
-    repeated = np.flatnonzero(index.duplicated())
-    if repeated.size:
-        raise ValueError(
-            f"{path}: the date {index[repeated[0]]} appears twice (line {repeated[0] + 2}; {repeated.size} repeated "
-            "date(s) in all): one row per time step is expected; remove the duplicate rows."
-        )
-    backwards = np.flatnonzero(np.diff(index.asi8) < 0)
-    if backwards.size:
-        line = backwards[0] + 3
-        raise ValueError(
-            f"{path}: dates are not in increasing order (line {line}, {index[backwards[0] + 1]}, comes after "
-            f"{index[backwards[0]]}): sort the file by its date column."
-        )
-
-
-def _refuse_gaps(frame: pd.DataFrame, path: Path) -> None:
-    """Benchmark data must be complete: name the first empty or non-numeric cells."""
-    numeric = frame.apply(pd.to_numeric, errors="coerce")
-    bad = numeric.isna().to_numpy() | ~np.isfinite(numeric.to_numpy(dtype=np.float64, na_value=np.nan))
-    if bad.any():
-        rows, cols = np.nonzero(bad)
-        cells = ", ".join(f"line {r + 2} column {frame.columns[c]!r}" for r, c in zip(rows[:5], cols[:5], strict=True))
-        raise ValueError(
-            f"{path} has {int(bad.sum())} missing, non-numeric or infinite value(s) ({cells}"
-            f"{', ...' if bad.sum() > 5 else ''}): a truncated or edited file? Benchmark data must be complete; "
-            "restore the file (see docs/benchmarks.md, Datasets)."
-        )
 
 
 @dataclass

@@ -23,13 +23,39 @@ def check_regular_index(index: pd.Index, name: str) -> None:
     )
 
 
-def check_x_covers_y(x_index: pd.Index, y_index: pd.Index) -> None:
-    missing = y_index[~y_index.isin(x_index)]
-    if len(missing):
-        shown = ", ".join(str(t) for t in missing[:3]) + (", ..." if len(missing) > 3 else "")
+def _shown(index: pd.Index) -> str:
+    return ", ".join(str(t) for t in index[:3]) + (", ..." if len(index) > 3 else "")
+
+
+def _kind(index: pd.Index) -> str:
+    if isinstance(index, (pd.DatetimeIndex, pd.PeriodIndex)):
+        return f"a {type(index).__name__}"
+    return "an integer index" if pd.api.types.is_integer_dtype(index) else f"a {type(index).__name__}"
+
+
+def check_x_rows(x_index: pd.Index, steps: pd.Index, what: str, fix: str) -> None:
+    """X is read at ``steps`` (y's time points, or the forecast's), by time, not by position: it
+    needs a row at each of them, of the same kind of index, and none between them (X sampled more
+    often than y would be read in part)."""
+    if _kind(x_index) != _kind(steps):
         raise ValueError(
-            f"X does not cover y: {len(missing)} of y's {len(y_index)} time points have no row in X ({shown}). "
-            "The exogenous values are inputs of every step of y: pass X with (at least) y's index."
+            f"X has {_kind(x_index)} but {what} has {_kind(steps)}: X is matched to y by time. Give X the "
+            f"same kind of index as y, with {fix}."
+        )
+    missing = steps[~steps.isin(x_index)]
+    if len(missing):
+        span = f"X spans {x_index.min()} to {x_index.max()}" if len(x_index) else "X is empty"
+        raise ValueError(
+            f"X does not cover {what}: {len(missing)} of {what}'s {len(steps)} time points have no row in X "
+            f"({_shown(missing)}; {span}). The exogenous values are inputs of every step: pass X with {fix}."
+        )
+    inside = x_index[(x_index >= steps.min()) & (x_index <= steps.max())]
+    between = inside[~inside.isin(steps)]
+    if len(between):
+        raise ValueError(
+            f"X has {len(between)} row(s) between {what}'s time points ({_shown(between)}): it is sampled more "
+            "often than y, and only some of its rows would be read. Resample X to y's frequency first (e.g. "
+            "X.resample(<y's frequency>).mean())."
         )
 
 

@@ -18,7 +18,7 @@ from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION, TRAINING_PARAMETERS
 from ._engine_params import TINY, LoadsOlderPickles
-from ._frames import check_regular_index, check_x_covers_y, instance_levels, instances, is_panel
+from ._frames import check_regular_index, check_x_rows, instance_levels, instances, is_panel
 
 LR_SCHEDULES = ("one_cycle", None)
 _TEST_PARAMS = dict(input_chunk_length=6, **TINY, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
@@ -324,7 +324,10 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
                 pd.api.types.is_numeric_dtype(dtype) for dtype in pd.DataFrame(X).dtypes
             )
             if numeric_x:  # categorical X: sktime's own error comes first
-                check_x_covers_y(X.index, y.index)
+                x_parts = dict(instances(pd.DataFrame(X)))
+                for key, part in instances(pd.DataFrame(y)):
+                    rows = x_parts.get(key, X.iloc[:0]).index
+                    check_x_rows(rows, part.index, "y" if key is None else f"y's instance {key}", "y's index")
         return super().fit(y, X=X, fh=fh)
 
     @staticmethod
@@ -343,6 +346,7 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         default_chunk = 1 if fh is None else int(self._steps(fh).max())
         self.output_chunk_length_ = self.output_chunk_length or default_chunk
         self.x_columns_ = None if X is None else list(X.columns)
+        X = None if X is None else X.loc[y.index]  # read by time: X may hold rows before or after y
         self._fit_network(y, X)
         self.y_context_, self.X_context_ = self._kept(y), None if X is None else self._kept(X)
         return self
@@ -419,6 +423,9 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         # The forecaster keeps its own context (y_context_, X_context_), whatever remember_data says.
         y_all = self._appended(self.y_context_, y)
         X_all = self._appended(self.X_context_, X) if self.x_columns_ is not None else None
+        if X_all is not None:
+            check_x_rows(X_all.index, y_all.index, "the data seen", "a row at every time point of y")
+            X_all = X_all.loc[y_all.index]
         if update_params and self.refit_on_update:
             self._check_no_missing(y_all)
             self._fit_network(y_all, X_all)
@@ -432,9 +439,10 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
             raise NotImplementedError("XCTFormerForecaster forecasts out of sample only: use fh steps >= 1.")
         return steps
 
-    def _covariates_for_predict(self, X, keys: list, steps: int) -> Optional[list]:
+    def _covariates_for_predict(self, X, keys: list, steps: int, needed: int) -> Optional[list]:
         """The future covariates of the instances ``keys``: each one's kept X context, then the rows
-        of X for the ``steps`` steps after its cutoff (a missing row repeats the last one known)."""
+        of X for the ``steps`` steps after its cutoff. X given must hold the ``needed`` first ones (to
+        the furthest fh step); the others, or all without X, repeat the last row known."""
         if self.x_columns_ is None:
             return None
         if X is not None and list(X.columns) != self.x_columns_:
@@ -448,6 +456,10 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         covariates = []
         for key in keys:
             history, ahead = histories[key], future.get(key)
+            if X is not None:
+                where = "the forecast horizon" if key is None else f"the forecast horizon of instance {key}"
+                rows = X.iloc[:0].index if ahead is None else ahead.index
+                check_x_rows(rows, horizons[key][:needed], where, f"a row for every step from 1 to {needed}")
             rows = ahead.reindex(horizons[key]) if ahead is not None else pd.DataFrame(index=horizons[key])
             known = pd.concat([history, rows.reindex(columns=history.columns)]).ffill()
             covariates.append(self._series(known))
@@ -471,7 +483,7 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
             )
         series = [self._series(part) for _, part in pieces]
         reach = max(int(steps.max()), self.output_chunk_length_)  # the network sees a whole output chunk
-        known = self._covariates_for_predict(X, [key for key, _ in pieces], reach)
+        known = self._covariates_for_predict(X, [key for key, _ in pieces], reach, int(steps.max()))
         with quiet_lightning():
             forecasts = self.darts_model_.predict(
                 int(steps.max()), series=series, future_covariates=known, verbose=False, **kwargs

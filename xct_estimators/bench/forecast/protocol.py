@@ -333,7 +333,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
     from functools import partial
 
     from ..backends import Job
-    from ..datasets import dataset_fingerprint, load_forecast_dataset
+    from ..datasets import check_rows, dataset_fingerprint, load_forecast_dataset
 
     horizons = settings.horizons or (list(paper.HORIZONS) if settings.full else [96])
     output = Path(settings.output)
@@ -341,6 +341,8 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
     for dataset in settings.dataset:  # every dataset is read (and checked) before anything trains
         fingerprints[dataset] = dataset_fingerprint(dataset, settings.data_dir)
         data = load_forecast_dataset(dataset, settings.data_dir, seed=settings.seed)
+        for horizon in horizons:
+            check_rows(len(data.series), data.split_kind, settings.seq_len, horizon, dataset)
         features = settings.features or ("MS" if dataset == "synthetic" else "M")
         for mode in settings.covariates:
             datasets[dataset, mode] = prepare(data, settings.seq_len, features, mode)
