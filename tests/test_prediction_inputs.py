@@ -48,7 +48,9 @@ def with_value(series: TimeSeries, row: int, value: float) -> TimeSeries:
 
 
 HALF_HOURLY = TimeSeries.from_times_and_values(
-    pd.date_range("2020", periods=2 * N, freq="30min"), np.cos(np.arange(2 * N) / 7)[:, None].astype("f4"), columns=["p"]
+    pd.date_range("2020", periods=2 * N, freq="30min"),
+    np.cos(np.arange(2 * N) / 7)[:, None].astype("f4"),
+    columns=["p"],
 )
 # (kind of model, the call's arguments, what XCTFormer's error says, what TiDE's says or None where it is silent)
 CASES = {

@@ -252,7 +252,10 @@ def test_a_csv_too_short_for_a_split_is_refused_before_any_model_trains(tmp_path
     argv = ["forecast", "--dataset", str(tmp_path / "s.csv"), "--seq-len", "24", "--horizons", "24"]
     assert main([*argv, "--models", "dlinear", "--output", str(tmp_path / "out"), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert f"{tmp_path / 's.csv'}: the validation split has 37 rows, fewer than look-back 24 + horizon 24" in err
+    assert (
+        f"{tmp_path / 's.csv'}: the validation split (the next 10 %, with the 24 rows of look-back before it) has "
+        "37 rows, fewer than look-back 24 + horizon 24. The dataset has 130 rows and needs at least 224" in err
+    )
     assert not (tmp_path / "out" / "results.jsonl").exists()
 
 
@@ -305,3 +308,84 @@ def test_report_rewrites_its_own_page_and_names_an_unwritable_one(tmp_path, monk
     monkeypatch.setattr("xct_estimators.bench.results_page.write_atomically", refuse)
     assert main(["report", "--markdown", "page.md", "F"]) == 2
     assert "cannot write the page page.md (Permission denied)" in capsys.readouterr().err
+
+
+# -- issue 64, item 4: a CSV is read right or refused with the file, line and column -------------
+def _csv_cases(folder):
+    i = np.arange(400)
+    stamps = pd.date_range("2020", periods=400, freq="h")
+    base = pd.DataFrame({"date": stamps, "a": np.sin(i / 5), "OT": np.cos(i / 5)})
+    big = base.copy()
+    big.loc[5, "a"] = 1e39
+    offsets = base.assign(date=[f"{t}+0{1 + (k >= 200)}:00" for k, t in enumerate(stamps)])
+    files = {
+        "only_date": base[["date"]],
+        "big": big,
+        "timestamp": base.rename(columns={"date": "timestamp"}),
+        "mixed_offsets": offsets,
+        "gap": base.drop(index=range(100, 110)),
+        "integer_dates": base.assign(date=i),
+    }
+    for name, frame in files.items():
+        frame.to_csv(folder / f"{name}.csv", index=False)
+    base.to_csv(folder / "semicolon.csv", index=False, sep=";")
+
+
+@pytest.mark.parametrize(
+    "name, fragment",
+    [
+        ("only_date", "only_date.csv has no value column (header 'date'): the file must be comma-separated"),
+        ("big", "big.csv has 1 value(s) beyond ±1e+17 (line 7 column 'a')"),
+        ("timestamp", "column 'timestamp' holds dates, but the dates are read from a column named 'date'"),
+        ("semicolon", "semicolon.csv separates its columns with semicolons (header 'date;a;OT')"),
+        ("mixed_offsets", "the dates mix UTC offsets (line 2: '2020-01-01 00:00:00+01:00', line 202:"),
+        ("gap", "line 102 (2020-01-05 14:00:00) comes 0 days 11:00:00 after line 101 (2020-01-05 03:00:00) (1 "
+                "irregular step(s), about 10 missing time step(s) in all)"),
+        ("integer_dates", "column 'date' holds numbers (line 2: 0), not dates"),
+    ],
+)  # fmt: skip
+def test_a_csv_is_read_right_or_refused_with_its_file_line_and_column(tmp_path, name, fragment, capsys):
+    _csv_cases(tmp_path)
+    argv = ["forecast", "--dataset", str(tmp_path / f"{name}.csv"), "--models", "naive", "--seq-len", "24"]
+    assert main([*argv, "--horizons", "24", "--covariates", "calendar", "--output", str(tmp_path / "out")]) == 2
+    assert fragment in capsys.readouterr().err
+    assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def test_a_csv_too_short_names_the_split_and_the_rows_it_needs(tmp_path, capsys):
+    stamps = pd.date_range("2020", periods=60, freq="h")
+    pd.DataFrame({"date": stamps, "a": np.arange(60.0), "OT": np.arange(60.0)}).to_csv(tmp_path / "s.csv", index=False)
+    argv = ["forecast", "--dataset", str(tmp_path / "s.csv"), "--models", "naive", "--seq-len", "48"]
+    assert main([*argv, "--output", str(tmp_path / "out"), "--no-progress"]) == 2
+    assert (
+        "s.csv: the training split (the first 70 %) has 42 rows, fewer than look-back 48 + horizon 96. The dataset "
+        "has 60 rows and needs at least 944" in capsys.readouterr().err
+    )
+
+
+def test_rows_needed_is_the_fewest_rows_that_hold_every_window():
+    from xct_estimators.bench.datasets import rows_needed, split_borders
+    from xct_estimators.bench.forecast.protocol import expected_windows
+
+    for seq_len, horizon in ((48, 96), (24, 24), (96, 720)):
+        needed = rows_needed("ratio", seq_len, horizon)
+        for rows, fits in ((needed, True), (needed - 1, False)):
+            splits = split_borders(rows, "ratio", seq_len)
+            windows = [expected_windows(stop - start, seq_len, horizon) for start, stop in vars(splits).values()]
+            assert (min(windows) >= 1) is fits
+
+
+def test_a_published_file_with_a_repeated_step_is_read_by_row_as_published(tmp_path):
+    """The paper's weather.csv repeats one time stamp and skips another: the Time-Series-Library
+    reads its rows as they are, and so does xct-bench (a user's file with the same faults is refused)."""
+    from xct_estimators.bench.datasets import load_forecast_dataset
+
+    stamps = list(pd.date_range("2020", periods=300, freq="10min"))
+    stamps[100] = stamps[99]
+    (tmp_path / "weather").mkdir()
+    frame = pd.DataFrame({"date": stamps, "a": np.arange(300.0), "OT": np.ones(300)})
+    frame.to_csv(tmp_path / "weather" / "weather.csv", index=False)
+    series = load_forecast_dataset("weather", tmp_path).series
+    assert isinstance(series.time_index, pd.RangeIndex) and len(series) == 300
+    with pytest.raises(ValueError, match="appears twice"):
+        load_forecast_dataset(str(tmp_path / "weather" / "weather.csv"))
