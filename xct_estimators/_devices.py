@@ -28,6 +28,18 @@ def device_count(devices: Any) -> int:
     return 1
 
 
+def training_processes(accelerator: str, devices: Any) -> int:
+    """How many processes Lightning trains in for ``accelerator`` and ``devices`` on this machine:
+    ``"auto"`` and ``-1`` take every GPU (one process on a CPU)."""
+    if devices in ("auto", None) or str(devices) == "-1":
+        if accelerator == "cpu":
+            return 1
+        import torch
+
+        return max(torch.cuda.device_count(), 1)
+    return device_count(devices)
+
+
 def is_distributed(trainer_params: dict[str, Any]) -> bool:
     strategy = trainer_params.get("strategy")
     named = isinstance(strategy, str) and strategy not in ("auto", "single_device")

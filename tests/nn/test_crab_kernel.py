@@ -1,6 +1,8 @@
 """Loading the C++ CRAB kernel: switched off, unbuildable, and the fused path's fallback."""
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -158,3 +160,30 @@ def test_a_cached_build_loads_past_a_dead_processs_lock(fresh_loader, monkeypatc
     monkeypatch.setattr(torch.utils.cpp_extension, "load", no_build)
     module = crab_kernel.load()
     assert module is not None and module.__spec__.origin == str(library)
+
+
+def test_the_folders_of_builds_killed_midway_are_removed_by_the_next_build(fresh_loader, monkeypatch, tmp_path):
+    """SIGKILL skips the clean-up of a private build folder: the next build removes those of dead
+    builders (and old ones without a PID), and leaves a running builder's alone."""
+    import subprocess
+    import sys
+
+    import torch.utils.cpp_extension
+
+    monkeypatch.delenv(crab_kernel.SWITCH, raising=False)
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    name = crab_kernel.extension_name(b"x", [])
+    library = crab_kernel.cached_library(name)
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    killed.kill()
+    killed.wait()
+    dead, running = tmp_path / f"xct_crab_0.building-{killed.pid}-ab12", tmp_path / f"{name}.building-{os.getpid()}-cd"
+    old, recent = tmp_path / "xct_crab_1.building-q9x8z7", tmp_path / "xct_crab_2.building-w1v2u3"
+    for folder in (dead, running, old, recent):
+        (folder / "build.ninja").parent.mkdir()
+        (folder / "build.ninja").touch()
+    os.utime(old, (time.time() - 2 * 86400,) * 2)
+    monkeypatch.setattr(crab_kernel, "extension_name", lambda source, flags: name)
+    monkeypatch.setattr(torch.utils.cpp_extension, "load", _fake_builder([]))
+    assert crab_kernel.load() is not None and library.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, running.name, recent.name])

@@ -15,6 +15,7 @@ from .parser import build_parser, settings_from
 from .provenance import command_line
 from .runs import (
     BenchInterrupted,
+    check_backend_options,
     check_compute,
     interrupted_message,
     interrupts_raise,
@@ -71,8 +72,13 @@ def main(argv: Optional[list[str]] = None) -> int:
                 what = "is a file, not a results folder" if output.exists() else "does not exist"
                 parser.error(f"--output {output} {what}: give the folder an xct-bench run wrote (its --output)")
             return print_report(output)
-        quiet_libraries()  # here, not before: --help, argument errors and reports answer without Lightning
         settings = settings_from(args).replace(command_line=command)
+        check_backend_options(settings)  # what the options alone refuse answers in a second, before torch
+        if args.command == "tune":
+            from .tune import check_tune_options
+
+            check_tune_options(settings)
+        quiet_libraries()  # here, not before: --help, argument errors and reports answer without Lightning
         check_compute(settings)
         if args.command == "tune":  # Optuna's storage coordinates workers: no output lock
             return _tune(settings)

@@ -85,16 +85,21 @@ def locked_output(output: Path) -> Iterator[None]:
         lock.release()
 
 
+def check_backend_options(settings) -> None:
+    """Refuse the Ray options without ``--backend ray`` (no import: before torch loads)."""
+    ray = getattr(settings, "backend", "local") == "ray"
+    for option in ("ray_address", "cpus_per_run"):
+        if not ray and getattr(settings, option, None) is not None:
+            name = "--" + option.replace("_", "-")
+            raise ValueError(f"{name} applies to --backend ray only: add --backend ray, or leave {name} out.")
+
+
 def check_compute(settings) -> None:
     """Refuse ``--accelerator``, ``--compile`` and ``--precision`` that this machine cannot run,
     before any data is read."""
     import torch
 
     ray = getattr(settings, "backend", "local") == "ray"
-    for option in ("ray_address", "cpus_per_run"):
-        if not ray and getattr(settings, option, None) is not None:
-            name = "--" + option.replace("_", "-")
-            raise ValueError(f"{name} applies to --backend ray only: add --backend ray, or leave {name} out.")
     remote = ray and getattr(settings, "ray_address", None)
     gpu_here = torch.cuda.is_available() or torch.backends.mps.is_available()
     if settings.accelerator == "gpu" and not gpu_here and not remote:  # a cluster's GPUs are its workers'

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
+from .._devices import training_processes
 from ..nn.presets import PAPER_SEED, PAPER_SEEDS
 from .catalog import (
     BACKENDS,
@@ -150,6 +151,9 @@ class ComputeSettings:
             fields["compile"] = True
         if self.exact_fp32:
             fields["exact_fp32"] = True
+        processes = training_processes(getattr(self, "accelerator", "auto"), getattr(self, "devices", "auto"))
+        if mixed and processes > 1:  # each process takes a batch: another effective batch, other numbers
+            fields["processes"] = processes
         return fields
 
     def record_fields(self, compiles: bool, mixed: bool) -> dict[str, Any]:

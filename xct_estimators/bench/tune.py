@@ -43,14 +43,20 @@ def _read_space(path) -> dict:
         raise ValueError(f"--space {path}: not valid JSON ({error}); see docs/benchmarks.md for the format.") from None
 
 
-def run_tune(args: TuneSettings) -> int:
-    from .. import tune
-
+def check_tune_options(args: TuneSettings) -> None:
+    """What the options alone refuse, before torch loads."""
     if not TASKS[args.task].strided and args.train_stride != 1:
         raise ValueError(
             f"--train-stride {args.train_stride}: forecasting trials train on every window (Darts' samples); the "
             "stride applies to --task impute and detect. Leave it out, or shorten training with --epochs."
         )
+    if args.space:
+        _read_space(args.space)
+
+
+def run_tune(args: TuneSettings) -> int:
+    from .. import tune
+
     space = _read_space(args.space) if args.space else None  # None: the paper's
     output = Path(args.output)
     output.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,10 @@ import hashlib
 import importlib.util
 import logging
 import os
+import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Optional
@@ -94,12 +96,37 @@ def _build(name: str, cflags: list[str], ldflags: list[str], library: Path) -> M
         "(%s=0 skips it and runs the slower PyTorch path).",
         SWITCH,
     )
-    with tempfile.TemporaryDirectory(prefix=f"{name}.building-", dir=library.parent.parent) as private:
+    _remove_abandoned_builds(library.parent.parent)
+    prefix = f"{name}.building-{os.getpid()}-"  # the builder's PID: a later build knows when it died
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=library.parent.parent) as private:
         module = build(
             name=name, sources=[str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags, build_directory=private
         )
         os.replace(Path(private) / library.name, library)
     return module
+
+
+def _remove_abandoned_builds(cache: Path) -> None:
+    """Private build folders whose builder was killed (SIGKILL skips the clean-up): those of a
+    process that no longer runs, or, without a PID in the name, older than a day."""
+    for folder in cache.glob("*.building-*"):
+        owner = folder.name.rpartition(".building-")[2].split("-")[0]
+        if owner.isdigit():
+            abandoned = not _is_running(int(owner))
+        else:
+            abandoned = time.time() - folder.stat().st_mtime > 86400
+        if abandoned:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _import(name: str, library: Path) -> ModuleType:

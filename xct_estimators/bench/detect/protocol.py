@@ -41,7 +41,14 @@ from ...nn.hyperparameters import ABLATIONS
 from ...nn.presets import COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from ..catalog import DETECTION_MODELS
 from ..datasets import load_anomaly_dataset
-from ..models import ABLATION_MODELS, compiled_graphs, finished, reconstruction_engine, without_later_defaults
+from ..models import (
+    ABLATION_MODELS,
+    compiled_graphs,
+    finished,
+    reconstruction_engine,
+    timed_fit,
+    without_later_defaults,
+)
 from ..provenance import run_fields
 from ..results import identity
 from ..runs import plain_settings
@@ -342,9 +349,7 @@ def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: d
     detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
     train, test, labels = arrays
     ratio = ANOMALY_RATIOS[dataset]
-    start = time.perf_counter()
-    detector.fit(train)
-    fit_seconds = time.perf_counter() - start
+    fit_seconds = timed_fit(lambda: detector.fit(train), model.startswith("xctformer"))
     outcome = []
     for protocol in todo:
         start, graphs = time.perf_counter(), compiled_graphs()
