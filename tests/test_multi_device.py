@@ -106,3 +106,53 @@ def test_engine_picks_spawn_for_several_devices(devices, monkeypatch):
     with pytest.raises(Stop):
         engine.fit(_values(200))
     assert seen["strategy"] == "ddp_spawn"
+
+
+def _gone(pid: int) -> bool:
+    """Exited (a zombie no one has reaped yet counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc")
+def test_a_spawned_training_process_dies_with_its_parent_even_when_killed(tmp_path):
+    """ddp_spawn's processes call prepare_training_process at setup: a parent killed with SIGKILL
+    (no clean-up runs) takes them along, and Ctrl-C, which reaches the whole group, is left to it."""
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "import torch.multiprocessing as mp\n"
+        "from xct_estimators._devices import prepare_training_process\n"
+        "def train(rank, path):\n"
+        "    prepare_training_process()\n"
+        "    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
+        "    open(path, 'w').write(str(os.getpid()))\n"
+        "    for _ in range(3000):  # a trainer that takes torch's parent-death SIGINT as a graceful stop\n"
+        "        try:\n"
+        "            time.sleep(0.1)\n"
+        "        except KeyboardInterrupt:\n"
+        "            pass\n"
+        "if __name__ == '__main__':\n"
+        "    mp.start_processes(train, args=(sys.argv[1],), nprocs=1, start_method='spawn')\n"
+    )
+    marker = tmp_path / "child.pid"
+    parent = subprocess.Popen([sys.executable, str(script), str(marker)])
+    deadline = time.time() + 120
+    while not (marker.is_file() and marker.read_text()):
+        assert parent.poll() is None and time.time() < deadline, "the training process never started"
+        time.sleep(0.2)
+    child = int(marker.read_text())
+    assert not _gone(child)
+    parent.kill()
+    parent.wait()
+    deadline = time.time() + 20
+    while not _gone(child) and time.time() < deadline:
+        time.sleep(0.2)
+    assert _gone(child), "the training process outlived its killed parent"

@@ -74,3 +74,43 @@ def destroy_process_group_at_exit() -> None:
     if dist.is_available() and dist.is_initialized() and not _destroy_registered:
         _destroy_registered = True
         atexit.register(lambda: dist.destroy_process_group() if dist.is_initialized() else None)
+
+
+def prepare_training_process() -> None:
+    """At the start of training, in every training process: the process group's clean-up, and in
+    a process Lightning spawned (``ddp_spawn``), death with its parent, which decides when to stop:
+    a parent killed outright would leave it training to the end."""
+    destroy_process_group_at_exit()
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent stops us
+    if _kill_when_parent_dies() and parent.is_alive():
+        return
+    import os
+    import threading
+
+    def watch() -> None:  # where the kernel cannot signal a parent's death, or it has died already
+        parent.join()
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="xct-follow-parent").start()
+
+
+def _kill_when_parent_dies() -> bool:
+    """Linux's PR_SET_PDEATHSIG: SIGKILL when the parent exits, however it exits."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    import signal
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL)) == 0  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False

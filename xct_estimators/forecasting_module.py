@@ -10,7 +10,7 @@ from darts.utils.data.torch_datasets.utils import PLModuleInput, PLModuleOutput
 from darts.utils.torch import MonteCarloDropout
 from torch import nn
 
-from ._devices import destroy_process_group_at_exit
+from ._devices import prepare_training_process
 from ._optim import optimizer_kwargs_with_fused
 from .callbacks import KeepBestValidationWeights
 from .nn import XCTFormerConfig, XCTFormerNet
@@ -66,7 +66,7 @@ class _XCTFormerModule(CompiledNetwork, PLForecastingModule):
 
     def setup(self, stage: str) -> None:
         super().setup(stage)
-        destroy_process_group_at_exit()
+        prepare_training_process()
         self.compile_network(self.trainer.strategy.root_device)  # each process: pickling drops it
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):

@@ -7,7 +7,7 @@ from typing import Optional
 import pytorch_lightning as pl
 import torch
 
-from ._devices import destroy_process_group_at_exit
+from ._devices import prepare_training_process
 from ._optim import optimizer_kwargs_with_fused
 from .nn import XCTFormerConfig, XCTFormerNet
 from .nn.compiling import CompiledNetwork
@@ -44,7 +44,7 @@ class _ReconstructionModule(CompiledNetwork, pl.LightningModule):
 
     def setup(self, stage: str) -> None:
         super().setup(stage)
-        destroy_process_group_at_exit()
+        prepare_training_process()
         self.compile_network(self.trainer.strategy.root_device)  # each process: pickling drops it
 
     def on_train_epoch_end(self):

@@ -389,3 +389,31 @@ def test_a_published_file_with_a_repeated_step_is_read_by_row_as_published(tmp_p
     assert isinstance(series.time_index, pd.RangeIndex) and len(series) == 300
     with pytest.raises(ValueError, match="appears twice"):
         load_forecast_dataset(str(tmp_path / "weather" / "weather.csv"))
+
+
+# -- issue 64, item 5: training processes end with the run, quietly --------------------------------
+def _spawned(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as children:
+        found = [int(child) for child in children.read().split()]
+    return [child for child in found if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_while_training_processes_start_stops_them_without_tracebacks(tmp_path):
+    write_tiny_msl(tmp_path / "data")
+    argv = [sys.executable, "-m", "xct_estimators.bench", "detect", "--models", "xctformer", "--devices", "2",
+            "--arch", "d_model=8,d_ff=16,e_layers=1,n_heads=1", "--epochs", "500", "--batch-size", "8",
+            "--accelerator", "cpu", "--data-dir", str(tmp_path / "data"), "--output", str(tmp_path / "out"),
+            "--no-progress"]  # fmt: skip
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (children := _spawned(process.pid)):
+        assert process.poll() is None and time.time() < deadline, process.communicate()
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)  # the training processes are still starting up
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143
+    assert "Interrupted" in err and "Traceback" not in err, err[-3000:]
+    assert all(
+        not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text() for child in children
+    )

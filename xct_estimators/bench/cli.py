@@ -20,6 +20,7 @@ from .runs import (
     interrupted_message,
     interrupts_raise,
     locked_output,
+    stop_children,
 )
 from .settings import DEFAULT_OUTPUT, ExplainSettings, TuneSettings
 from .tasks import TASKS
@@ -86,12 +87,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             if args.command == "explain":
                 return _explain(settings)
             return _run_jobs(args.command, settings)
-    except BenchInterrupted as stop:
+    except (BenchInterrupted, KeyboardInterrupt) as stop:
+        stop_children()
         print(interrupted_message(output), file=sys.stderr)
-        return stop.exit_code
-    except KeyboardInterrupt:
-        print(interrupted_message(output), file=sys.stderr)
-        return 130
+        return getattr(stop, "exit_code", 130)
     except (ValueError, FileNotFoundError, ImportError) as error:
         print(f"xct-bench: error: {error}", file=sys.stderr)
         return 2
@@ -138,6 +137,7 @@ def _tune(settings: TuneSettings) -> int:
         with interrupts_raise():
             return run_tune(settings)
     except (BenchInterrupted, KeyboardInterrupt) as stop:
+        stop_children()
         print(
             "Interrupted. Finished trials are kept in the study's storage; rerun the same command to continue it.",
             file=sys.stderr,

@@ -48,6 +48,18 @@ def interrupts_raise() -> Iterator[None]:
             signal.signal(sig, old)
 
 
+def stop_children() -> None:
+    """Kill the training processes of this run (``--devices N``): interrupted while starting up,
+    they would print tracebacks of a half-read start, and otherwise train on unobserved."""
+    import multiprocessing
+
+    children = multiprocessing.active_children()
+    for child in children:
+        child.kill()
+    for child in children:
+        child.join(timeout=10)
+
+
 def check_output(output: Path) -> None:
     """Refuse an ``--output`` that cannot hold results before anything trains."""
     if output.exists() and not output.is_dir():
