@@ -13,7 +13,7 @@ PROBE = """
 import json, sys
 from xct_estimators.bench.cli import main
 try:
-    main(sys.argv[1:])
+    code = main(sys.argv[1:])
 except SystemExit as stop:
     code = stop.code
 print(json.dumps({"code": code, "loaded": sorted(m for m in %r if m in sys.modules)}))
@@ -31,6 +31,10 @@ print(json.dumps({"code": code, "loaded": sorted(m for m in %r if m in sys.modul
         ["forecast", "--devices", "bogus"],
         ["detect", "--protocol", "nope"],
         ["report", "--output", "/nonexistent/xct-bench-results"],
+        ["tune", "--task", "forecast", "--train-stride", "2"],  # refused by option combinations alone
+        ["tune", "--task", "impute", "--space", "/nonexistent/space.json"],
+        ["forecast", "--ray-address", "auto"],
+        ["report", "--markdown", "/nonexistent/page.md"],
     ],
 )
 def test_help_and_argument_errors_load_no_heavy_library(argv):
