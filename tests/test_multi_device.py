@@ -131,7 +131,7 @@ def test_a_spawned_training_process_dies_with_its_parent_even_when_killed(tmp_pa
         "import torch.multiprocessing as mp\n"
         "from xct_estimators._devices import prepare_training_process\n"
         "def train(rank, path):\n"
-        "    prepare_training_process()\n"
+        "    prepare_training_process(world_size=2)\n"
         "    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
         "    open(path, 'w').write(str(os.getpid()))\n"
         "    for _ in range(3000):  # a trainer that takes torch's parent-death SIGINT as a graceful stop\n"

@@ -76,15 +76,15 @@ def destroy_process_group_at_exit() -> None:
         atexit.register(lambda: dist.destroy_process_group() if dist.is_initialized() else None)
 
 
-def prepare_training_process() -> None:
+def prepare_training_process(world_size: int) -> None:
     """At the start of training, in every training process: the process group's clean-up, and in
-    a process Lightning spawned (``ddp_spawn``), death with its parent, which decides when to stop:
-    a parent killed outright would leave it training to the end."""
+    a process Lightning spawned for several devices (``ddp_spawn``), death with its parent, which
+    decides when to stop: a parent killed outright would leave it training to the end."""
     destroy_process_group_at_exit()
     import multiprocessing
 
     parent = multiprocessing.parent_process()
-    if parent is None:
+    if parent is None or world_size < 2 or parent.sentinel is None:  # e.g. a joblib worker training alone
         return
     import signal
 

@@ -66,7 +66,7 @@ class _XCTFormerModule(CompiledNetwork, PLForecastingModule):
 
     def setup(self, stage: str) -> None:
         super().setup(stage)
-        prepare_training_process()
+        prepare_training_process(self.trainer.world_size)
         self.compile_network(self.trainer.strategy.root_device)  # each process: pickling drops it
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):

@@ -44,7 +44,7 @@ class _ReconstructionModule(CompiledNetwork, pl.LightningModule):
 
     def setup(self, stage: str) -> None:
         super().setup(stage)
-        prepare_training_process()
+        prepare_training_process(self.trainer.world_size)
         self.compile_network(self.trainer.strategy.root_device)  # each process: pickling drops it
 
     def on_train_epoch_end(self):
