@@ -99,6 +99,8 @@ def check_prediction_inputs(model, series, past_covariates, future_covariates):
         if named[name] is None and covariates is not None and not encoded[name]:
             named[name] = covariates if isinstance(named["series"], TimeSeries) else [covariates] * len(named["series"])
     checks = _Named(named)
+    if not checks.lists["series"]:  # nothing to forecast from: Darts says that series must be given
+        return [], None, None
     for name in fitted:
         if checks.lists[name] and len(checks.lists[name]) != len(checks.lists["series"]):
             raise ValueError(
