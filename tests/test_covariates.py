@@ -94,3 +94,16 @@ def test_bad_future_covariates_are_clear_errors(tmp_path):
     fitted.fit(series, future_covariates=control)
     with pytest.raises(ValueError, match="future_covariates"):
         fitted.predict(OUT, future_covariates=control[: len(series) + 2])  # not as far as the horizon
+
+
+def test_a_saved_model_with_future_covariates_forecasts_the_same_after_loading(tmp_path):
+    series, control = driven()
+    fitted = model(tmp_path)
+    fitted.fit(series, future_covariates=control)
+    fitted.save(str(tmp_path / "model.pt"))
+    loaded = XCTFormerModel.load(str(tmp_path / "model.pt"))
+    assert sorted(loaded.network_.known_future.state_dict()) == ["filters.bias", "filters.weight", "mixing.bias",
+                                                                 "mixing.weight"]  # fmt: skip
+    np.testing.assert_allclose(
+        loaded.predict(OUT, future_covariates=control).values(), fitted.predict(OUT, future_covariates=control).values()
+    )

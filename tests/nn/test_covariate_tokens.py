@@ -48,10 +48,11 @@ def test_forecasts_depend_on_the_future_and_static_inputs():
 
 
 def test_a_horizon_shorter_than_a_patch_is_one_padded_patch():
-    model = net(n_future_channels=2, future_len=3)
+    torch.manual_seed(0)
+    model = XCTFormerNet(XCTFormerConfig(**{**BASE, "out_len": 6}, n_future_channels=2, future_len=3)).eval()
     assert model.config.future_patch_num == 2  # padded to 8 values, then by the stride
     with torch.no_grad():
-        assert model(torch.randn(2, 32, 3), future=torch.randn(2, 3, 2)).shape == (2, 8, 3)
+        assert model(torch.randn(2, 32, 3), future=torch.randn(2, 3, 2)).shape == (2, 6, 3)  # 2 outputs a step
 
 
 @pytest.mark.parametrize(
@@ -62,6 +63,7 @@ def test_a_horizon_shorter_than_a_patch_is_one_padded_patch():
         (dict(n_static_tokens=1), "both set"),
         (dict(n_future_channels=1, future_len=8, mixing="time"), "use mixing='full'"),
         (dict(n_static_tokens=-1, static_features=2), "non-negative integer"),
+        (dict(n_future_channels=1, future_len=3), "out_len=8 is not a multiple of future_len=3"),
     ],
 )
 def test_bad_covariate_sizes_are_clear_errors(covariates, message):

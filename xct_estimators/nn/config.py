@@ -166,6 +166,11 @@ class XCTFormerConfig:
             )
         if bool(self.n_future_channels) != bool(self.future_len):
             raise ValueError("n_future_channels and future_len are both set (future covariates) or both 0.")
+        if self.future_len and self.out_len % self.future_len:
+            raise ValueError(
+                f"out_len={self.out_len} is not a multiple of future_len={self.future_len}: with future covariates "
+                "the outputs are the horizon's steps, one or more (e.g. quantiles) per step."
+            )
         if bool(self.n_static_tokens) != bool(self.static_features):
             raise ValueError("n_static_tokens and static_features are both set (static covariates) or both 0.")
         if self.has_covariate_tokens and self.mixing != "full":

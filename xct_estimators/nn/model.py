@@ -11,6 +11,7 @@ from torch.nn import functional as F
 from .config import XCTFormerConfig
 from .dropout import Dropout
 from .encoder import Encoder
+from .known_future import KnownFutureDecoder
 from .norm import instance_stats
 from .tokenizer import PatchTokenizer
 
@@ -23,12 +24,16 @@ class FlattenHead(nn.Module):
         self.dropout = Dropout(dropout)
         self.linear = nn.Linear(patch_num * d_model, out_len)
 
-    def forward(self, tokens: torch.Tensor, n_channels: int, n_outputs: int) -> torch.Tensor:
+    def forward(self, channels: torch.Tensor) -> torch.Tensor:
+        """``channels`` (B, C_out, P * D) from :meth:`channels` -> (B, out_len, C_out)."""
+        return self.linear(self.dropout(channels)).transpose(1, 2)
+
+    @staticmethod
+    def channels(tokens: torch.Tensor, n_channels: int, n_outputs: int) -> torch.Tensor:
+        """The grid's tokens (B, P * C, D) as each decoded channel's flattened tokens (B, C_out, P * D)."""
         b, n, d = tokens.shape
         per_channel = tokens.view(b, n // n_channels, n_channels, d).transpose(1, 2)  # B,C,P,D
-        per_channel = per_channel[:, :n_outputs]  # decode only the channels asked for
-        out = self.linear(self.dropout(per_channel.flatten(start_dim=2)))  # (B, C_out, out_len)
-        return out.transpose(1, 2)  # (B, out_len, C_out)
+        return per_channel[:, :n_outputs].flatten(start_dim=2)  # decode only the channels asked for
 
 
 class XCTFormerNet(nn.Module):
@@ -65,6 +70,10 @@ class XCTFormerNet(nn.Module):
             self.future_position = nn.Parameter(
                 torch.empty(config.future_patch_num, config.d_model).uniform_(-0.02, 0.02)
             )
+            self.known_future = KnownFutureDecoder(
+                config.patch_num, config.d_model, config.seq_len, config.n_future_channels, config.future_len,
+                config.out_len,
+            )  # fmt: skip
         if config.n_static_tokens:
             self.static_projection = nn.Linear(config.static_features, config.d_model)
             self.static_position = nn.Parameter(
@@ -94,6 +103,7 @@ class XCTFormerNet(nn.Module):
         tokens = [self.tokenizer(x)]
         if c.n_future_channels:
             future = (future - mean[..., -f:]) / std[..., -f:]
+            known = torch.cat([x[..., -f:], future.to(x.dtype)], dim=1)  # (B, seq_len + future_len, F)
             if c.future_len < c.patch_len:  # one whole patch at least
                 future = F.pad(future.transpose(1, 2), (0, c.patch_len - c.future_len), mode="replicate").transpose(
                     1, 2
@@ -102,7 +112,10 @@ class XCTFormerNet(nn.Module):
         if c.n_static_tokens:
             tokens.append(self.static_projection(static.to(x.dtype)) + self.static_position)
         encoded = self.encoder(torch.cat(tokens, dim=1) if len(tokens) > 1 else tokens[0])
-        out = self.head(encoded[:, : c.n_grid_tokens], c.n_channels, n_outputs)
+        channels = self.head.channels(encoded[:, : c.n_grid_tokens], c.n_channels, n_outputs)
+        out = self.head(channels)
+        if c.n_future_channels:
+            out = out + self.known_future(channels, known)
         return out * std[..., :n_outputs] + mean[..., :n_outputs]
 
     def _check_input(self, x: torch.Tensor, mask, future, static) -> None:
