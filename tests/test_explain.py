@@ -11,6 +11,7 @@ from xct_estimators.explain import (
     attention_map,
     channel_dependencies,
     dependency_map,
+    horizon_dependency_map,
     lag_dependencies,
     plot_dependency_map,
 )
@@ -98,3 +99,30 @@ def test_sktime_estimators_and_plot(tmp_path):
         dependency_map(imputer, channel_names=["x", "y"])
     with pytest.raises(TypeError, match="Cannot find an XCTFormer network in a str"):
         dependency_map("model")
+
+
+def test_a_model_with_future_covariates_maps_its_window_and_its_horizon_tokens(tmp_path):
+    series = delayed_pair(400)
+    plan = TimeSeries.from_values(np.sin(np.arange(420) / 6)[:, None].astype(np.float32), columns=["plan"])
+    model = XCTFormerModel(
+        input_chunk_length=48, output_chunk_length=16, patch_len=8, stride=8, d_model=8, n_heads=2, d_ff=16,
+        e_layers=2, n_epochs=1, random_state=0, work_dir=str(tmp_path), pl_trainer_kwargs=QUIET,
+    )  # fmt: skip
+    model.fit(series, future_covariates=plan)
+    config = model.network_.config
+    p, c, fp = config.patch_num, config.n_channels, config.future_patch_num
+    window, horizon = dependency_map(model), horizon_dependency_map(model)
+    assert window.shape == (2, 2, p, 5, p, 5) and list(window.key_channel.values) == ["A", "B", "C", "D", "plan"]
+    assert horizon.shape == (2, 2, p, 5, fp, 1) and list(horizon.key_channel.values) == ["plan"]
+    mask = model.network_.encoder.layers[1].attention.mask.detach().numpy()  # (heads, N, N), patch-major
+    query = 3 * c + 1  # patch 3 of B
+    assert (
+        window.sel(layer=1, head=0, query_patch=3, query_channel="B", key_patch=2, key_channel="plan")
+        == mask[0, query, 2 * c + 4]
+    )
+    assert (
+        horizon.sel(layer=1, head=0, query_patch=3, query_channel="B", key_patch=1, key_channel="plan")
+        == mask[0, query, p * c + 1]
+    )
+    with pytest.raises(ValueError, match="no future covariates"):
+        horizon_dependency_map(XCTFormerNet(XCTFormerConfig(seq_len=32, n_channels=2, out_len=8)))

@@ -8,8 +8,10 @@ one layer and head is a ``P x C x P x C`` tensor: how strongly patch ``p`` of ch
 may draw on patch ``p'`` of channel ``c'``. :func:`dependency_map` returns it labelled with the
 channel names of the data the model was fitted on; :func:`channel_dependencies` and
 :func:`lag_dependencies` give the paper's summaries (mean ``|M|`` per channel pair, per patch lag);
-:func:`attention_map` gives the attention weights the model actually used for one input window,
-through forward hooks (the forward path is unchanged); :func:`plot_dependency_map` draws them.
+:func:`horizon_dependency_map` gives the part of the mask from the window's tokens to the
+future covariates' tokens over the horizon; :func:`attention_map` gives the attention weights
+the model actually used for one input window, through forward hooks (the forward path is
+unchanged); :func:`plot_dependency_map` draws them.
 
 DeCoP models have no N x N mask: :func:`dependency_map` says so and points to
 :func:`attention_map`, which returns their compressed N x k attention.
@@ -75,12 +77,38 @@ def dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataA
         )
     names = _channel_names(net, found, channel_names)
     p, c = config.patch_num, config.n_channels
-    masks = [layer.attention.mask.detach().cpu().numpy() for layer in net.encoder.layers]
-    values = np.stack(masks).reshape(len(masks), config.n_heads, p, c, p, c)
-    coords = {"layer": np.arange(len(masks)), "head": np.arange(config.n_heads)}
+    window = slice(0, config.n_grid_tokens)  # covariate tokens of the horizon and static rows follow
+    values = _masks(net)[..., window, window].reshape(-1, config.n_heads, p, c, p, c)
+    coords = {"layer": np.arange(len(values)), "head": np.arange(config.n_heads)}
     coords.update(query_patch=np.arange(p), query_channel=names, key_patch=np.arange(p), key_channel=names)
     description = {"description": "learned CRAB mask M; |M| is the dependency strength"}
     return xr.DataArray(values, dims=MASK_DIMS, coords=coords, name="mask", attrs=description)
+
+
+def horizon_dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataArray:
+    """The learned CRAB mask from the input window's tokens to the future covariates' tokens over
+    the horizon: how strongly patch ``p`` of channel ``c`` may draw on horizon patch ``p'`` of a
+    future covariate. Dimensions ``layer, head, query_patch, query_channel, key_patch,
+    key_channel`` (the key channels are the future covariates). What the known-future decoder
+    adds to each step is not attention and does not appear here."""
+    dependency_map(model, channel_names)  # the same checks
+    net, found = _net_and_names(model)
+    config = net.config
+    if not config.n_future_channels:
+        raise ValueError("The model has no future covariates, so no horizon tokens: use dependency_map(model).")
+    names = _channel_names(net, found, channel_names)
+    p, c, f, fp = config.patch_num, config.n_channels, config.n_future_channels, config.future_patch_num
+    horizon = slice(config.n_grid_tokens, config.n_grid_tokens + fp * f)
+    values = _masks(net)[..., : config.n_grid_tokens, horizon].reshape(-1, config.n_heads, p, c, fp, f)
+    coords = {"layer": np.arange(len(values)), "head": np.arange(config.n_heads)}
+    coords.update(query_patch=np.arange(p), query_channel=names, key_patch=np.arange(fp), key_channel=names[-f:])
+    description = {"description": "learned CRAB mask M from window tokens to horizon tokens of the future covariates"}
+    return xr.DataArray(values, dims=MASK_DIMS, coords=coords, name="mask", attrs=description)
+
+
+def _masks(net: XCTFormerNet) -> np.ndarray:
+    """Every layer's learned mask, (layers, heads, N, N)."""
+    return np.stack([layer.attention.mask.detach().cpu().numpy() for layer in net.encoder.layers])
 
 
 def channel_dependencies(dependency: xr.DataArray) -> pd.DataFrame:
