@@ -108,7 +108,7 @@ def check_prediction_inputs(model, series, past_covariates, future_covariates):
                 "for each target series."
             )
     if model.model is not None:
-        _check_against_fit(model, checks)
+        _check_against_fit(model, checks, encoded)
     for name in fitted:
         for i, (target, cov) in enumerate(zip(checks.lists["series"], checks.lists[name], strict=False)):
             if cov.freq != target.freq:
@@ -139,7 +139,7 @@ def _encoded_components(model) -> dict:
     return {"past_covariates": past, "future_covariates": future}
 
 
-def _check_against_fit(model, checks: _Named) -> None:
+def _check_against_fit(model, checks: _Named, encoded: dict) -> None:
     """The components the network was built for: targets, each kind of covariate, static rows."""
     config = model.model.net.config
     n_targets = model.model.n_target_channels
@@ -155,7 +155,7 @@ def _check_against_fit(model, checks: _Named) -> None:
     }
     for name, count in expected.items():
         covariates = checks.lists[name]
-        if _encoded_components(model)[name]:
+        if encoded[name]:
             continue  # Darts adds the encoders' channels to what is given, and checks the sum
         if count and not covariates:
             raise ValueError(

@@ -77,3 +77,21 @@ def test_fit_reads_x_at_ys_time_points_when_x_is_longer():
     exact = XCTFormerForecaster(**PARAMS).fit(Y, X=X.iloc[:160], fh=[1, 2, 3])
     pd.testing.assert_frame_equal(longer.X_context_, exact.X_context_)
     pd.testing.assert_frame_equal(longer.predict(X=FUTURE), exact.predict(X=FUTURE))
+
+
+def test_update_of_a_panel_checks_x_per_instance():
+    """Rows of X past one instance's end lie between other instances' time points in a MultiIndex;
+    each instance is checked on its own, so they are not mistaken for rows sampled in between."""
+    hours = pd.date_range("2020", periods=200, freq="h")
+
+    def panel(frame, stop, extra=0):
+        rows = {"a": stop + extra, "b": stop}
+        parts = {key: frame.iloc[:n].set_axis(hours[:n]) for key, n in rows.items()}
+        return pd.concat(parts, names=["site", "time"])
+
+    y = pd.DataFrame({"v": np.sin(T / 5)})
+    x = pd.DataFrame({"x": np.cos(T / 7)})
+    fitted = XCTFormerForecaster(**PARAMS).fit(panel(y, 150), X=panel(x, 150), fh=[1, 2, 3])
+    fitted.update(panel(y, 160), X=panel(x, 160, extra=5), update_params=False)
+    with pytest.raises(ValueError, match=r"X does not cover y's instance \('a',\): 10 of .* 170 time points"):
+        fitted.update(panel(y, 170), X=panel(x, 160), update_params=False)

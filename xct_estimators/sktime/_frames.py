@@ -59,6 +59,14 @@ def check_x_rows(x_index: pd.Index, steps: pd.Index, what: str, fix: str) -> Non
         )
 
 
+def check_x_matches_y(X: pd.DataFrame, y: pd.DataFrame, fix: str) -> None:
+    """:func:`check_x_rows` for every instance of ``y`` (its time points) and ``X`` (the same instance's rows)."""
+    x_parts = dict(instances(X))
+    for key, part in instances(y):
+        rows = x_parts[key].index if key in x_parts else X.index[:0]
+        check_x_rows(rows, part.index, "y" if key is None else f"y's instance {key}", fix)
+
+
 def is_panel(frame) -> bool:
     return frame is not None and isinstance(frame.index, pd.MultiIndex)
 

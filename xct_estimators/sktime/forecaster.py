@@ -18,7 +18,7 @@ from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION, TRAINING_PARAMETERS
 from ._engine_params import TINY, LoadsOlderPickles
-from ._frames import check_regular_index, check_x_rows, instance_levels, instances, is_panel
+from ._frames import check_regular_index, check_x_matches_y, check_x_rows, instance_levels, instances, is_panel
 
 LR_SCHEDULES = ("one_cycle", None)
 _TEST_PARAMS = dict(input_chunk_length=6, **TINY, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
@@ -324,10 +324,7 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
                 pd.api.types.is_numeric_dtype(dtype) for dtype in pd.DataFrame(X).dtypes
             )
             if numeric_x:  # categorical X: sktime's own error comes first
-                x_parts = dict(instances(pd.DataFrame(X)))
-                for key, part in instances(pd.DataFrame(y)):
-                    rows = x_parts.get(key, X.iloc[:0]).index
-                    check_x_rows(rows, part.index, "y" if key is None else f"y's instance {key}", "y's index")
+                check_x_matches_y(pd.DataFrame(X), pd.DataFrame(y), "a row at every time point of y")
         return super().fit(y, X=X, fh=fh)
 
     @staticmethod
@@ -424,7 +421,7 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         y_all = self._appended(self.y_context_, y)
         X_all = self._appended(self.X_context_, X) if self.x_columns_ is not None else None
         if X_all is not None:
-            check_x_rows(X_all.index, y_all.index, "the data seen", "a row at every time point of y")
+            check_x_matches_y(X_all, y_all, "a row at every time point of y given to update")
             X_all = X_all.loc[y_all.index]
         if update_params and self.refit_on_update:
             self._check_no_missing(y_all)
