@@ -130,7 +130,7 @@ def test_the_covariate_sentence_compares_each_model_with_its_runs_without_them()
     records = seeded("xctformer", [1.0, 1.2]) + seeded("xctformer", [0.5, 0.6], covariates="future")
     records += seeded("tide", [1.0]) + seeded("tide", [0.9], covariates="future") + seeded("naive", [2.0])
     assert covariate_sentence(records) == (
-        "MSE with future covariates against the same runs without them: `tide` -10.0% (future on ETTh1), "
+        "MSE with covariates against the same runs without them: `tide` -10.0% (future on ETTh1), "
         "`xctformer` -50.0% (future on ETTh1)."
     )
     assert covariate_sentence(seeded("tide", [1.0])) == ""

@@ -32,12 +32,13 @@ UNOBTAINED_DATA = {
     name: "its files were not obtainable from the sources this project can reach (too large), so nothing was run"
     for name in ("electricity", "traffic", "SMD", "SWaT", "PSM")
 }
-FORECAST_DATASETS = ("synthetic", "control", *ETT_KINDS, *TSLIB_CSVS)
-#: ``xct-bench forecast --covariates``: the known future inputs a run gives the models that take them.
+FORECAST_DATASETS = ("synthetic", "control", "sites", *ETT_KINDS, *TSLIB_CSVS)
+#: ``xct-bench forecast --covariates``: the covariates a run gives the models that take them.
 COVARIATE_MODES = {
-    "none": "no future covariates (a dataset's known-future columns are left out)",
+    "none": "no covariates (a dataset's known-future columns and static covariates are left out)",
     "future": "the dataset's known-future columns (control: plan) as future covariates",
     "calendar": "hour of day and day of week of the series' timestamps as future covariates",
+    "static": "the series' static covariates (sites: size)",
 }
 
 # -- forecasting ---------------------------------------------------------------------------------

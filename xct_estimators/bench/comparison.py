@@ -237,7 +237,7 @@ def spread_sentence(records: list[Record]) -> str:
 
 
 def covariate_sentence(records: list[Record]) -> str:
-    """One sentence: how much each model's measure changes with future covariates against the same
+    """One sentence: how much each model's measure changes with covariates against the same
     runs without them (mean over seeds and tests), for forecasting's ``records``."""
     values: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
@@ -252,4 +252,4 @@ def covariate_sentence(records: list[Record]) -> str:
     if not changes:
         return ""
     parts = [f"`{model}` {100 * np.mean(c):+.1f}% ({what})" for (model, what), c in sorted(changes.items())]
-    return "MSE with future covariates against the same runs without them: " + ", ".join(parts) + "."
+    return "MSE with covariates against the same runs without them: " + ", ".join(parts) + "."

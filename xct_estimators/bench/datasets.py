@@ -3,7 +3,8 @@
 Forecasting data comes as one :class:`~darts.TimeSeries` per dataset: the ETT files through
 ``darts.datasets`` (a ``--data-dir`` holding the same files seeds Darts' cache, so nothing is
 downloaded), Time-Series-Library CSVs by name under the data directory or by path, and the
-paper's synthetic dataset generated in-package. Anomaly data (MSL, SMAP) comes as numpy arrays.
+paper's synthetic dataset generated in-package; ``sites``, generated too, is a panel (a list of
+series with static covariates). Anomaly data (MSL, SMAP) comes as numpy arrays.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+import pandas as pd
 from darts import TimeSeries
 
 from .catalog import ANOMALY_DATASETS, DATA_DIR_ENV, ETT_KINDS, FORECAST_DATASETS, TSLIB_CSVS
@@ -24,6 +26,7 @@ from .control import FUTURE_COLUMNS as CONTROL_FUTURE
 from .control import make_control
 from .csv_files import read_csv
 from .runs import write_atomically
+from .sites import STATIC_COLUMNS, make_sites
 from .synthetic import make_synthetic
 
 _HOURS_PER_MONTH = 30 * 24
@@ -111,16 +114,37 @@ def split_windows(dataset: str, n_rows: int, seq_len: int, horizon: int = 0) -> 
 
 @dataclass
 class ForecastDataset:
-    """A forecasting dataset: the whole series, its split kind and its target column(s)."""
+    """A forecasting dataset: the whole series (a list of them for a panel, each split on its own),
+    its split kind and its target column(s)."""
 
     name: str
-    series: TimeSeries
+    series: TimeSeries | list[TimeSeries]
     split_kind: str
     target: str  # the column used as target in the MS setting
     future_columns: tuple[str, ...] = ()  # known in advance: future covariates, never targets
 
+    @property
+    def members(self) -> list[TimeSeries]:
+        """The series: one, or a panel's."""
+        return self.series if isinstance(self.series, list) else [self.series]
+
+    def single(self, purpose: str) -> TimeSeries:
+        """The one series; a panel is refused, naming ``purpose``."""
+        if isinstance(self.series, list):
+            raise ValueError(
+                f"{self.name} is a panel of {len(self.series)} series and {purpose} takes one series: use "
+                f"{self.name} with xct-bench forecast, or choose another dataset."
+            )
+        return self.series
+
+    @property
+    def n_rows(self) -> int:
+        """Rows of the shortest series (what :func:`check_rows` checks)."""
+        return min(len(series) for series in self.members)
+
     def splits(self, seq_len: int) -> Splits:
-        return split_borders(len(self.series), self.split_kind, seq_len)
+        """The split borders of the shortest series."""
+        return split_borders(self.n_rows, self.split_kind, seq_len)
 
 
 def resolve_data_dir(data_dir: Optional[str | Path] = None) -> Optional[Path]:
@@ -142,6 +166,10 @@ def load_forecast_dataset(name: str, data_dir: Optional[str | Path] = None, seed
     if name == "control":
         frame = make_control(seed=seed).astype(np.float32)
         return ForecastDataset(name, TimeSeries.from_dataframe(frame), "ratio", "load", CONTROL_FUTURE)
+    if name == "sites":
+        static = lambda frame: pd.DataFrame({column: [frame.attrs[column]] for column in STATIC_COLUMNS})  # noqa: E731
+        panel = [TimeSeries.from_dataframe(f.astype(np.float32), static_covariates=static(f)) for f in make_sites(seed)]
+        return ForecastDataset(name, panel, "ratio", "load")
     if name in ETT_KINDS:
         return ForecastDataset(name, _load_ett(name, resolve_data_dir(data_dir)), ETT_KINDS[name], "OT")
     if name in TSLIB_CSVS or name.endswith(".csv"):

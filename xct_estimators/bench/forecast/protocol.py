@@ -37,7 +37,7 @@ from ..._optional import optional_import
 from ...nn.presets import TASK_SEQ_LEN, get_preset
 from .. import paper
 from ..catalog import BASELINE_SETTINGS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
-from ..datasets import ForecastDataset, split_windows
+from ..datasets import ForecastDataset, split_borders, split_windows
 from ..models import ABLATION_MODELS, ABLATIONS, preset_name, timed_fit, without_later_defaults
 from ..provenance import run_fields, timestamp
 from ..results import identity
@@ -125,7 +125,7 @@ def build_model(
 @dataclass
 class PreparedSeries:
     """Standardised splits: targets, (MS setting only) past covariates, and (``--covariates``)
-    future covariates over the same rows."""
+    future covariates over the same rows; for a panel, each a list with one series per member."""
 
     dataset: str
     features: str
@@ -147,6 +147,23 @@ class PreparedSeries:
         stack = [c.stack(target) for c, target in zip(covariates, (self.train, self.val, self.test), strict=True)]
         return PreparedSeries(self.dataset, "M", self.seq_len, *stack, None, None, None, self.future)
 
+    @property
+    def test_members(self) -> list[TimeSeries]:
+        return self.test if isinstance(self.test, list) else [self.test]
+
+    @staticmethod
+    def panel(members: list[PreparedSeries]) -> PreparedSeries:
+        """One prepared panel from its members' (each prepared on its own, as Darts fits a list)."""
+        if len(members) == 1:
+            return members[0]
+        first = members[0]
+        lists = [[getattr(m, field) for m in members] for field in ("train", "val", "test")]
+        covariates = [None if first.train_covariates is None else [m.train_covariates for m in members]]
+        covariates += [None if first.val_covariates is None else [m.val_covariates for m in members]]
+        covariates += [None if first.test_covariates is None else [m.test_covariates for m in members]]
+        future = tuple(None if part is None else [m.future[i] for m in members] for i, part in enumerate(first.future))
+        return PreparedSeries(first.dataset, first.features, first.seq_len, *lists, *covariates, future)
+
 
 def calendar(series: TimeSeries) -> TimeSeries:
     """Hour of day and day of week of ``series``' timestamps, each scaled to [-0.5, 0.5]."""
@@ -159,7 +176,7 @@ def calendar(series: TimeSeries) -> TimeSeries:
 
 def future_covariates(data: ForecastDataset, prepared: PreparedSeries, mode: str, scaled: TimeSeries) -> tuple:
     """The (train, val, test) future covariates of ``mode`` over the prepared splits' rows."""
-    if mode == "none":
+    if mode in ("none", "static"):
         return (None, None, None)
     if mode == "future":
         if not data.future_columns:
@@ -176,18 +193,32 @@ def future_covariates(data: ForecastDataset, prepared: PreparedSeries, mode: str
 def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M", covariates: str = "none") -> PreparedSeries:
     """Split and standardise ``data``. ``features``: "M" (every column a target) or "MS" (one target,
     the other columns past covariates); a dataset's known-future columns are never targets, and
-    ``covariates`` (:data:`~.catalog.COVARIATE_MODES`) says which future covariates go with it."""
+    ``covariates`` (:data:`~.catalog.COVARIATE_MODES`) says which covariates go with it. A panel's
+    series are split and standardised each on its own."""
     if features not in FEATURES:
         raise ValueError(f"features must be one of {FEATURES}, got {features!r}.")
-    if features == "MS" and data.target not in data.series.components:
+    if covariates == "static" and data.members[0].static_covariates is None:
+        raise ValueError(
+            f"--covariates static: {data.name} has no static covariates (sites has: size). Use --covariates none."
+        )
+    if features == "MS" and len(data.members) > 1:
+        raise ValueError(f"--features MS: {data.name} is a panel of one-target series; use --features M.")
+    members = [_prepare_series(data, series, seq_len, features, covariates) for series in data.members]
+    return PreparedSeries.panel(members)
+
+
+def _prepare_series(data: ForecastDataset, series: TimeSeries, seq_len: int, features: str, covariates: str):
+    if covariates != "static":  # the models that read static covariates would, unasked
+        series = series.with_static_covariates(None)
+    if features == "MS" and data.target not in series.components:
         raise ValueError(
             f"--features MS: {data.name} has no column {data.target!r}, the target MS forecasts from the other "
             f"columns. Name the target column {data.target!r} (the Time-Series-Library convention) or use --features M."
         )
-    splits = data.splits(seq_len)
+    splits = split_borders(len(series), data.split_kind, seq_len)
     scaler = Scaler(StandardScaler())
-    scaler.fit(data.series[splits.train[0] : splits.train[1]])
-    scaled = scaler.transform(data.series).astype(np.float32)
+    scaler.fit(series[splits.train[0] : splits.train[1]])
+    scaled = scaler.transform(series).astype(np.float32)
     observed = [c for c in scaled.components if c not in data.future_columns]
     parts = [scaled[observed][start:stop] for start, stop in (splits.train, splits.val, splits.test)]
     if features == "M":
@@ -229,6 +260,8 @@ def score(model, data: PreparedSeries, forecasts: list[TimeSeries]) -> dict[str,
     values = model.backtest(
         data.test, historical_forecasts=forecasts, metric=[mse, mae], reduction=np.mean, last_points_only=False
     )
+    if isinstance(data.test, list):  # per member; every member has as many test windows
+        values = np.mean(values, axis=0)
     return {"mse": float(values[0]), "mae": float(values[1])}
 
 
@@ -240,7 +273,8 @@ def expected_windows(test_len: int, seq_len: int, horizon: int) -> int:
 def check_split_lengths(data: PreparedSeries, horizon: int, where: str = "") -> None:
     """Every split must hold one window of look-back + horizon: each model trains, validates and is
     tested on such windows."""
-    for split, series in (("training", data.train), ("validation", data.val), ("test", data.test)):
+    for split, parts in (("training", data.train), ("validation", data.val), ("test", data.test)):
+        series = min(parts, key=len) if isinstance(parts, list) else parts
         if expected_windows(len(series), data.seq_len, horizon) < 1:
             raise ValueError(
                 f"{where or data.dataset}: the {split} split has {len(series)} rows, fewer than look-back "
@@ -269,22 +303,24 @@ def run_forecast(model, data: PreparedSeries, horizon: int) -> tuple[dict, dict]
         forecasts = [forecast[target] for forecast in forecasts]
     scores = score(model, data, forecasts)
     eval_seconds = time.perf_counter() - start
-    n_windows = expected_windows(len(data.test), data.seq_len, horizon)
-    if len(forecasts) != n_windows:
-        raise RuntimeError(f"Expected {n_windows} test windows, Darts produced {len(forecasts)}.")
-    example = _example(data, forecasts[0])
+    members = data.test_members
+    n_windows = sum(expected_windows(len(test), data.seq_len, horizon) for test in members)
+    produced = sum(map(len, forecasts)) if len(members) > 1 else len(forecasts)
+    if produced != n_windows:
+        raise RuntimeError(f"Expected {n_windows} test windows, Darts produced {produced}.")
+    example = _example(members[0], data.seq_len, forecasts[0][0] if len(members) > 1 else forecasts[0])
     fields = {**scores, "n_windows": n_windows, "fit_seconds": fit_seconds, "eval_seconds": eval_seconds, **extra}
     return fields, example
 
 
-def _example(data: PreparedSeries, forecast: TimeSeries) -> dict:
+def _example(test: TimeSeries, seq_len: int, forecast: TimeSeries) -> dict:
     """The first test window's last target channel: input, truth and forecast, for the plot."""
     channel = -1
-    history = data.test[: data.seq_len].values(copy=False)[:, channel]
-    truth = data.test[data.seq_len : data.seq_len + len(forecast)].values(copy=False)[:, channel]
+    history = test[:seq_len].values(copy=False)[:, channel]
+    truth = test[seq_len : seq_len + len(forecast)].values(copy=False)[:, channel]
     predicted = forecast.values(copy=False)[:, channel].tolist()
     return {
-        "channel": str(data.test.components[channel]),
+        "channel": str(test.components[channel]),
         "history": history.tolist(),
         "truth": truth.tolist(),
         "forecast": predicted,
@@ -344,7 +380,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         fingerprints[dataset] = dataset_fingerprint(dataset, settings.data_dir)
         data = load_forecast_dataset(dataset, settings.data_dir, seed=settings.seed)
         for horizon in horizons:  # every split holds a window, before anything trains
-            check_rows(len(data.series), data.split_kind, settings.seq_len, horizon, dataset)
+            check_rows(data.n_rows, data.split_kind, settings.seq_len, horizon, dataset)
         features = settings.features or ("MS" if dataset == "synthetic" else "M")
         for mode in settings.covariates:
             datasets[dataset, mode] = prepare(data, settings.seq_len, features, mode)
@@ -359,8 +395,9 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         build.update(work_dir=output / "darts_logs", compile=settings.compile, precision=settings.precision)
         build["fused_attention"] = not settings.plain_attention
         model = build_model(**build)  # not trained here: it names the run's settings
-        if mode != "none" and not model.supports_future_covariates:
-            print(f"skip: {model_name} takes no future covariates ({dataset} horizon {horizon}, --covariates {mode})")
+        kind = {"none": None, "static": "static"}.get(mode, "future")
+        if kind and not getattr(model, f"supports_{kind}_covariates"):
+            print(f"skip: {model_name} takes no {kind} covariates ({dataset} horizon {horizon}, --covariates {mode})")
             continue
         run = {"task": TASK, "dataset": dataset, "horizon": horizon, "model": model_name, "seed": settings.seed}
         if mode != "none":  # absent at its default, so earlier runs keep their identity

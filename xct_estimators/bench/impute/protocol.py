@@ -252,8 +252,9 @@ def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.nd
     """Standardised train, validation and test arrays for imputation (validation and test moved
     back by the input length 1024, as for forecasting)."""
     data = load_forecast_dataset(name, data_dir, seed=seed)
+    series = data.single("xct-bench impute")
     splits = data.splits(TASK_SEQ_LEN[TASK])
-    values = data.series.values(copy=False).astype(np.float64)
+    values = series.values(copy=False).astype(np.float64)
     scaler = StandardScaler().fit(values[slice(*splits.train)])
     scaled = scaler.transform(values).astype(np.float32)
     return scaled[slice(*splits.train)], scaled[slice(*splits.val)], scaled[slice(*splits.test)]
