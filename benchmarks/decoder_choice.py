@@ -1,4 +1,4 @@
-"""Which decoder reads the known future: the candidates on ``control``, seeds 2021-2023.
+"""Which decoder reads the known future: the candidates on ``control`` (or another dataset), seeds 2021-2023.
 
 Each candidate takes the place of :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`
 (same inputs: each target channel's flattened tokens and the normalised covariates of window and
@@ -12,12 +12,14 @@ horizon; same output: additions to the head's output, zero at the start of train
 - ``filters``: the package's decoder (learned filters over the covariates up to each step).
 
     python benchmarks/decoder_choice.py --output benchmarks/results/cpu/decoder-choice/control.json  # ~12 min, 1 thread
+    python benchmarks/decoder_choice.py --dataset ETTh1 --covariates calendar --data-dir DATA
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -27,11 +29,12 @@ from unittest import mock
 import torch
 from torch import nn
 
+from xct_estimators.bench.catalog import DATA_DIR_ENV
 from xct_estimators.bench.datasets import load_forecast_dataset
 from xct_estimators.bench.forecast.protocol import build_model, prepare, run_forecast
 from xct_estimators.nn import known_future, model
 
-DATASET, HORIZON, SEEDS = "control", 96, (2021, 2022, 2023)
+SEEDS = (2021, 2022, 2023)
 EPOCHS = None  # the preset's (a test sets fewer)
 
 
@@ -76,13 +79,13 @@ class PerStep(nn.Module):
 CANDIDATES = {"tokens": TokensOnly, "per_step": PerStep, "filters": known_future.KnownFutureDecoder}
 
 
-def run(candidate: str, seed: int, work_dir: Path) -> dict:
+def run(candidate: str, seed: int, args: argparse.Namespace, work_dir: Path) -> dict:
     """One seed of one candidate through the forecast protocol."""
-    data = prepare(load_forecast_dataset(DATASET, None, seed=seed), covariates="future")
+    data = prepare(load_forecast_dataset(args.dataset, args.data_dir, seed=seed), covariates=args.covariates)
     build = dict(seed=seed, accelerator="cpu", devices=1, progress=False, work_dir=work_dir, epochs=EPOCHS)
-    forecaster = build_model("xctformer", DATASET, HORIZON, **build)
+    forecaster = build_model("xctformer", args.dataset, args.horizon, **build)
     with mock.patch.object(model, "KnownFutureDecoder", CANDIDATES[candidate]):  # read when the network is built
-        fields, _ = run_forecast(forecaster, data, HORIZON)
+        fields, _ = run_forecast(forecaster, data, args.horizon)
     decoder = forecaster.model.net.known_future
     added = sum(p.numel() for p in decoder.parameters())
     row = {"decoder": candidate, "seed": seed, "parameters": added, **fields}
@@ -93,6 +96,10 @@ def run(candidate: str, seed: int, work_dir: Path) -> dict:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated, from: %(default)s")
+    parser.add_argument("--dataset", default="control")
+    parser.add_argument("--covariates", default="future", choices=("future", "calendar"))
+    parser.add_argument("--horizon", type=int, default=96)
+    parser.add_argument("--data-dir", default=os.environ.get(DATA_DIR_ENV))
     parser.add_argument("--threads", type=int, default=1, help="torch threads (they decide how sums are rounded)")
     parser.add_argument("--output", type=Path, help="write the rows and their provenance to this JSON file")
     args = parser.parse_args(argv)
@@ -102,11 +109,11 @@ def main(argv=None) -> dict:
         parser.error(f"--candidates: unknown {', '.join(unknown)}; choose from {', '.join(CANDIDATES)}.")
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as work_dir:
-        rows = [run(name, seed, Path(work_dir)) for name in names for seed in SEEDS]
+        rows = [run(name, seed, args, Path(work_dir)) for name in names for seed in SEEDS]
     for name in names:
         mses = [row["mse"] for row in rows if row["decoder"] == name]
         print(f"{name}: MSE {statistics.mean(mses):.4f} ± {statistics.stdev(mses):.4f} over seeds {SEEDS}")
-    record = {"dataset": DATASET, "horizon": HORIZON, "rows": rows}
+    record = {"dataset": args.dataset, "covariates": args.covariates, "horizon": args.horizon, "rows": rows}
     if args.output:
         from xct_estimators.bench.provenance import provenance
 

@@ -150,7 +150,7 @@ def estimator_parameters() -> str:
 def decoder_choice() -> str:
     """The known-future decoder's candidates on ``control`` (``decoder_choice.py``), beside Darts'
     TiDE and TSMixer given the same plan (the ``covariates-control`` record)."""
-    path = _latest("cpu/decoder-choice/*.json")
+    path = RESULTS / "cpu" / "decoder-choice" / "control.json"
     record = json.loads(path.read_text())
     rows = []
     for decoder in dict.fromkeys(row["decoder"] for row in record["rows"]):
@@ -166,7 +166,7 @@ def decoder_choice() -> str:
         rows.append([f"Darts `{model}`", "-", _spread(mses), *(f"{m:.3f}" for m in mses)])
     header = ["decoder", "parameters added", "MSE (mean ± sd)", *(f"seed {seed}" for seed in seeds)]
     source = (
-        f"\n{record['dataset']}, horizon {record['horizon']}, the plan as a future covariate. "
+        f"\n{record['dataset']}, horizon {record['horizon']}, the plan as a future covariate; MSE on the test split. "
         f"{record['device']['cpu']}, {record['device']['cpu_threads']} thread(s), commit {record['git_commit'][:7]}; "
         f"command: `{record['command']}`; record: `{_relative(path)}`; Darts' rows: `{_relative(darts)}`.\n"
     )
