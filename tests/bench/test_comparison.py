@@ -165,3 +165,15 @@ def test_an_average_over_mask_rates_names_every_commit_it_is_made_of():
 
     averages = imputation_table([run(0.125, "a"), run(0.25, "a"), run(0.375, "b"), run(0.5, "b")]).split("avg MSE")[1]
     assert "| aaaaaaa + bbbbbbb |" in averages
+
+
+def test_the_seed_table_names_the_covariates_of_a_row():
+    from xct_estimators.bench.report import seed_table
+
+    def with_calendar(seed, mse):
+        record = forecast("xctformer", seed, mse, covariates="calendar")
+        return record.replace(run={**record.run, "covariates": "calendar"})
+
+    records = seeded("xctformer", [0.40, 0.41]) + [with_calendar(2021, 0.50), with_calendar(2022, 0.52)]
+    rows = [line for line in seed_table(records).splitlines() if "xctformer" in line]
+    assert [("+calendar" in row, "mse 0.5100" in row) for row in sorted(rows)] == [(False, False), (True, True)]

@@ -40,7 +40,9 @@ def seed_table(records: list[Record]) -> str:
             values = np.array([getattr(r, metric) for r in cell], dtype=float)
             mean, std = values.mean(), values.std(ddof=1)
             stats += [f"{metric} {mean:.4f} ± {std:.4f}", f"{100 * std / abs(mean):.2f}" if mean else "-"]
-        rows.append([first.task, first.dataset, where, first.model, len(seeds), *stats])
+        covariates = getattr(first, "covariates", None)
+        model = f"{first.model} +{covariates}" if covariates else first.model
+        rows.append([first.task, first.dataset, where, model, len(seeds), *stats])
     if not rows:
         return ""
     number_first = lambda cell: (0, cell, "") if isinstance(cell, (int, float)) else (1, 0, str(cell))  # noqa: E731
