@@ -20,7 +20,8 @@ ABLATION_DESCRIPTIONS = {
 #: The preset each benchmark dataset trains XCTFormer with (App. D: synthetic uses ETTm1's).
 PRESET_FOR_DATASET = {
     "synthetic": "ETTm1",
-    "control": "ETTm1",  # a synthetic set too
+    "control": "ETTm1",  # generated sets too
+    "sites": "ETTm1",
     "weather": "Weather",
     "electricity": "ECL",
     "traffic": "Traffic",
