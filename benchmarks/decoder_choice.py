@@ -124,5 +124,36 @@ def main(argv=None) -> dict:
     return record
 
 
+def table(results: Path, root: Path) -> str:
+    """docs/forecasting.md's table: each candidate on ``control`` beside Darts' TiDE and TSMixer
+    given the same plan (the ``covariates-control`` record)."""
+    from xct_estimators.bench.tables import compact_table
+
+    path = results / "cpu" / "decoder-choice" / "control.json"
+    record = json.loads(path.read_text())
+    spread = lambda values: f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"  # noqa: E731
+    rows = []
+    for decoder in dict.fromkeys(row["decoder"] for row in record["rows"]):
+        runs = [row for row in record["rows"] if row["decoder"] == decoder]
+        mses = [row["mse"] for row in runs]
+        rows.append([f"`{decoder}`", str(runs[0]["parameters"]), spread(mses), *(f"{m:.3f}" for m in mses)])
+    seeds = [row["seed"] for row in record["rows"] if row["decoder"] == record["rows"][0]["decoder"]]
+    darts = results / "cpu" / "covariates-control" / "results.jsonl"
+    baselines = [json.loads(line) for line in darts.read_text().splitlines() if line.strip()]
+    for name in ("tide", "tsmixer"):
+        runs = [r for r in baselines if r["model"] == name and r["run"].get("covariates") == "future"]
+        mses = [next(r["mse"] for r in runs if r["seed"] == seed) for seed in seeds]
+        rows.append([f"Darts `{name}`", "-", spread(mses), *(f"{m:.3f}" for m in mses)])
+    header = ["decoder", "parameters added", "MSE (mean ± sd)", *(f"seed {seed}" for seed in seeds)]
+    device = record["device"]
+    source = (
+        f"\n{record['dataset']}, horizon {record['horizon']}, the plan as a future covariate; MSE on the test split. "
+        f"{device['cpu']}, {device['cpu_threads']} thread(s), commit {record['git_commit'][:7]}; command: "
+        f"`{record['command']}`; record: `{path.relative_to(root).as_posix()}`; Darts' rows: "
+        f"`{darts.relative_to(root).as_posix()}`.\n"
+    )
+    return compact_table(header, rows) + source
+
+
 if __name__ == "__main__":
     main()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import runpy
 import sys
 from pathlib import Path
 
@@ -147,40 +148,9 @@ def estimator_parameters() -> str:
     return compact_table(["parameter", *(f"`{cls.__name__}`" for cls in classes)], rows)
 
 
-def decoder_choice() -> str:
-    """The known-future decoder's candidates on ``control`` (``decoder_choice.py``), beside Darts'
-    TiDE and TSMixer given the same plan (the ``covariates-control`` record)."""
-    path = RESULTS / "cpu" / "decoder-choice" / "control.json"
-    record = json.loads(path.read_text())
-    rows = []
-    for decoder in dict.fromkeys(row["decoder"] for row in record["rows"]):
-        runs = [row for row in record["rows"] if row["decoder"] == decoder]
-        mses = [row["mse"] for row in runs]
-        rows.append([f"`{decoder}`", str(runs[0]["parameters"]), _spread(mses), *(f"{m:.3f}" for m in mses)])
-    seeds = [row["seed"] for row in record["rows"] if row["decoder"] == record["rows"][0]["decoder"]]
-    darts = RESULTS / "cpu" / "covariates-control" / "results.jsonl"
-    baselines = [json.loads(line) for line in darts.read_text().splitlines() if line.strip()]
-    for model in ("tide", "tsmixer"):
-        runs = [r for r in baselines if r["model"] == model and r["run"].get("covariates") == "future"]
-        mses = [next(r["mse"] for r in runs if r["seed"] == seed) for seed in seeds]
-        rows.append([f"Darts `{model}`", "-", _spread(mses), *(f"{m:.3f}" for m in mses)])
-    header = ["decoder", "parameters added", "MSE (mean ± sd)", *(f"seed {seed}" for seed in seeds)]
-    source = (
-        f"\n{record['dataset']}, horizon {record['horizon']}, the plan as a future covariate; MSE on the test split. "
-        f"{record['device']['cpu']}, {record['device']['cpu_threads']} thread(s), commit {record['git_commit'][:7]}; "
-        f"command: `{record['command']}`; record: `{_relative(path)}`; Darts' rows: `{_relative(darts)}`.\n"
-    )
-    return compact_table(header, rows) + source
-
-
-def _spread(values: list[float]) -> str:
-    import statistics
-
-    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"
-
-
 TABLES = {
-    "decoder-choice": decoder_choice,
+    # a table of a script's record lives in that script (benchmarks/ is not a package)
+    "decoder-choice": lambda: runpy.run_path(str(ROOT / "benchmarks" / "decoder_choice.py"))["table"](RESULTS, ROOT),
     "estimator-parameters": estimator_parameters,
     "ablation-models": ablation_models,
     "compile-gpu": lambda: compile_modes_table([RESULTS / path for path in STEP_RECORDS], ROOT),
