@@ -14,6 +14,7 @@ from darts.models.forecasting.torch_forecasting_model import MixedCovariatesTorc
 from darts.utils.data.torch_datasets.utils import TorchTrainingSample
 from darts.utils.likelihood_models.torch import QuantileRegression
 from darts.utils.serialization import add_safe_globals
+from darts.utils.ts_utils import get_single_series
 from torch import nn
 
 from . import historical_forecasts
@@ -359,11 +360,11 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         """The network's channels: the target components, then the past covariates', then the future
         covariates' (after ``fit``)."""
         self.network_  # noqa: B018 (raises before fit)
-        names = list(self.training_series.components)
-        for covariates in (self.past_covariate_series, self.future_covariate_series):
-            if covariates is not None:
-                names += list(covariates.components)
-        return [str(name) for name in names]
+        parts = getattr(self, "_fitted_components", None)  # absent from saves made before it
+        if parts is None:
+            series = (self.training_series, self.past_covariate_series, self.future_covariate_series)
+            parts = [None if s is None else list(s.components) for s in series]
+        return [str(name) for part in parts if part for name in part]
 
     @property
     def supports_multivariate(self) -> bool:
@@ -400,6 +401,9 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         check_long_enough(series, "series", *chunks)
         check_long_enough(val_series, "val_series", *chunks)
         validation = (val_series, val_past_covariates, val_future_covariates)
+        # Darts keeps no series of a panel (a list): the channels' names, from its first series
+        given = (series, past_covariates, future_covariates)
+        self._fitted_components = [None if s is None else list(get_single_series(s).components) for s in given]
         return super().fit(series, past_covariates, future_covariates, *validation, *args, **kwargs)
 
     @classmethod
