@@ -31,7 +31,7 @@ from torch import nn
 
 from xct_estimators.bench.catalog import DATA_DIR_ENV
 from xct_estimators.bench.datasets import load_forecast_dataset
-from xct_estimators.bench.forecast.protocol import build_model, prepare, run_forecast
+from xct_estimators.bench.forecast.protocol import build_model, model_settings, prepare, run_forecast
 from xct_estimators.nn import known_future, model
 
 SEEDS = (2021, 2022, 2023)
@@ -88,7 +88,7 @@ def run(candidate: str, seed: int, args: argparse.Namespace, work_dir: Path) -> 
         fields, _ = run_forecast(forecaster, data, args.horizon)
     decoder = forecaster.model.net.known_future
     added = sum(p.numel() for p in decoder.parameters())
-    row = {"decoder": candidate, "seed": seed, "parameters": added, **fields}
+    row = {"decoder": candidate, "seed": seed, "parameters": added, "settings": model_settings(forecaster), **fields}
     print(f"{candidate} seed {seed}: MSE {row['mse']:.4f} ({row['fit_seconds']:.0f} s)", flush=True)
     return row
 

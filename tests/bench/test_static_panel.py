@@ -10,7 +10,7 @@ from darts import TimeSeries
 
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.datasets import ForecastDataset, load_forecast_dataset
-from xct_estimators.bench.forecast.protocol import expected_windows, prepare, run_forecast
+from xct_estimators.bench.forecast.protocol import expected_windows, forecast_test_split, prepare, run_forecast
 from xct_estimators.bench.impute.protocol import imputation_splits
 from xct_estimators.bench.sites import CYCLE_HOURS, DAILY_AMPLITUDE, make_sites
 from xct_estimators.forecasting import XCTFormerModel
@@ -62,9 +62,15 @@ def test_a_panel_is_scored_over_every_member_s_test_windows():
                            n_heads=1, d_ff=16, e_layers=1, n_epochs=1, random_state=0,
                            pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})  # fmt: skip
     fields, example = run_forecast(model, prepared, 8)
-    assert model.network_.config.n_static_tokens == 1 and np.isfinite(fields["mse"])
+    assert model.network_.config.n_static_tokens == 1
     assert fields["n_windows"] == sum(expected_windows(len(test), 32, 8) for test in prepared.test)
     assert example["history"] == prepared.test[0][:32].values()[:, 0].tolist()
+    errors = []  # plain numpy: every member's every window and step, against the truth
+    for test, forecasts in zip(prepared.test, forecast_test_split(model, prepared, 8), strict=True):
+        truth = test.values()[:, 0]
+        for start, forecast in enumerate(forecasts, start=32):
+            errors.append((forecast.values()[:, 0] - truth[start : start + 8]) ** 2)
+    assert fields["mse"] == pytest.approx(float(np.mean(errors)), rel=1e-5)
 
 
 def test_one_run_holds_each_model_with_and_without_static_covariates(tmp_path, capsys):

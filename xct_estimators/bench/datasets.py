@@ -167,8 +167,12 @@ def load_forecast_dataset(name: str, data_dir: Optional[str | Path] = None, seed
         frame = make_control(seed=seed).astype(np.float32)
         return ForecastDataset(name, TimeSeries.from_dataframe(frame), "ratio", "load", CONTROL_FUTURE)
     if name == "sites":
-        static = lambda frame: pd.DataFrame({column: [frame.attrs[column]] for column in STATIC_COLUMNS})  # noqa: E731
-        panel = [TimeSeries.from_dataframe(f.astype(np.float32), static_covariates=static(f)) for f in make_sites(seed)]
+        panel = [
+            TimeSeries.from_dataframe(
+                f.astype(np.float32), static_covariates=pd.DataFrame([{c: f.attrs[c] for c in STATIC_COLUMNS}])
+            )
+            for f in make_sites(seed)
+        ]
         return ForecastDataset(name, panel, "ratio", "load")
     if name in ETT_KINDS:
         return ForecastDataset(name, _load_ett(name, resolve_data_dir(data_dir)), ETT_KINDS[name], "OT")

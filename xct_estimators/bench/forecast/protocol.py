@@ -157,12 +157,10 @@ class PreparedSeries:
         if len(members) == 1:
             return members[0]
         first = members[0]
-        lists = [[getattr(m, field) for m in members] for field in ("train", "val", "test")]
-        covariates = [None if first.train_covariates is None else [m.train_covariates for m in members]]
-        covariates += [None if first.val_covariates is None else [m.val_covariates for m in members]]
-        covariates += [None if first.test_covariates is None else [m.test_covariates for m in members]]
+        fields = ("train", "val", "test", "train_covariates", "val_covariates", "test_covariates")
+        parts = [None if getattr(first, f) is None else [getattr(m, f) for m in members] for f in fields]
         future = tuple(None if part is None else [m.future[i] for m in members] for i, part in enumerate(first.future))
-        return PreparedSeries(first.dataset, first.features, first.seq_len, *lists, *covariates, future)
+        return PreparedSeries(first.dataset, first.features, first.seq_len, *parts, future)
 
 
 def calendar(series: TimeSeries) -> TimeSeries:
