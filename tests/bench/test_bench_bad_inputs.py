@@ -435,3 +435,14 @@ def test_fit_seconds_leave_the_kernel_build_out(monkeypatch):
     monkeypatch.setattr(crab_kernel, "load", passes(130.0))  # the build
     assert models.timed_fit(passes(3.0), xctformer=True) == 3.0 and clock[0] == 133.0
     assert models.timed_fit(passes(2.0), xctformer=False) == 2.0 and clock[0] == 135.0  # a baseline builds nothing
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_stop_children_kills_a_spawned_process_that_multiprocessing_never_registered():
+    """A signal between the spawn and the write of the start-up data leaves such a child; left
+    alive, it reads an end of file when this process exits and prints a traceback."""
+    from xct_estimators.bench.runs import stop_children
+
+    waiting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)  # spawn_main"])
+    stop_children()
+    assert not Path(f"/proc/{waiting.pid}").exists()
