@@ -114,7 +114,7 @@ def test_the_reconstruction_estimators_take_the_engines_parameters_in_its_order(
     included) with the engine's names, defaults and order; only what a task adds or drops differs."""
     engine = inspect.signature(ReconstructionEngine.__init__).parameters
     own = inspect.signature(estimator.__init__).parameters
-    task_only = {"self", "alpha", "component_wise", "mask_rate", "fill"}
+    task_only = {"self", "alpha", "component_wise", "mask_rate", "fill", "error_scaling", "channel_aggregation"}
     assert [n for n in own if n not in task_only] == [n for n in engine if n not in task_only]
     assert all(own[n].default == engine[n].default for n in own if n not in task_only)
 
@@ -129,7 +129,8 @@ def test_the_scorer_hands_every_argument_to_its_engine():
     changed.update(train_stride=2, random_state=9, accelerator="cpu", devices=1, precision="bf16-mixed")
     changed.update(progress_bar=True, inference_device="cpu", pl_trainer_kwargs={"gradient_clip_val": 1.0})
     changed.update(compile={"mode": "reduce-overhead"}, fused_attention=False)
-    scorer_parameters = set(inspect.signature(XCTFormerScorer.__init__).parameters) - {"self", "component_wise"}
+    scoring = {"self", "component_wise", "error_scaling", "channel_aggregation"}
+    scorer_parameters = set(inspect.signature(XCTFormerScorer.__init__).parameters) - scoring
     assert set(changed) == scorer_parameters
     engine = XCTFormerScorer(**changed).engine
     assert {name: getattr(engine, name) for name in changed} == changed

@@ -9,6 +9,7 @@ import numpy as np
 from darts import TimeSeries
 from darts.ad.scorers.scorers import FittableAnomalyScorer
 
+from .channel_scores import Aggregation, ErrorScale, check_scoring, step_scores
 from .nn import DEFAULT_MAX_ATTENTION_BYTES
 from .nn.compiling import CompileOption
 from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS
@@ -26,9 +27,11 @@ class XCTFormerScorer(FittableAnomalyScorer):
     """Darts anomaly scorer: XCTFormer's per-step reconstruction error.
 
     ``fit(series)`` trains the network to reconstruct windows of (anomaly-free) series;
-    ``score(series)`` returns a TimeSeries of squared reconstruction errors, averaged over the
-    components (``component_wise=False``) or one per component (``component_wise=True``). Use it
-    with ``darts.ad`` detectors (``QuantileDetector``, ``ThresholdDetector``) and ``eval_metric``.
+    ``score(series)`` returns a TimeSeries of squared reconstruction errors, each component's
+    standardised by its mean and spread on the fitted series (``error_scaling``), then aggregated
+    over the components (``channel_aggregation``; ``component_wise=True``: one per component).
+    ``error_scaling="none"`` with ``"mean"`` is the paper's score. Use it with ``darts.ad``
+    detectors (``QuantileDetector``, ``ThresholdDetector``) and ``eval_metric``.
 
     Parameters
     ----------
@@ -134,6 +137,16 @@ class XCTFormerScorer(FittableAnomalyScorer):
         (see docs/scaling.md). Default: ``False``.
     component_wise
         Whether to score each component separately. Default: ``False``.
+    error_scaling
+        ``"standardize"``: each component's error minus its mean, divided by its standard
+        deviation, both over the fitted series' errors, so that components that are hard to
+        reconstruct do not drown the others. ``"none"``: raw squared errors (the paper). The
+        default was fixed from the training data's view alone (no test labels). Default:
+        ``'standardize'``.
+    channel_aggregation
+        With ``component_wise=False``, how a step's component scores become one: ``"mean"`` (the
+        paper), ``"max"`` (one unusual component suffices), or an integer ``k``: the mean of the
+        ``k`` largest. Default: ``'mean'``.
 
     Examples
     --------
@@ -178,9 +191,13 @@ class XCTFormerScorer(FittableAnomalyScorer):
         pl_trainer_kwargs: Optional[dict[str, Any]] = None,
         compile: CompileOption = False,
         component_wise: bool = False,
+        error_scaling: str = "standardize",
+        channel_aggregation: Aggregation = "mean",
     ):
         super().__init__(is_univariate=not component_wise, window=1, window_agg=False)
+        check_scoring(error_scaling, channel_aggregation)
         self.component_wise = component_wise
+        self.error_scaling, self.channel_aggregation = error_scaling, channel_aggregation
         network = dict(window_length=window_length, patch_len=patch_len, stride=stride, d_model=d_model)
         network.update(n_heads=n_heads, d_ff=d_ff, e_layers=e_layers, dropout=dropout, fc_dropout=fc_dropout)
         network.update(attn_dropout=attn_dropout, decop_k=decop_k, use_mask=use_mask, activation=activation)
@@ -197,6 +214,11 @@ class XCTFormerScorer(FittableAnomalyScorer):
         """A scorer with the paper's anomaly-detection hyperparameters for ``dataset``."""
         return cls(**{**preset_params(dataset, "anomaly"), **overrides})
 
+    def __setstate__(self, state: dict) -> None:
+        if "error_scaling" not in state:  # saved before the choice existed: the paper's score
+            state = {"error_scaling": "none", "channel_aggregation": "mean", "error_scale_": None, **state}
+        vars(self).update(state)
+
     def __str__(self):
         return "XCTFormerScorer"
 
@@ -205,6 +227,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
         values = np.concatenate([s.values(copy=False) for s in series])
         self.engine.fit(values)
         self._components = [str(c) for c in series[0].components]
+        self.error_scale_ = ErrorScale.of(self.engine.score(values))
 
     @property
     def network_(self):
@@ -221,8 +244,10 @@ class XCTFormerScorer(FittableAnomalyScorer):
         out = []
         for s in series:
             errors = self.engine.score(s.values(copy=False))
-            if not self.component_wise:
-                errors = errors.mean(axis=1, keepdims=True)
+            if self.component_wise and self.error_scaling == "standardize":
+                errors = (errors - self.error_scale_.mean) / self.error_scale_.std
+            elif not self.component_wise:
+                errors = step_scores(errors, self.error_scale_, self.error_scaling, self.channel_aggregation)[:, None]
             components = list(s.components) if self.component_wise else ["reconstruction_error"]
             out.append(TimeSeries.from_times_and_values(s.time_index, errors, columns=components))
         return out

@@ -1,0 +1,73 @@
+"""A step's anomaly score from its per-channel reconstruction errors: each channel's error put on
+a common scale, then aggregated over the channels.
+
+The paper averages the raw squared errors over the channels, so the channel that is hardest to
+reconstruct sets every step's score, anomalous or not. Standardising each channel's error by
+its mean and spread over the data the model was fitted on makes "how unusual for this channel"
+the unit; the aggregation says how many channels must agree: ``"mean"`` (all), ``"max"`` (one
+suffices), an integer ``k`` (the mean of the ``k`` largest).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+ERROR_SCALINGS = ("standardize", "none")
+#: A channel's error spread counts as at least this share of the widest channel's: a channel
+#: constant in training would otherwise turn any later change into an unbounded score.
+MIN_RELATIVE_SPREAD = 1e-3
+
+Aggregation = Union[str, int]
+
+
+def check_scoring(error_scaling: str, channel_aggregation: Aggregation) -> None:
+    """Refuse an unknown scaling or aggregation, naming the choices."""
+    if error_scaling not in ERROR_SCALINGS:
+        raise ValueError(f"error_scaling must be one of {ERROR_SCALINGS}, got {error_scaling!r}.")
+    integer = isinstance(channel_aggregation, numbers.Integral) and not isinstance(channel_aggregation, bool)
+    if not (channel_aggregation in ("mean", "max") or (integer and channel_aggregation >= 1)):
+        raise ValueError(
+            "channel_aggregation must be 'mean', 'max' or a positive integer k (the mean of the k largest "
+            f"channel scores), got {channel_aggregation!r}."
+        )
+
+
+@dataclass(frozen=True)
+class ErrorScale:
+    """Each channel's error mean and spread on the data a model was fitted on."""
+
+    mean: np.ndarray
+    std: np.ndarray
+
+    @classmethod
+    def of(cls, errors: np.ndarray) -> ErrorScale:
+        """From (time, channels) errors; NaN (unobserved) points are left out."""
+        mean = np.nanmean(errors, axis=0)
+        std = np.nanstd(errors, axis=0)
+        floor = max(MIN_RELATIVE_SPREAD * float(np.nanmax(std)), np.finfo(np.float32).tiny)
+        return cls(np.nan_to_num(mean), np.maximum(np.nan_to_num(std), floor))
+
+
+def step_scores(
+    errors: np.ndarray, scale: ErrorScale | None, error_scaling: str, channel_aggregation: Aggregation
+) -> np.ndarray:
+    """One score per step from (..., channels) errors; NaN errors (unobserved points) are left out."""
+    if error_scaling == "standardize":
+        errors = (errors - scale.mean) / scale.std
+    if channel_aggregation == "mean":
+        return np.nanmean(errors, axis=-1)
+    if channel_aggregation == "max":
+        return np.nanmax(errors, axis=-1)
+    k = min(int(channel_aggregation), errors.shape[-1])
+    largest = -np.sort(-np.nan_to_num(errors, nan=-np.inf), axis=-1)[..., :k]  # NaN last
+    largest = np.where(np.isfinite(largest), largest, np.nan)
+    return np.nanmean(largest, axis=-1)
+
+
+def describe(error_scaling: str, channel_aggregation: Aggregation) -> str:
+    """A short name, e.g. ``standardize/max``: how records and tables label a scoring."""
+    return f"{error_scaling}/{channel_aggregation}"
