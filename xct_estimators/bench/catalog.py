@@ -106,7 +106,7 @@ IMPUTATION_MODELS = {
 DEFAULT_IMPUTATION_MODELS = ("xctformer", "linear", "sktime_imputer")
 
 # -- anomaly detection ---------------------------------------------------------------------------
-DETECTION_PROTOCOLS = ("tslib", "point")
+DETECTION_PROTOCOLS = ("tslib", "point", "entity")
 DETECTION_MODELS = {
     "xctformer": "XCTFormer reconstruction (the paper's preset, or --arch overrides)",
     "window_mean": "no training: each window reconstructed by its per-channel mean (a floor)",

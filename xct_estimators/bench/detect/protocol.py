@@ -32,7 +32,6 @@ from functools import partial
 from typing import Optional
 
 import numpy as np
-from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
@@ -52,8 +51,10 @@ from ..models import (
 from ..provenance import run_fields
 from ..results import identity
 from ..runs import plain_settings
-from ..vus import vus
+from .entities import evaluate_entities, load_entities, training_rows
+from .metrics import detection_metrics, point_adjust, threshold  # noqa: F401 (the protocols' names)
 from .record import DetectRecord
+from .scoring import PAPER_SCORING, scored
 from .settings import DetectSettings
 
 TASK = DetectRecord.TASK
@@ -61,56 +62,6 @@ TASK = DetectRecord.TASK
 PRESET_TASK = COMMAND_TASKS[TASK]
 #: The paper's anomaly ratio per dataset, in percent (the threshold percentile is 100 - ratio).
 ANOMALY_RATIOS = {"SMD": 0.5, "MSL": 1.0, "SMAP": 1.0, "PSM": 1.0, "SWaT": 1.0}
-
-
-def point_adjust(predictions: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Point adjustment: if any step of a true anomaly segment is predicted, every step of that
-    segment counts as predicted. Inflates recall and F1; report it beside the unadjusted numbers.
-
-    (Time-Series-Library's loop never adjusts index 0 backwards; here a segment starting at 0 is
-    adjusted like any other, a difference of at most one point.)
-    """
-    predictions = np.asarray(predictions, dtype=bool).copy()
-    labels = np.asarray(labels, dtype=bool)
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], labels.astype(np.int8), [0]])))
-    starts, stops = edges[::2], edges[1::2]
-    hits = np.concatenate([[0], np.cumsum(predictions, dtype=np.int64)])
-    found = hits[stops] - hits[starts] > 0
-    marks = np.zeros(len(labels) + 1, dtype=np.int64)
-    np.add.at(marks, starts[found], 1)
-    np.add.at(marks, stops[found], -1)
-    predictions |= np.cumsum(marks[:-1]) > 0
-    return predictions
-
-
-def threshold(train_energy: np.ndarray, test_energy: np.ndarray, anomaly_ratio: float) -> float:
-    """The paper's threshold: the ``100 - anomaly_ratio`` percentile of train and test energies."""
-    return float(np.percentile(np.concatenate([np.ravel(train_energy), np.ravel(test_energy)]), 100 - anomaly_ratio))
-
-
-def _binary_scores(labels: np.ndarray, predictions: np.ndarray) -> tuple[float, float, float]:
-    true_positives = int(np.count_nonzero(labels & predictions))
-    precision = true_positives / max(int(np.count_nonzero(predictions)), 1)
-    recall = true_positives / max(int(np.count_nonzero(labels)), 1)
-    f1 = 2 * precision * recall / (precision + recall) if true_positives else 0.0
-    return precision, recall, f1
-
-
-def detection_metrics(energy: np.ndarray, labels: np.ndarray, threshold_value: float) -> dict[str, float]:
-    """Precision/recall/F1 (binary, positive = anomaly) with and without point adjustment,
-    for predictions ``energy > threshold_value``, and the energies' AUC-PR, AUC-ROC, VUS-PR and
-    VUS-ROC."""
-    energy = np.ravel(energy)
-    labels = np.ravel(labels).astype(bool)
-    predictions = energy > threshold_value
-    out = {"threshold": float(threshold_value)}
-    # "_unadjusted" on precision alone: a record's "precision" is the training precision (32, bf16-mixed)
-    for suffix, pred in (("", predictions), ("_adjusted", point_adjust(predictions, labels))):
-        precision, recall, f1 = _binary_scores(labels, pred)
-        out.update({f"precision{suffix or '_unadjusted'}": precision, f"recall{suffix}": recall, f"f1{suffix}": f1})
-    out["auc_pr"] = float(average_precision_score(labels, energy))
-    out["auc_roc"] = float(roc_auc_score(labels, energy))
-    return {**out, **vus(labels, energy)}
 
 
 def window_view(values: np.ndarray, length: int) -> np.ndarray:
@@ -152,10 +103,9 @@ def evaluate_tslib(detector, train, test, labels, anomaly_ratio: float, length: 
     return {**metrics, "n_windows": len(test_energy), "n_train_windows": len(train_energy)}
 
 
-def evaluate_point(detector, train, test, labels, anomaly_ratio: float) -> dict:
-    """One score per point (module docstring) for a fitted bench detector."""
-    train_scores, _ = detector.point_scores(train)
-    test_scores, n_windows = detector.point_scores(test)
+def evaluate_point(detector, train, test, labels, anomaly_ratio: float, scoring: str = PAPER_SCORING) -> dict:
+    """One score per point (module docstring) for a fitted bench detector, under ``scoring``."""
+    train_scores, test_scores, n_windows = scored(detector, train, test, scoring)
     metrics = detection_metrics(test_scores, labels, threshold(train_scores, test_scores, anomaly_ratio))
     return {**metrics, "n_windows": n_windows}
 
@@ -212,6 +162,9 @@ class XCTFormerBenchDetector:
         scores = np.nanmean(self.engine.score(values), axis=1)
         return scores, len(self.engine.window_starts(len(values)))
 
+    def point_errors(self, values):
+        return self.engine.score(values), len(self.engine.window_starts(len(values)))
+
 
 class WindowMeanDetector:
     """Each window reconstructed by its per-channel mean: no training, deterministic."""
@@ -233,9 +186,13 @@ class WindowMeanDetector:
         )
 
     def point_scores(self, values):
+        errors, n_windows = self.point_errors(values)
+        return errors.mean(axis=1), n_windows
+
+    def point_errors(self, values):
         stride = self.settings["window_stride"]
         reconstruction, n_windows = _averaged(values, self.window_length, stride, self.reconstruct_windows)
-        return np.square(reconstruction - values).mean(axis=1), n_windows
+        return np.square(reconstruction - values), n_windows
 
 
 class RandomDetector:
@@ -343,23 +300,30 @@ def _detection_engine(dataset: str, settings: DetectSettings, **switches):
     )
 
 
-def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: dict, todo: list):
-    """One detector trained once, evaluated under each protocol in ``todo``, wherever it executes."""
+def _detect_work(args: DetectSettings, dataset: str, model: str, data, runs: dict, todo: list):
+    """One detector trained once, evaluated under each (protocol, scoring) in ``todo``, wherever it
+    executes. ``data``: the pooled (train, test, labels) arrays, or the entities."""
     length = TASK_SEQ_LEN[PRESET_TASK]
     detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
-    train, test, labels = arrays
+    pooled = isinstance(data, tuple)
+    train = data[0] if pooled else training_rows(data)
     ratio = ANOMALY_RATIOS[dataset]
     fit_seconds = timed_fit(lambda: detector.fit(train), model.startswith("xctformer"))
     outcome = []
-    for protocol in todo:
+    for protocol, scoring in todo:
         start, graphs = time.perf_counter(), compiled_graphs()
         if protocol == "tslib":
+            _, test, labels = data
             total = tslib_windows(len(train), len(test), length)
             with tqdm(total=total, desc="windows", unit="win", leave=False, disable=args.no_progress) as wins:
                 metrics = evaluate_tslib(detector, train, test, labels, ratio, length, wins.update)
+        elif protocol == "point":
+            metrics = evaluate_point(detector, *data, ratio, scoring)
         else:
-            metrics = evaluate_point(detector, train, test, labels, ratio)
-        record = {**runs[protocol], "run": runs[protocol], **metrics, "settings": plain_settings(detector.settings)}
+            metrics = evaluate_entities(detector, data, ratio, scoring)
+        run = runs[protocol, scoring]
+        settings = {**plain_settings(detector.settings), **_scoring_setting(scoring)}
+        record = {**run, "run": run, **metrics, "settings": settings}
         ours = isinstance(detector, XCTFormerBenchDetector)
         record.update(args.record_fields(compiles=ours, mixed=ours))
         record.update(finished(fit_seconds, start), command=args.command_line, **run_fields(args.accelerator))
@@ -368,21 +332,31 @@ def _detect_work(args: DetectSettings, dataset: str, model: str, arrays, runs: d
     return outcome
 
 
+def _scoring_setting(scoring: str) -> dict:
+    """A run's settings name its scoring unless it is the paper's (so earlier records keep their identity)."""
+    return {} if scoring == PAPER_SCORING else {"scoring": scoring}
+
+
 def _detect_summary(record: DetectRecord) -> str:
+    scoring = record.settings.get("scoring")
     return (
-        f"{record.dataset} {record.model} ({record.protocol}): F1 {record.f1:.4f}, AUC-PR {record.auc_pr:.4f}, "
-        f"AUC-ROC {record.auc_roc:.4f}, point-adjusted F1 {record.f1_adjusted:.4f}"
+        f"{record.dataset} {record.model} ({record.protocol}{f', {scoring}' if scoring else ''}): F1 {record.f1:.4f}, "
+        f"AUC-PR {record.auc_pr:.4f}, AUC-ROC {record.auc_roc:.4f}, VUS-PR {record.vus_pr:.4f}, "
+        f"point-adjusted F1 {record.f1_adjusted:.4f}"
     )
 
 
 def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) -> list:
     """``xct-bench detect``'s runs for ``settings.seed``: each (dataset, model) trained once for the
-    protocols not in ``finished``."""
+    pooled protocols and once for the per-entity one, each evaluated under the (protocol, scoring)
+    pairs not in ``finished``. ``--scoring`` applies to reconstructors under ``point`` and
+    ``entity``; ``tslib`` and the other detectors score their own way."""
     from ..backends import Job
 
     args = settings.replace(no_progress=settings.no_progress or not progress)
     length = TASK_SEQ_LEN[PRESET_TASK]
     arrays = {d: detection_arrays(d, args.data_dir) for d in args.dataset}  # all checked first
+    entities = {d: load_entities(d, args.data_dir) for d in args.dataset if "entity" in args.protocol}
     jobs = []
     for dataset, model in ((d, m) for d in args.dataset for m in args.models):
         detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
@@ -390,15 +364,22 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
         base = {"task": TASK, "dataset": dataset, "model": model, "seed": args.seed}
         base.update(train_stride=args.train_stride if ours else None, arch=args.arch if ours else None)
         base.update(anomaly_ratio=ANOMALY_RATIOS[dataset], window_length=length)
-        base["settings"] = plain_settings(detector.settings)
         base.update(args.identity(compiles=ours, mixed=ours))
-        runs = {p: {**base, "protocol": p} for p in args.protocol}
-        todo = [p for p, run in runs.items() if identity(run) not in finished]
+        runs = {}
+        for protocol in args.protocol:
+            scorable = hasattr(detector, "point_errors") and protocol != "tslib"
+            for scoring in args.scoring if scorable else [PAPER_SCORING]:
+                own = {**plain_settings(detector.settings), **_scoring_setting(scoring)}
+                runs[protocol, scoring] = {**base, "settings": own, "protocol": protocol}
+        todo = [key for key, run in runs.items() if identity(run) not in finished]
         if not todo:
             print(f"skip (already in results): {dataset} {model} seed {args.seed}")
-            continue
-        work = partial(_detect_work, args, dataset, model, arrays[dataset], runs, todo)
-        jobs.append(Job(f"{dataset} {model} seed {args.seed}", work, _detect_summary, runs[todo[0]]))
+        for group in ([k for k in todo if k[0] != "entity"], [k for k in todo if k[0] == "entity"]):
+            if group:
+                data = entities[dataset] if group[0][0] == "entity" else arrays[dataset]
+                work = partial(_detect_work, args, dataset, model, data, runs, group)
+                what = "per entity" if group[0][0] == "entity" else "pooled"
+                jobs.append(Job(f"{dataset} {model} {what} seed {args.seed}", work, _detect_summary, runs[group[0]]))
     return jobs
 
 
@@ -424,4 +405,5 @@ def run_windows(dataset: str, rows: tuple[int, int], protocols, horizon=None) ->
     train, test = rows
     length = TASK_SEQ_LEN[PRESET_TASK]
     evaluated = tslib_windows(train, test, length) * ("tslib" in protocols)
-    return train - length + 1, evaluated + (train + test) // (length // 2) * ("point" in protocols)
+    point = ("point" in protocols) + ("entity" in protocols)
+    return train - length + 1, evaluated + (train + test) // (length // 2) * point

@@ -8,6 +8,7 @@ from typing import Any, Optional
 from ..catalog import ANOMALY_DATASETS, DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
 from ..option_types import arch, csv_of
 from ..settings import BackendSettings, CommonSettings, ComputeSettings, TrainingSettings, listed, option
+from .scoring import PAPER_SCORING, scoring_list
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,8 +20,15 @@ class DetectSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendS
     protocol: list[str] = option(
         ["tslib"],
         "comma-separated; tslib: every stride-1 window's energies, the paper's table; point: one score per point "
-        "from averaged windows, what the scorer and detector give",
+        "from averaged windows, what the scorer and detector give; entity: each entity (spacecraft channel) "
+        "standardised and scored on its own, measures averaged over entities (TSB-AD's way)",
         type=csv_of(DETECTION_PROTOCOLS),
+    )
+    scoring: list[str] = option(
+        [PAPER_SCORING],
+        "comma-separated scaling/aggregation pairs for the reconstructors under point and entity: none/mean (the "
+        "paper), standardize/mean, standardize/max, standardize/K (the mean of the K largest channel scores)",
+        type=scoring_list,
     )
     arch: Optional[dict[str, Any]] = option(
         help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",

@@ -17,6 +17,8 @@ def _detection_setting(record: DetectRecord) -> str:
         parts.append(f"train stride {record.train_stride or 1}")
     if record.arch:
         parts.append(",".join(f"{k}={v}" for k, v in sorted(record.arch.items())))
+    if "scoring" in settings:
+        parts.append(f"scoring {settings['scoring']}")
     return "; ".join(parts) or "-"
 
 

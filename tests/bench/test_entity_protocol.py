@@ -1,0 +1,132 @@
+"""The per-entity protocol and ``--scoring`` against a plain-numpy rebuild of their rules."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+from xct_estimators.bench.detect.entities import evaluate_entities, load_entities, training_rows
+from xct_estimators.bench.detect.protocol import WindowMeanDetector, evaluate_point
+
+LENGTHS = ((400, 500), (300, 450), (500, 600))  # (train, test) rows of each entity
+
+
+def write_entities(root, channels=3, lengths=LENGTHS, anomalies=(True, False, True)):
+    """An MSL-shaped folder: entities of different scales concatenated, and their table."""
+    rng = np.random.default_rng(0)
+    folder = root / "MSL"
+    folder.mkdir(parents=True)
+    trains, tests, labels, rows = [], [], [], []
+    for i, ((n_train, n_test), anomalous) in enumerate(zip(lengths, anomalies, strict=True)):
+        scale, t = 10.0**i, np.arange(n_train + n_test)[:, None]
+        series = scale * (np.sin(t / (6 + 3 * np.arange(channels))) + 0.1 * rng.normal(size=(len(t), channels)))
+        label = np.zeros(n_test, dtype=bool)
+        if anomalous:
+            series[n_train + 200 : n_train + 230, i % channels] += 3 * scale
+            label[200:230] = True
+        trains.append(series[:n_train])
+        tests.append(series[n_train:])
+        labels.append(label)
+        rows.append([f"E-{i}", sum(len(x) for x in trains[:-1]), n_train, sum(len(x) for x in tests[:-1]), n_test])
+    np.save(folder / "MSL_train.npy", np.concatenate(trains).astype(np.float32))
+    np.save(folder / "MSL_test.npy", np.concatenate(tests).astype(np.float32))
+    np.save(folder / "MSL_test_label.npy", np.concatenate(labels).astype(np.float32))
+    pd.DataFrame(rows, columns=["chan_id", "train_start", "train_len", "test_start", "test_len"]).to_csv(
+        folder / "MSL_channels.csv", index=False
+    )
+    return trains, tests, labels
+
+
+def test_each_entity_is_standardised_on_its_own_training_rows(tmp_path):
+    trains, tests, labels = write_entities(tmp_path)
+    entities = load_entities("MSL", tmp_path)
+    assert [e.name for e in entities] == ["E-0", "E-1", "E-2"]
+    for entity, train, test, label in zip(entities, trains, tests, labels, strict=True):
+        assert np.allclose(entity.train.mean(axis=0), 0, atol=1e-5) and np.allclose(
+            entity.train.std(axis=0), 1, atol=1e-4
+        )
+        expected = (test - train.mean(axis=0)) / train.std(axis=0)
+        assert np.allclose(entity.test, expected, atol=1e-4) and np.array_equal(entity.labels, label)
+    assert len(training_rows(entities)) == sum(len(t) for t in trains)
+
+
+def rebuilt_entity_measures(entities, scoring_max):
+    """Per entity with an anomaly: window-mean errors, standardised by its training errors and
+    maxed over channels (or raw and averaged), AUC-PR and AUC-ROC; then averaged."""
+    detector = WindowMeanDetector(100)
+    aucs = []
+    for entity in entities:
+        if not entity.labels.any():
+            continue
+        train_errors, _ = detector.point_errors(entity.train)
+        test_errors, _ = detector.point_errors(entity.test)
+        if scoring_max:
+            z = (test_errors - train_errors.mean(axis=0)) / train_errors.std(axis=0)
+            scores = z.max(axis=1)
+        else:
+            scores = test_errors.mean(axis=1)
+        aucs.append((average_precision_score(entity.labels, scores), roc_auc_score(entity.labels, scores)))
+    return np.mean(aucs, axis=0)
+
+
+@pytest.mark.parametrize("scoring", ["none/mean", "standardize/max"])
+def test_entity_measures_match_a_plain_numpy_rebuild(tmp_path, scoring):
+    write_entities(tmp_path)
+    entities = load_entities("MSL", tmp_path)
+    metrics = evaluate_entities(WindowMeanDetector(100), entities, anomaly_ratio=1.0, scoring=scoring)
+    assert metrics["n_entities"] == 2  # the entity without an anomaly is left out
+    auc_pr, auc_roc = rebuilt_entity_measures(entities, scoring_max=scoring == "standardize/max")
+    assert metrics["auc_pr"] == pytest.approx(auc_pr) and metrics["auc_roc"] == pytest.approx(auc_roc)
+
+
+def test_the_papers_point_scoring_is_unchanged_by_the_scoring_option():
+    rng = np.random.default_rng(1)
+    train, test = rng.normal(size=(800, 3)).astype(np.float32), rng.normal(size=(900, 3)).astype(np.float32)
+    labels = np.zeros(900, dtype=bool)
+    labels[300:340] = True
+    test[300:340, 2] += 4
+    detector = WindowMeanDetector(100)
+    paper = evaluate_point(detector, train, test, labels, 1.0)
+    assert evaluate_point(detector, train, test, labels, 1.0, "none/mean") == paper
+    scores, _ = detector.point_scores(test)
+    assert paper["auc_roc"] == pytest.approx(roc_auc_score(labels, scores))
+
+
+def test_a_missing_or_foreign_entity_table_is_refused_with_the_fix(tmp_path):
+    write_entities(tmp_path)
+    table = tmp_path / "MSL" / "MSL_channels.csv"
+    rows = pd.read_csv(table)
+    rows.loc[1, "train_len"] += 5
+    rows.to_csv(table, index=False)
+    with pytest.raises(ValueError, match="do not tile the 1200 rows of MSL's train array"):
+        load_entities("MSL", tmp_path)
+    table.unlink()
+    with pytest.raises(FileNotFoundError, match="--protocol entity needs .*MSL_channels.csv"):
+        load_entities("MSL", tmp_path)
+
+
+def run_detect(tmp_path, *options):
+    argv = [sys.executable, "-m", "xct_estimators.bench", "detect", "--data-dir", str(tmp_path), "--output",
+            str(tmp_path / "out"), "--no-progress", *options]  # fmt: skip
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300)
+
+
+def test_the_command_records_each_protocol_and_scoring_and_refuses_an_unknown_one(tmp_path):
+    write_entities(tmp_path)
+    bad = run_detect(tmp_path, "--models", "window_mean", "--scoring", "standardize/median")
+    assert bad.returncode == 2 and "'standardize/median': channel_aggregation must be" in bad.stderr
+    done = run_detect(tmp_path, "--models", "window_mean,random", "--protocol", "point,entity", "--scoring",
+                      "none/mean,standardize/max")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    runs = {(r["model"], r["protocol"], r["settings"].get("scoring")) for r in records}
+    assert runs == {
+        *(("window_mean", p, s) for p in ("point", "entity") for s in (None, "standardize/max")),
+        ("random", "point", None),
+        ("random", "entity", None),  # a detector without per-channel errors scores its own way
+    }
+    assert all(r["n_entities"] == 2 for r in records if r["protocol"] == "entity")

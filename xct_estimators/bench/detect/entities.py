@@ -1,0 +1,81 @@
+"""The per-entity protocol (``--protocol entity``), TSB-AD's way of comparing detectors.
+
+MSL's and SMAP's arrays are recordings of several entities (spacecraft channels) concatenated in
+time; ``<name>_channels.csv`` in the data folder says where each entity's rows sit. Here each
+entity's training and test rows are standardised with its own training statistics, one model is
+fitted on all entities' training rows together (a window may straddle two entities, as in the
+pooled protocols), and each entity is scored on its own: its threshold from its own train and test
+scores, its error scale (``--scoring standardize/...``) from its own training errors. The
+measures are averaged over the entities with at least one anomaly in their test rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.preprocessing import StandardScaler
+
+from ..datasets import load_anomaly_dataset, resolve_data_dir
+from .metrics import detection_metrics, threshold
+from .scoring import scored
+
+#: The columns of ``<name>_channels.csv`` (telemanom's channel table, rows in array order).
+ENTITY_COLUMNS = ("chan_id", "train_start", "train_len", "test_start", "test_len")
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    train: np.ndarray
+    test: np.ndarray
+    labels: np.ndarray
+
+
+def load_entities(name: str, data_dir) -> list[Entity]:
+    """The entities of MSL or SMAP, each standardised on its own training rows."""
+    data = load_anomaly_dataset(name, data_dir)
+    path = resolve_data_dir(data_dir) / name / f"{name}_channels.csv"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"--protocol entity needs {path}: the table of {name}'s entities ({', '.join(ENTITY_COLUMNS)}) that "
+            "comes with the data (docs/benchmarks.md, Datasets). Restore it or use --protocol tslib,point."
+        )
+    table = pd.read_csv(path)
+    missing = [column for column in ENTITY_COLUMNS if column not in table.columns]
+    if missing:
+        raise ValueError(f"{path} has no column(s) {', '.join(missing)}: restore the file from the data's source.")
+    for part, rows in (("train", len(data.train)), ("test", len(data.test))):
+        starts, lengths = table[f"{part}_start"].to_numpy(), table[f"{part}_len"].to_numpy()
+        if starts[0] != 0 or not np.array_equal(starts[1:], np.cumsum(lengths)[:-1]) or lengths.sum() != rows:
+            raise ValueError(
+                f"{path}: the {part} rows of its entities do not tile the {rows} rows of {name}'s {part} array; "
+                "the table and the arrays come from different builds. Restore both from one source."
+            )
+    entities = []
+    for row in table.itertuples():
+        train = data.train[row.train_start : row.train_start + row.train_len]
+        test = slice(row.test_start, row.test_start + row.test_len)
+        scaler = StandardScaler().fit(train)
+        standardised = (scaler.transform(part).astype(np.float32) for part in (train, data.test[test]))
+        entities.append(Entity(str(row.chan_id), *standardised, data.labels[test]))
+    return entities
+
+
+def training_rows(entities: list[Entity]) -> np.ndarray:
+    """Every entity's standardised training rows, in order: what the one model is fitted on."""
+    return np.concatenate([entity.train for entity in entities])
+
+
+def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, scoring: str) -> dict:
+    """Each entity scored on its own under ``scoring``; every measure averaged over the entities
+    with an anomaly; ``n_entities`` of them, ``n_windows`` summed."""
+    per_entity, n_windows = [], 0
+    for entity in (e for e in entities if e.labels.any()):
+        train_scores, test_scores, windows = scored(detector, entity.train, entity.test, scoring)
+        limit = threshold(train_scores, test_scores, anomaly_ratio)
+        per_entity.append(detection_metrics(test_scores, entity.labels, limit))
+        n_windows += windows or 0
+    averaged = {key: float(np.mean([metrics[key] for metrics in per_entity])) for key in per_entity[0]}
+    return {**averaged, "n_entities": len(per_entity), "n_windows": n_windows or None}
