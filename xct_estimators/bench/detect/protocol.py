@@ -292,9 +292,7 @@ def detection_arrays(name: str, data_dir) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def _detection_engine(dataset: str, settings: DetectSettings, **switches):
-    training = dict(
-        window_length=TASK_SEQ_LEN[PRESET_TASK], train_stride=settings.train_stride, patience=PAPER_PATIENCE
-    )
+    training = dict(window_length=settings.window_length, train_stride=settings.train_stride, patience=PAPER_PATIENCE)
     return reconstruction_engine(
         dataset, PRESET_TASK, settings, **training, fill="zero", **(settings.arch or {}), **switches
     )
@@ -303,7 +301,7 @@ def _detection_engine(dataset: str, settings: DetectSettings, **switches):
 def _detect_work(args: DetectSettings, dataset: str, model: str, data, runs: dict, todo: list):
     """One detector trained once, evaluated under each (protocol, scoring) in ``todo``, wherever it
     executes. ``data``: the pooled (train, test, labels) arrays, or the entities."""
-    length = TASK_SEQ_LEN[PRESET_TASK]
+    length = args.window_length
     detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
     pooled = isinstance(data, tuple)
     train = data[0] if pooled else training_rows(data)
@@ -354,7 +352,7 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
     from ..backends import Job
 
     args = settings.replace(no_progress=settings.no_progress or not progress)
-    length = TASK_SEQ_LEN[PRESET_TASK]
+    length = args.window_length
     arrays = {d: detection_arrays(d, args.data_dir) for d in args.dataset}  # all checked first
     entities = {d: load_entities(d, args.data_dir) for d in args.dataset if "entity" in args.protocol}
     jobs = []

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ...nn.presets import COMMAND_TASKS, TASK_SEQ_LEN
 from ..catalog import ANOMALY_DATASETS, DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
-from ..option_types import arch, csv_of
+from ..option_types import arch, csv_of, positive_int
 from ..settings import BackendSettings, CommonSettings, ComputeSettings, TrainingSettings, listed, option
 from .scoring import PAPER_SCORING, scoring_list
 
@@ -29,6 +30,12 @@ class DetectSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendS
         "comma-separated scaling/aggregation pairs for the reconstructors under point and entity: none/mean (the "
         "paper), standardize/mean, standardize/max, standardize/K (the mean of the K largest channel scores)",
         type=scoring_list,
+    )
+    window_length: int = option(
+        TASK_SEQ_LEN[COMMAND_TASKS["detect"]],
+        "length of the windows the detectors reconstruct (tslib: of every scored window)",
+        type=positive_int,
+        shown="100, the paper",
     )
     arch: Optional[dict[str, Any]] = option(
         help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
