@@ -151,6 +151,9 @@ def estimator_parameters() -> str:
 TABLES = {
     # a table of a script's record lives in that script (benchmarks/ is not a package)
     "decoder-choice": lambda: runpy.run_path(str(ROOT / "benchmarks" / "decoder_choice.py"))["table"](RESULTS, ROOT),
+    "detection-ablation": lambda: runpy.run_path(str(ROOT / "benchmarks" / "detection_ablation.py"))["table"](
+        RESULTS, ROOT
+    ),
     "estimator-parameters": estimator_parameters,
     "ablation-models": ablation_models,
     "compile-gpu": lambda: compile_modes_table([RESULTS / path for path in STEP_RECORDS], ROOT),

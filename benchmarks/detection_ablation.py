@@ -1,0 +1,76 @@
+"""The anomaly-scoring ablation in docs/sktime.md, generated from the detection records: pooled
+(``point``) against per-entity (``entity``) protocol, each scoring (``none/mean``, the paper's, and
+the standardised ones), the window length, beside the floors (``random``, ``window_mean``),
+Darts' scorers and TSB-AD's leaderboard.
+
+The records come from ``xct-bench detect`` (their commands are in the table's footnote);
+``python benchmarks/docs_tables.py`` calls :func:`table`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+#: TSB-AD's leaderboard, VUS-PR averaged over its evaluation series (TSB-AD-M, repository snapshot
+#: of Oct 2025): the best (KMeansAD), a deep detector (CNN) and a transformer (TimesNet).
+TSB_AD_LEADERBOARD = {
+    "MSL": {"KMeansAD": 0.435, "CNN": 0.352, "TimesNet": 0.172},
+    "SMAP": {"KMeansAD": 0.380, "CNN": 0.191, "TimesNet": 0.094},
+}
+RECORDS = ("detect-entity", "detect-window")
+PAPER_SCORING = "none/mean"
+
+
+def _spread(values: list[float]) -> str:
+    if len(values) < 2:
+        return f"{values[0]:.3f} (1 seed)"
+    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"
+
+
+def _runs(results: Path) -> tuple[dict, list[Path]]:
+    """(dataset, protocol, model, scoring, window) -> {seed: record}, and the record files read."""
+    runs, paths = defaultdict(dict), []
+    for name in RECORDS:
+        path = results / "cpu" / name / "results.jsonl"
+        if not path.is_file():
+            continue
+        paths.append(path)
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            window = record["settings"].get("window_length")  # reconstructors only: the others score their own way
+            scoring = record["settings"].get("scoring", PAPER_SCORING) if window else "-"
+            key = (record["dataset"], record["protocol"], record["model"], scoring, window)
+            runs[key][record["seed"]] = record
+    return runs, paths
+
+
+def table(results: Path, root: Path) -> str:
+    """One row per (dataset, protocol, model, scoring, window): VUS-PR and AUC-PR over seeds."""
+    from xct_estimators.bench.tables import compact_table
+
+    runs, paths = _runs(results)
+    rows = []
+    order = lambda key: (key[0], key[1] != "point", key[2] != "xctformer", key[2], key[4] or 0, key[3])  # noqa: E731
+    for key in sorted(runs, key=order):
+        dataset, protocol, model, scoring, window = key
+        seeds = runs[key]
+        vus = [r["vus_pr"] for r in seeds.values()]
+        auc = [r["auc_pr"] for r in seeds.values()]
+        rows.append([dataset, protocol, f"`{model}`", scoring, window or "-", _spread(vus), _spread(auc)])
+    for dataset, board in TSB_AD_LEADERBOARD.items():
+        for model, value in board.items():
+            rows.append([dataset, "TSB-AD's series", f"TSB-AD {model}", "-", "-", f"{value:.3f}", "-"])
+    header = ["dataset", "protocol", "model", "scoring", "window", "VUS-PR (mean ± sd)", "AUC-PR (mean ± sd)"]
+    commands = sorted({r["command"] for seeds in runs.values() for r in seeds.values()})
+    commits = sorted({r["git_commit"][:7] for seeds in runs.values() for r in seeds.values()})
+    where = ", ".join(f"`{path.relative_to(root).as_posix()}`" for path in paths)
+    source = (
+        f"\nSeeds per row as shown; commit(s) {', '.join(commits)}; records: {where}; commands: "
+        + "; ".join(f"`{command}`" for command in commands)
+        + ". TSB-AD's rows are its leaderboard on its own MSL/SMAP series (docs/benchmarks.md says how they "
+        "differ from ours).\n"
+    )
+    return compact_table(header, rows) + source
