@@ -14,12 +14,6 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-#: TSB-AD's leaderboard, VUS-PR averaged over its evaluation series (TSB-AD-M, repository snapshot
-#: of Oct 2025): the best (KMeansAD), a deep detector (CNN) and a transformer (TimesNet).
-TSB_AD_LEADERBOARD = {
-    "MSL": {"KMeansAD": 0.435, "CNN": 0.352, "TimesNet": 0.172},
-    "SMAP": {"KMeansAD": 0.380, "CNN": 0.191, "TimesNet": 0.094},
-}
 RECORDS = ("detect-entity", "detect-window")
 PAPER_SCORING = "none/mean"
 
@@ -49,6 +43,7 @@ def _runs(results: Path) -> tuple[dict, list[Path]]:
 
 def table(results: Path, root: Path) -> str:
     """One row per (dataset, protocol, model, scoring, window): VUS-PR and AUC-PR over seeds."""
+    from xct_estimators.bench.paper import TSB_AD_VUS_PR
     from xct_estimators.bench.tables import compact_table
 
     runs, paths = _runs(results)
@@ -60,8 +55,8 @@ def table(results: Path, root: Path) -> str:
         vus = [r["vus_pr"] for r in seeds.values()]
         auc = [r["auc_pr"] for r in seeds.values()]
         rows.append([dataset, protocol, f"`{model}`", scoring, window or "-", _spread(vus), _spread(auc)])
-    for dataset, board in TSB_AD_LEADERBOARD.items():
-        for model, value in board.items():
+    for model, board in TSB_AD_VUS_PR.items():
+        for dataset, value in board.items():
             rows.append([dataset, "TSB-AD's series", f"TSB-AD {model}", "-", "-", f"{value:.3f}", "-"])
     header = ["dataset", "protocol", "model", "scoring", "window", "VUS-PR (mean ± sd)", "AUC-PR (mean ± sd)"]
     commands = sorted({r["command"] for seeds in runs.values() for r in seeds.values()})

@@ -80,9 +80,9 @@ def test_detect_runs_both_protocols_for_every_model_and_resumes(monkeypatch, tmp
     test[300:320] += 4.0
     fake = AnomalyDataset("MSL", sines(600), test, labels)
     monkeypatch.setattr(detect_module, "load_anomaly_dataset", lambda name, data_dir: fake)
-    monkeypatch.setattr(detect_module, "TASK_SEQ_LEN", {"anomaly": 32})
     models = "xctformer,window_mean,darts_kmeans"
-    argv = ["detect", "--models", models, "--protocol", "tslib,point", "--output", str(tmp_path), "--no-progress"]
+    argv = ["detect", "--models", models, "--protocol", "tslib,point", "--window-length", "32", "--output",
+            str(tmp_path), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     records = ResultStore(tmp_path).records()
     assert [(r.model, r.protocol) for r in records] == [(m, p) for m in models.split(",") for p in ("tslib", "point")]

@@ -127,6 +127,15 @@ ANOMALY = {
     "PSM": (98.26, 92.52, 95.30),
 }
 
+#: Not the paper's: TSB-AD's leaderboard (Liu & Paparrizos, NeurIPS 2024; TSB-AD-M, repository
+#: snapshot of Oct 2025), VUS-PR averaged over its own MSL/SMAP series (docs/benchmarks.md says how
+#: they differ from the entities here): detector -> dataset -> VUS-PR; KMeansAD is the best.
+TSB_AD_VUS_PR = {
+    "KMeansAD": {"MSL": 0.435, "SMAP": 0.380},
+    "CNN": {"MSL": 0.352, "SMAP": 0.191},
+    "TimesNet": {"MSL": 0.172, "SMAP": 0.094},
+}
+
 #: Forecasting ablation (App. "Ablation Study: Complete Analysis", averages over the four
 #: horizons): variant model name -> dataset key -> (MSE, MAE). ``xctformer_nomask`` has no
 #: DeCoP datasets (ECL, Traffic); ``xctformer_clipped`` is published only as a task average.
