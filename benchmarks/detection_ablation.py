@@ -58,6 +58,7 @@ def table(results: Path, root: Path) -> str:
     for model, board in TSB_AD_VUS_PR.items():
         for dataset, value in board.items():
             rows.append([dataset, "TSB-AD's series", f"TSB-AD {model}", "-", "-", f"{value:.3f}", "-"])
+    rows.sort(key=lambda row: row[0])  # stable: each dataset's runs, then TSB-AD's rows
     header = ["dataset", "protocol", "model", "scoring", "window", "VUS-PR (mean ± sd)", "AUC-PR (mean ± sd)"]
     commands = sorted({r["command"] for seeds in runs.values() for r in seeds.values()})
     commits = sorted({r["git_commit"][:7] for seeds in runs.values() for r in seeds.values()})
