@@ -60,7 +60,7 @@ def _apart(label: str, settings: dict, others: list[dict]) -> str:
     """``label`` with the settings in which this model's runs of one test differ, so that runs of
     different settings are never pooled as seeds of one."""
     differ = sorted(k for k in set(settings).union(*others) if any(o.get(k) != settings.get(k) for o in others))
-    named = ", ".join(f"{k} {settings.get(k)}" for k in differ)
+    named = ", ".join(f"{k} {settings[k] if k in settings else 'default'}" for k in differ)
     return f"{label[:-1]}, {named})" if label.endswith(")") else f"{label} ({named})"
 
 
