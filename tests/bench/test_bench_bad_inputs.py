@@ -444,5 +444,9 @@ def test_stop_children_kills_a_spawned_process_that_multiprocessing_never_regist
     from xct_estimators.bench.runs import stop_children
 
     waiting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)  # spawn_main"])
+    deadline = time.time() + 30
+    while b"spawn_main" not in Path(f"/proc/{waiting.pid}/cmdline").read_bytes():  # until its exec
+        assert time.time() < deadline
+        time.sleep(0.01)
     stop_children()
     assert not Path(f"/proc/{waiting.pid}").exists()
