@@ -31,6 +31,7 @@ class DetectRecord(Record):
     train_stride: Optional[int] = None
     window_length: Optional[int] = None
     n_train_windows: Optional[int] = None
+    n_entities: Optional[int] = None  # the entity protocol: entities with an anomaly, averaged over
 
     def describe(self) -> str:
         return f"{self.protocol} protocol"

@@ -128,7 +128,6 @@ def smoke_sized():
         (detect_module, "load_anomaly_dataset"): lambda name, data_dir: AnomalyDataset(
             name, sines(300, 3), sines(200, 4), labels
         ),
-        (detect_module, "TASK_SEQ_LEN"): {"anomaly": 32},
     }
     saved = {key: getattr(*key) for key in patches}
     try:
@@ -248,7 +247,7 @@ class Runs:
         return f"ran {len(jobs)} run(s)"
 
 
-_DETECT = dict(models=DETECTION_MODELS, protocol=("tslib", "point"))
+_DETECT = dict(models=DETECTION_MODELS, protocol=("tslib", "point"), smoke=(("window_length", 32),))
 #: The entries not yet begun train on CRAB's plain path, which the GPU check measured the faster
 #: one wherever it fits (docs/scaling.md); the detection entries keep the fused path of their records.
 _IMPUTE = dict(models=IMPUTATION_MODELS, plain=True)
