@@ -177,3 +177,13 @@ def test_the_seed_table_names_the_covariates_of_a_row():
     records = seeded("xctformer", [0.40, 0.41]) + [with_calendar(2021, 0.50), with_calendar(2022, 0.52)]
     rows = [line for line in seed_table(records).splitlines() if "xctformer" in line]
     assert [("+calendar" in row, "mse 0.5100" in row) for row in sorted(rows)] == [(False, False), (True, True)]
+
+
+def test_a_one_seed_verdict_says_it_is_not_a_comparison_and_how_to_get_one():
+    """The main job runs one seed: its 'lowest MSE' may be the seed's (a 3-seed record reversed it)."""
+    one_seed = [forecast("xctformer", 2021, 0.041), forecast("tide", 2021, 0.037)]
+    sentence = winner_sentence(one_seed)
+    assert sentence.startswith("Lowest MSE per dataset and horizon (mean over seeds): `tide` in 1 of 1.")
+    assert "one seed's difference is not a comparison" in sentence and "--seeds 2021,2022,2023" in sentence
+    seeds = one_seed + [forecast("xctformer", 2022, 0.040), forecast("tide", 2022, 0.050)]
+    assert "one seed" not in winner_sentence(seeds)

@@ -58,7 +58,8 @@ def test_the_command_writes_the_page_and_refuses_folders_without_markdown(tmp_pa
     folder = _write(tmp_path / "runs", [RECORD])
     page = tmp_path / "results.md"
     assert main(["report", "--markdown", str(page), str(folder)]) == 0
-    assert page.read_text() == results_page([folder])
+    assert page.read_text() == results_page([folder], page)
+    assert f"xct-bench report --markdown {page} {folder}" in page.read_text()  # its own rebuild command
     with pytest.raises(SystemExit):
         main(["report", str(folder)])
     assert "FOLDER arguments need --markdown" in capsys.readouterr().err

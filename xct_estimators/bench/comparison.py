@@ -115,7 +115,13 @@ def winner_sentence(records: list[Record]) -> str:
     per = "dataset" if averaged else TASKS[task].compared_per
     best = "lowest" if measure.lower_is_better else "highest"
     listed = ", ".join(f"`{model}` in {n} of {len(tests)}" for model, n in ranked)
-    return f"{best.capitalize()} {measure.label} per {per} (mean over seeds): {listed}."
+    sentence = f"{best.capitalize()} {measure.label} per {per} (mean over seeds): {listed}."
+    if all(len(values) == 1 for models in tests.values() for values in models.values()):
+        sentence += (
+            " Each model ran with one seed, and one seed's difference is not a comparison: rerun with "
+            "`--seeds 2021,2022,2023` to see whether it holds."
+        )
+    return sentence
 
 
 @dataclass(frozen=True)

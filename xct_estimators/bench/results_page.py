@@ -26,7 +26,7 @@ Every number below comes from a committed record under `benchmarks/results/` (on
 run: its settings, metrics, commit, device, library versions and command). This page is generated
 from them; do not edit it by hand. Rebuild it with:
 
-    xct-bench report --markdown docs/results.md {folders}
+    xct-bench report --markdown {page} {folders}
 
 Each table puts XCTFormer beside the paper's published number, the trivial baseline (`naive`
 forecasts, `linear` interpolation, `window_mean` reconstruction) and the Darts and sktime
@@ -231,12 +231,13 @@ def missing_section(records: list[Record]) -> str:
     return "\n".join([*lines, table])
 
 
-def results_page(folders: list[Path]) -> str:
-    """The page for ``folders`` (paths as they should read on the page), in the order given:
+def results_page(folders: list[Path], page: Path = Path("docs/results.md")) -> str:
+    """The page for ``folders`` (paths as they should read on the page), in the order given, whose
+    rebuild command writes ``page``:
     ``xct-bench`` record folders, ``gpu_check.py`` folders (their converged comparison, or the
     kernel's measurements) and
     ``smap_analysis.py``'s folder."""
-    sections = [HEADER.format(folders=" ".join(str(folder) for folder in folders))]
+    sections = [HEADER.format(page=page, folders=" ".join(str(folder) for folder in folders))]
     shown: dict[str, list[Record]] = {}
     for folder in folders:
         if (Path(folder) / "analysis.json").is_file():
@@ -265,7 +266,7 @@ def results_page(folders: list[Path]) -> str:
 
 def write_results_page(path: Path, folders: list[Path]) -> Path:
     """Write the page of ``folders`` at ``path`` (checked by the parser: a new or an earlier page)."""
-    text = results_page(folders)
+    text = results_page(folders, path)
     try:
         write_atomically(Path(path), lambda partial: partial.write_text(text))
     except OSError as error:  # the parser saw a writable folder; the file system may still say no
