@@ -38,14 +38,32 @@ def check_scoring(error_scaling: str, channel_aggregation: Aggregation) -> None:
 
 @dataclass(frozen=True)
 class ErrorScale:
-    """Each channel's error mean and spread on the data a model was fitted on."""
+    """Each channel's error mean and spread on the data a model was fitted on (:meth:`of` builds it).
+
+    Attributes
+    ----------
+    mean : np.ndarray
+        Each channel's mean error.
+    std : np.ndarray
+        Each channel's error standard deviation, at least :data:`MIN_RELATIVE_SPREAD` of the widest.
+    """
 
     mean: np.ndarray
     std: np.ndarray
 
     @classmethod
     def of(cls, errors: np.ndarray) -> ErrorScale:
-        """From (time, channels) errors; NaN (unobserved) points are left out."""
+        """From (time, channels) errors; NaN (unobserved) points are left out.
+
+        Parameters
+        ----------
+        errors : np.ndarray
+            Squared reconstruction errors of the training data, (time, channels).
+
+        Returns
+        -------
+        ErrorScale
+        """
         mean = np.nanmean(errors, axis=0)
         std = np.nanstd(errors, axis=0)
         floor = max(MIN_RELATIVE_SPREAD * float(np.nanmax(std)), np.finfo(np.float32).tiny)
@@ -55,7 +73,24 @@ class ErrorScale:
 def step_scores(
     errors: np.ndarray, scale: ErrorScale | None, error_scaling: str, channel_aggregation: Aggregation
 ) -> np.ndarray:
-    """One score per step from (..., channels) errors; NaN errors (unobserved points) are left out."""
+    """One score per step from (..., channels) errors; NaN errors (unobserved points) are left out.
+
+    Parameters
+    ----------
+    errors : np.ndarray
+        Squared reconstruction errors, channels last (``ReconstructionEngine.score``'s output).
+    scale : ErrorScale or None
+        The channels' error scale on the training data; unused with ``error_scaling="none"``.
+    error_scaling : {"standardize", "none"}
+        Standardise each channel's error by ``scale``, or keep the raw errors (the paper).
+    channel_aggregation : {"mean", "max"} or int
+        The mean over channels (the paper), the maximum, or the mean of the ``k`` largest.
+
+    Returns
+    -------
+    np.ndarray
+        ``errors``' shape without its last axis.
+    """
     if error_scaling == "standardize":
         errors = (errors - scale.mean) / scale.std
     if channel_aggregation == "mean":
