@@ -119,6 +119,13 @@ def test_the_command_records_each_protocol_and_scoring_and_refuses_an_unknown_on
     write_entities(tmp_path)
     bad = run_detect(tmp_path, "--models", "window_mean", "--scoring", "standardize/median")
     assert bad.returncode == 2 and "'standardize/median': channel_aggregation must be" in bad.stderr
+    long = run_detect(tmp_path, "--models", "window_mean", "--protocol", "entity", "--window-length", "350")
+    assert (
+        long.returncode == 2
+        and "--window-length 350 is longer than MSL's entity E-1's training rows (300 rows): pass at most 300"
+        in long.stderr
+    )
+    assert not (tmp_path / "out" / "results.jsonl").exists()
     done = run_detect(tmp_path, "--models", "window_mean,random", "--protocol", "point,entity", "--scoring",
                       "none/mean,standardize/max")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]

@@ -356,8 +356,13 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
     arrays = {d: detection_arrays(d, args.data_dir) for d in args.dataset}  # all checked first
     entities = {d: load_entities(d, args.data_dir) for d in args.dataset if "entity" in args.protocol}
     jobs = []
+    for dataset in args.dataset:
+        _check_window(length, dataset, arrays[dataset], entities.get(dataset))
     for dataset, model in ((d, m) for d in args.dataset for m in args.models):
-        detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
+        try:
+            detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
+        except ValueError as error:
+            raise ValueError(f"--window-length {length} with {model} on {dataset}: {error}") from None
         ours = model.startswith("xctformer")
         base = {"task": TASK, "dataset": dataset, "model": model, "seed": args.seed}
         base.update(train_stride=args.train_stride if ours else None, arch=args.arch if ours else None)
@@ -379,6 +384,23 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
                 what = "per entity" if group[0][0] == "entity" else "pooled"
                 jobs.append(Job(f"{dataset} {model} {what} seed {args.seed}", work, _detect_summary, runs[group[0]]))
     return jobs
+
+
+def _check_window(length: int, dataset: str, arrays, entities) -> None:
+    """Refuse a window longer than an array it must slide over, naming the longest that fits."""
+    parts = {"training array": len(arrays[0]), "test array": len(arrays[1])}
+    for entity in entities or []:
+        parts.update(
+            {
+                f"entity {entity.name}'s training rows": len(entity.train),
+                f"entity {entity.name}'s test rows": len(entity.test),
+            }
+        )
+    where, rows = min(parts.items(), key=lambda item: item[1])
+    if length > rows:
+        raise ValueError(
+            f"--window-length {length} is longer than {dataset}'s {where} ({rows} rows): pass at most {rows}."
+        )
 
 
 def tune_data(settings) -> tuple:
