@@ -17,6 +17,10 @@ from typing import Union
 import numpy as np
 
 ERROR_SCALINGS = ("standardize", "none")
+#: The estimators' defaults, fixed from the training side alone (no test labels): one scale for all channels.
+DEFAULT_ERROR_SCALING, DEFAULT_CHANNEL_AGGREGATION = "standardize", "mean"
+#: The paper's score, raw errors averaged over the channels (and that of estimators saved before the choice).
+PAPER_SCORE = {"error_scaling": "none", "channel_aggregation": "mean"}
 #: A channel's error spread counts as at least this share of the widest channel's: a channel
 #: constant in training would otherwise turn any later change into an unbounded score.
 MIN_RELATIVE_SPREAD = 1e-3
@@ -91,8 +95,7 @@ def step_scores(
     np.ndarray
         ``errors``' shape without its last axis.
     """
-    if error_scaling == "standardize":
-        errors = (errors - scale.mean) / scale.std
+    errors = scaled(errors, scale, error_scaling)
     if channel_aggregation == "mean":
         return np.nanmean(errors, axis=-1)
     if channel_aggregation == "max":
@@ -103,6 +106,6 @@ def step_scores(
     return np.nanmean(largest, axis=-1)
 
 
-def describe(error_scaling: str, channel_aggregation: Aggregation) -> str:
-    """A short name, e.g. ``standardize/max``: how records and tables label a scoring."""
-    return f"{error_scaling}/{channel_aggregation}"
+def scaled(errors: np.ndarray, scale: ErrorScale | None, error_scaling: str) -> np.ndarray:
+    """Each channel's errors on ``scale`` (``"standardize"``), or as they are (``"none"``)."""
+    return (errors - scale.mean) / scale.std if error_scaling == "standardize" else errors

@@ -9,7 +9,16 @@ import numpy as np
 from darts import TimeSeries
 from darts.ad.scorers.scorers import FittableAnomalyScorer
 
-from .channel_scores import Aggregation, ErrorScale, check_scoring, step_scores
+from .channel_scores import (
+    DEFAULT_CHANNEL_AGGREGATION,
+    DEFAULT_ERROR_SCALING,
+    PAPER_SCORE,
+    Aggregation,
+    ErrorScale,
+    check_scoring,
+    scaled,
+    step_scores,
+)
 from .nn import DEFAULT_MAX_ATTENTION_BYTES
 from .nn.compiling import CompileOption
 from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS
@@ -191,8 +200,8 @@ class XCTFormerScorer(FittableAnomalyScorer):
         pl_trainer_kwargs: Optional[dict[str, Any]] = None,
         compile: CompileOption = False,
         component_wise: bool = False,
-        error_scaling: str = "standardize",
-        channel_aggregation: Aggregation = "mean",
+        error_scaling: str = DEFAULT_ERROR_SCALING,
+        channel_aggregation: Aggregation = DEFAULT_CHANNEL_AGGREGATION,
     ):
         super().__init__(is_univariate=not component_wise, window=1, window_agg=False)
         check_scoring(error_scaling, channel_aggregation)
@@ -216,7 +225,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
 
     def __setstate__(self, state: dict) -> None:
         if "error_scaling" not in state:  # saved before the choice existed: the paper's score
-            state = {"error_scaling": "none", "channel_aggregation": "mean", "error_scale_": None, **state}
+            state = {**PAPER_SCORE, "error_scale_": None, **state}
         vars(self).update(state)
 
     def __str__(self):
@@ -244,9 +253,9 @@ class XCTFormerScorer(FittableAnomalyScorer):
         out = []
         for s in series:
             errors = self.engine.score(s.values(copy=False))
-            if self.component_wise and self.error_scaling == "standardize":
-                errors = (errors - self.error_scale_.mean) / self.error_scale_.std
-            elif not self.component_wise:
+            if self.component_wise:
+                errors = scaled(errors, self.error_scale_, self.error_scaling)
+            else:
                 errors = step_scores(errors, self.error_scale_, self.error_scaling, self.channel_aggregation)[:, None]
             components = list(s.components) if self.component_wise else ["reconstruction_error"]
             out.append(TimeSeries.from_times_and_values(s.time_index, errors, columns=components))

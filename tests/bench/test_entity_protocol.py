@@ -77,7 +77,7 @@ def rebuilt_entity_measures(entities, scoring_max):
 def test_entity_measures_match_a_plain_numpy_rebuild(tmp_path, scoring):
     write_entities(tmp_path)
     entities = load_entities("MSL", tmp_path)
-    metrics = evaluate_entities(WindowMeanDetector(100), entities, anomaly_ratio=1.0, scoring=scoring)
+    (metrics,) = evaluate_entities(WindowMeanDetector(100), entities, anomaly_ratio=1.0, scorings=[scoring]).values()
     assert metrics["n_entities"] == 2  # the entity without an anomaly is left out
     auc_pr, auc_roc = rebuilt_entity_measures(entities, scoring_max=scoring == "standardize/max")
     assert metrics["auc_pr"] == pytest.approx(auc_pr) and metrics["auc_roc"] == pytest.approx(auc_roc)
@@ -90,10 +90,13 @@ def test_the_papers_point_scoring_is_unchanged_by_the_scoring_option():
     labels[300:340] = True
     test[300:340, 2] += 4
     detector = WindowMeanDetector(100)
-    paper = evaluate_point(detector, train, test, labels, 1.0)
-    assert evaluate_point(detector, train, test, labels, 1.0, "none/mean") == paper
-    scores, _ = detector.point_scores(test)
-    assert paper["auc_roc"] == pytest.approx(roc_auc_score(labels, scores))
+    measured = evaluate_point(detector, train, test, labels, 1.0, ["none/mean", "standardize/max"])
+    paper = measured["none/mean"]
+    scores, _ = detector.point_scores(test)  # the score before --scoring existed
+    assert paper["auc_roc"] == roc_auc_score(labels, scores) and paper["auc_pr"] == average_precision_score(
+        labels, scores
+    )
+    assert measured["standardize/max"]["auc_roc"] != paper["auc_roc"]
 
 
 def test_a_missing_or_foreign_entity_table_is_refused_with_the_fix(tmp_path):

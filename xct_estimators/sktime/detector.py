@@ -8,7 +8,14 @@ import numpy as np
 import pandas as pd
 from sktime.detection.base import BaseDetector
 
-from ..channel_scores import ErrorScale, check_scoring, step_scores
+from ..channel_scores import (
+    DEFAULT_CHANNEL_AGGREGATION,
+    DEFAULT_ERROR_SCALING,
+    PAPER_SCORE,
+    ErrorScale,
+    check_scoring,
+    step_scores,
+)
 from ..nn import DEFAULT_MAX_ATTENTION_BYTES
 from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS
 from ..nn.requirements import MIN_TORCH_TEXT
@@ -182,8 +189,8 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
     def __init__(
         self,
         alpha=0.01,
-        error_scaling="standardize",
-        channel_aggregation="mean",
+        error_scaling=DEFAULT_ERROR_SCALING,
+        channel_aggregation=DEFAULT_CHANNEL_AGGREGATION,
         window_length=96,
         patch_len=16,
         stride=8,
@@ -259,7 +266,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
 
     def __setstate__(self, state: dict) -> None:
         if "engine_" in state and "error_scale_" not in state:  # fitted before the choice: the paper's score
-            state = {"error_scaling": "none", "channel_aggregation": "mean", "error_scale_": None, **state}
+            state = {**PAPER_SCORE, "error_scale_": None, **state}
         super().__setstate__(state)
 
     @classmethod

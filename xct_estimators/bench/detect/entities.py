@@ -68,14 +68,18 @@ def training_rows(entities: list[Entity]) -> np.ndarray:
     return np.concatenate([entity.train for entity in entities])
 
 
-def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, scoring: str) -> dict:
-    """Each entity scored on its own under ``scoring``; every measure averaged over the entities
-    with an anomaly; ``n_entities`` of them, ``n_windows`` summed."""
-    per_entity, n_windows = [], 0
+def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, scorings) -> dict:
+    """scoring -> the measures of each entity scored on its own, averaged over the entities with an
+    anomaly; ``n_entities`` of them, ``n_windows`` summed. Each entity is reconstructed once."""
+    per_entity, n_windows = {scoring: [] for scoring in scorings}, 0
     for entity in (e for e in entities if e.labels.any()):
-        train_scores, test_scores, windows = scored(detector, entity.train, entity.test, scoring)
-        limit = threshold(train_scores, test_scores, anomaly_ratio)
-        per_entity.append(detection_metrics(test_scores, entity.labels, limit))
-        n_windows += windows or 0
-    averaged = {key: float(np.mean([metrics[key] for metrics in per_entity])) for key in per_entity[0]}
-    return {**averaged, "n_entities": len(per_entity), "n_windows": n_windows or None}
+        entity_scores = scored(detector, entity.train, entity.test, scorings)
+        for scoring, (train_scores, test_scores, _) in entity_scores.items():
+            limit = threshold(train_scores, test_scores, anomaly_ratio)
+            per_entity[scoring].append(detection_metrics(test_scores, entity.labels, limit))
+        n_windows += next(iter(entity_scores.values()))[2] or 0
+    out = {}
+    for scoring, measures in per_entity.items():
+        averaged = {key: float(np.mean([metrics[key] for metrics in measures])) for key in measures[0]}
+        out[scoring] = {**averaged, "n_entities": len(measures), "n_windows": n_windows or None}
+    return out

@@ -17,8 +17,9 @@ PAPER_SCORING = "none/mean"
 def parse_scoring(name: str) -> tuple[str, Aggregation]:
     """``"standardize/3"`` -> ``("standardize", 3)``; ``ValueError`` naming the choices."""
     scaling, _, aggregation = name.partition("/")
-    check_scoring(scaling, int(aggregation) if aggregation.isdigit() else aggregation)
-    return scaling, int(aggregation) if aggregation.isdigit() else aggregation
+    parsed = int(aggregation) if aggregation.isdigit() else aggregation
+    check_scoring(scaling, parsed)
+    return scaling, parsed
 
 
 def scoring_list(text: str) -> list[str]:
@@ -34,20 +35,20 @@ def scoring_list(text: str) -> list[str]:
     return names
 
 
-def scored(detector, train, test, scoring: str):
-    """(train scores, test scores, test windows) of a fitted bench detector under ``scoring``; the
-    error scale comes from the training array. Detectors without per-channel errors (Darts'
-    scorers, random) and the paper's scoring give their own point scores."""
-    if scoring == PAPER_SCORING or not hasattr(detector, "point_errors"):
+def scored(detector, train, test, scorings) -> dict:
+    """scoring -> (train scores, test scores, test windows) of a fitted bench detector, from one
+    reconstruction of each array; the error scale comes from the training array. Detectors without
+    per-channel errors (Darts' scorers, random) give their own point scores under every scoring."""
+    if not hasattr(detector, "point_errors"):
         train_scores, _ = detector.point_scores(train)
         test_scores, n_windows = detector.point_scores(test)
-        return train_scores, test_scores, n_windows
-    scaling, aggregation = parse_scoring(scoring)
+        return {scoring: (train_scores, test_scores, n_windows) for scoring in scorings}
     train_errors, _ = detector.point_errors(train)
     test_errors, n_windows = detector.point_errors(test)
     scale = ErrorScale.of(train_errors)
-    return (
-        step_scores(train_errors, scale, scaling, aggregation),
-        step_scores(test_errors, scale, scaling, aggregation),
-        n_windows,
-    )
+    out = {}
+    for scoring in scorings:
+        scaling, aggregation = parse_scoring(scoring)
+        train_scores, test_scores = (step_scores(e, scale, scaling, aggregation) for e in (train_errors, test_errors))
+        out[scoring] = (train_scores, test_scores, n_windows)
+    return out
