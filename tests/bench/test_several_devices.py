@@ -16,8 +16,19 @@ from xct_estimators.bench.results import ResultStore
 def bench(*argv):
     command = [sys.executable, "-m", "xct_estimators.bench", *argv, "--accelerator", "cpu", "--no-progress"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    if done.returncode != 0 and "terminated with signal" in done.stderr:
+        # A gloo worker aborted once in CI on an overloaded machine (never in 50 runs alone): show
+        # what it printed, then run again; any error a rerun repeats still fails.
+        print("a training process died by a signal:", *_crash_lines(done.stderr), sep="\n")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, "\n".join([*_crash_lines(done.stderr), done.stderr[-3000:]])
     return done
+
+
+def _crash_lines(stderr: str) -> list[str]:
+    """A child's dying words, which the parent's traceback pushes out of the output's tail."""
+    marks = ("terminate called", "what():", "Error", "Exception", "Aborted")
+    return [line for line in stderr.splitlines() if any(mark in line for mark in marks)][:20]
 
 
 def by_model(folder):
