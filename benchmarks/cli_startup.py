@@ -1,7 +1,7 @@
 """How long ``xct-bench`` takes to answer ``--help`` and an argument error (the goal: well under
 2 s), each the median of a few fresh processes.
 
-    python benchmarks/cli_startup.py [--repeats 5]
+    python -m benchmarks.cli_startup [--repeats 5]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ module, same windows, same batch size, Adam + MSE), and ``historical_forecasts(r
 stride=1, last_points_only=False)`` against bare batched inference over the same windows.
 Prints the wall times and their ratios (goal: <= 1.15). A benchmark, not a test.
 
-    python benchmarks/darts_overhead.py [--preset ETTh1] [--rows 8640] [--threads 2]
+    python -m benchmarks.darts_overhead [--preset ETTh1] [--rows 8640] [--threads 2]
 """
 
 from __future__ import annotations

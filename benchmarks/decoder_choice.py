@@ -11,8 +11,8 @@ horizon; same output: additions to the head's output, zero at the start of train
   residual MLP of the channel's tokens (projected) and that step's covariates;
 - ``filters``: the package's decoder (learned filters over the covariates up to each step).
 
-    python benchmarks/decoder_choice.py --output benchmarks/results/cpu/decoder-choice/control.json  # ~12 min, 1 thread
-    python benchmarks/decoder_choice.py --dataset ETTh1 --covariates calendar --data-dir DATA
+    python -m benchmarks.decoder_choice --output benchmarks/results/cpu/decoder-choice/control.json  # ~12 min, 1 thread
+    python -m benchmarks.decoder_choice --dataset ETTh1 --covariates calendar --data-dir DATA
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def main(argv=None) -> dict:
     if args.output:
         from xct_estimators.bench.provenance import provenance
 
-        argv = ["benchmarks/decoder_choice.py", *(sys.argv[1:] if argv is None else argv)]
+        argv = ["python", "-m", "benchmarks.decoder_choice", *(sys.argv[1:] if argv is None else argv)]
         record.update(provenance(argv))
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(record, indent=1) + "\n")

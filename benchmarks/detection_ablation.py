@@ -4,7 +4,7 @@ the standardised ones), the window length, beside the floors (``random``, ``wind
 Darts' scorers and TSB-AD's leaderboard.
 
 The records come from ``xct-bench detect`` (their commands are in the table's footnote);
-``python benchmarks/docs_tables.py`` calls :func:`table`.
+``python -m benchmarks.docs_tables`` calls :func:`table`.
 """
 
 from __future__ import annotations

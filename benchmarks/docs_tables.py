@@ -4,7 +4,7 @@ and the ``xct-bench`` parser.
 A block in a Markdown file between ``<!-- generated: NAME -->`` and ``<!-- end generated -->`` is
 the table ``NAME`` below: measurements with a line naming their record, device and commit, the
 supported versions, or every ``xct-bench`` option. Nothing in such a block is typed by hand.
-``python benchmarks/docs_tables.py`` rewrites every block in README.md and docs/*.md; ``--check``
+``python -m benchmarks.docs_tables`` rewrites every block in README.md and docs/*.md; ``--check``
 lists stale blocks and exits 1 if any (the tests run it).
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import runpy
 import sys
 from pathlib import Path
 
-from xct_estimators.bench.measure.estimates import STEP_RECORDS
-from xct_estimators.bench.measure.gpu_report import compile_modes_table
+from benchmarks import decoder_choice, detection_ablation
+from benchmarks.measure.estimates import STEP_RECORDS
+from benchmarks.measure.gpu_report import compile_modes_table
 from xct_estimators.bench.parser import option_reference
 from xct_estimators.bench.tables import compact_table
 
@@ -149,11 +149,9 @@ def estimator_parameters() -> str:
 
 
 TABLES = {
-    # a table of a script's record lives in that script (benchmarks/ is not a package)
-    "decoder-choice": lambda: runpy.run_path(str(ROOT / "benchmarks" / "decoder_choice.py"))["table"](RESULTS, ROOT),
-    "detection-ablation": lambda: runpy.run_path(str(ROOT / "benchmarks" / "detection_ablation.py"))["table"](
-        RESULTS, ROOT
-    ),
+    # a table of a script's record lives in that script
+    "decoder-choice": lambda: decoder_choice.table(RESULTS, ROOT),
+    "detection-ablation": lambda: detection_ablation.table(RESULTS, ROOT),
     "estimator-parameters": estimator_parameters,
     "ablation-models": ablation_models,
     "compile-gpu": lambda: compile_modes_table([RESULTS / path for path in STEP_RECORDS], ROOT),
@@ -188,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.check:
                 path.write_text(new)
     if args.check and stale:
-        print(f"stale generated tables in {', '.join(stale)}: run python benchmarks/docs_tables.py", file=sys.stderr)
+        print(f"stale generated tables in {', '.join(stale)}: run python -m benchmarks.docs_tables", file=sys.stderr)
         return 1
     for name in stale:
         print(f"rewrote {name}")

@@ -25,14 +25,13 @@ Writes ``report.md`` and ``report.json`` to ``--output``. Sections:
 6. with ``--paper-run``: ``xct-bench impute --dataset ETTh1 --mask-rates 0.25 --accelerator gpu``
    (the paper's protocol) in the time left.
 
-    python benchmarks/gpu_check.py --output gpu_check --data-dir DATA     # one GPU; minutes (the records say how many)
-    python benchmarks/gpu_check.py --smoke --output /tmp/gpu_smoke        # CPU, tiny sizes, ~1 minute
-    python benchmarks/gpu_check.py --kernel-only --output gpu_check       # one GPU: section 1, then the
+    python -m benchmarks.gpu_check --output gpu_check --data-dir DATA     # one GPU; minutes (the records say how many)
+    python -m benchmarks.gpu_check --smoke --output /tmp/gpu_smoke        # CPU, tiny sizes, ~1 minute
+    python -m benchmarks.gpu_check --kernel-only --output gpu_check       # one GPU: section 1, then the
         # Weather imputation and paper-scale networks' steps, fused vs plain; also writes
         # compile_modes.jsonl, from which paper_scale.py estimates
 
-On a machine where the package is not installed, run from the repository root with
-``PYTHONPATH=.`` in front of the command.
+Run from the repository root (``python -m`` finds the checkout's package there).
 
 Needs torch, pytorch-lightning, numpy, pandas, scikit-learn, matplotlib (the device image has
 them) and, for section 4, Darts. The smallest set of wheels that makes ``import darts`` and our
@@ -45,8 +44,8 @@ Darts requirement at import time and running fit + historical_forecasts + darts.
 
 Darts' other requirements (nfoursid, pyod, shap) are imported only by models this script does
 not use; statsmodels, scipy, numba, xarray, narwhals, joblib, requests and tqdm are on the
-device image. The package must be importable: ``pip install --no-deps -e .`` or ``PYTHONPATH=.``.
-The measurements live in :mod:`xct_estimators.bench.measure`; this script runs them in order.
+device image.
+The measurements live in :mod:`benchmarks.measure`; this script runs them in order.
 """
 
 from __future__ import annotations
@@ -60,10 +59,10 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.measure import converged, kernel, networks
+from benchmarks.measure.gpu_report import save
+from benchmarks.measure.networks import PAPER_SCALE, PARITY, PRESETS, SHORT_RUNS, StepPlan
 from xct_estimators.bench.catalog import DATA_DIR_ENV
-from xct_estimators.bench.measure import converged, kernel, networks
-from xct_estimators.bench.measure.gpu_report import save
-from xct_estimators.bench.measure.networks import PAPER_SCALE, PARITY, PRESETS, SHORT_RUNS, StepPlan
 
 
 def short_training_only(args) -> int:
@@ -134,7 +133,7 @@ def main(argv=None) -> int:
     )
     cases = {name: networks.build(ds, task, h, args.smoke) for name, ds, task, h in PRESETS}
     report = {"smoke": args.smoke, "device": device, "environment": kernel.environment()}
-    report["environment"]["command"] = " ".join(["benchmarks/gpu_check.py", *(sys.argv[1:] if argv is None else argv)])
+    report["environment"]["command"] = " ".join(["-m benchmarks.gpu_check", *(sys.argv[1:] if argv is None else argv)])
     report["kernel_correctness"] = kernel.kernel_correctness(device, args.smoke)
     print(f"kernel correctness: {report['kernel_correctness']}", flush=True)
     if args.networks is None:

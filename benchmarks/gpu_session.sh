@@ -32,7 +32,7 @@ while [ -e "$check" ]; do  # a committed record of the same day and card is neve
     check="benchmarks/results/gpu_check/$(date -u +%F)-$gpu-$n"
     n=$((n + 1))
 done
-timeout $((budget * 3 / 5)) python3 benchmarks/gpu_check.py --kernel-only --output "$check"
+timeout $((budget * 3 / 5)) python -m benchmarks.gpu_check --kernel-only --output "$check"
 rc=$?
 cp -r "$check" "$out/gpu_check"
 if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then
@@ -40,7 +40,7 @@ if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then
     exit $rc
 fi
 left=$((budget - (SECONDS - start) - 20))
-timeout "$left" python3 benchmarks/paper_scale.py --data-dir "$data" --budget-s "$left"
+timeout "$left" python -m benchmarks.paper_scale --data-dir "$data" --budget-s "$left"
 for task in detect impute forecast; do
     [ -f "benchmarks/results/paper_scale/$task/results.jsonl" ] &&
         cp "benchmarks/results/paper_scale/$task/results.jsonl" "$out/$task.jsonl"

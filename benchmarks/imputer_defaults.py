@@ -7,7 +7,7 @@ on the hidden points. Two signal kinds: ``daily`` (periods 24, 12 and 8 hours: a
 and its harmonics) and ``slow`` (periods 24, 60 and 168 hours, where linear interpolation is
 already close to the noise floor). Prints one row per run. A benchmark, not a test.
 
-    python benchmarks/imputer_defaults.py [--windows 48,96,336,1024] [--lrs 1e-3,5e-3,1e-2] [--fill linear]
+    python -m benchmarks.imputer_defaults [--windows 48,96,336,1024] [--lrs 1e-3,5e-3,1e-2] [--fill linear]
 """
 
 from __future__ import annotations

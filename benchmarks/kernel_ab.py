@@ -5,7 +5,7 @@ Two GPU calls land on different machines whose timings differ by more than a ker
 so a change is measured against its baseline here, interleaved on the same card:
 
     git show REV:xct_estimators/nn/triton_crab.py | sed 's/^from \\.absact/from xct_estimators.nn.absact/' > OLD.py
-    python benchmarks/kernel_ab.py --baseline OLD.py > ab.txt
+    python -m benchmarks.kernel_ab --baseline OLD.py > ab.txt
 
 Shapes: the layers of the Weather and ETTh1 imputation and MSL networks (bf16, masked, their dropout).
 """
@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from xct_estimators.bench.measure.kernel import kernel_ms
+from benchmarks.measure.kernel import kernel_ms
 from xct_estimators.nn import triton_crab
 
 #: (batch, heads, tokens, head width), attention dropout: the networks' CRAB layers.

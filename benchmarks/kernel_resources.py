@@ -6,7 +6,7 @@ switches, every tiling the autotuner may pick. A program that spills reads and w
 through the caches on every loop step; one whose shared memory exceeds the device's does not
 launch (the autotuner skips it). Writes ``kernels.jsonl`` and ``report.md`` to ``--output``.
 
-    python benchmarks/kernel_resources.py --output benchmarks/results/kernel_resources/DATE
+    python -m benchmarks.kernel_resources --output benchmarks/results/kernel_resources/DATE
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ os.environ["TRITON_INTERPRET"] = "0"  # compiled binaries, not the interpreter
 
 import triton  # noqa: E402
 
-from xct_estimators.bench.measure.kernel_build import H100_SHARED_BYTES, compile_kernels  # noqa: E402
-from xct_estimators.bench.measure.networks import KERNEL_NETWORKS, PRESETS, build  # noqa: E402
+from benchmarks.measure.kernel_build import H100_SHARED_BYTES, compile_kernels  # noqa: E402
+from benchmarks.measure.networks import KERNEL_NETWORKS, PRESETS, build  # noqa: E402
 from xct_estimators.bench.provenance import provenance  # noqa: E402
 from xct_estimators.nn import triton_crab  # noqa: E402
 

@@ -1,11 +1,11 @@
 """The paper-scale runs this project still lacks, in order, with an estimate each: run as many as a
 GPU budget allows.
 
-    python benchmarks/paper_scale.py --dry-run                        # the plan, minutes per entry
-    python benchmarks/paper_scale.py --budget-s 780 --data-dir DATA   # on a GPU: what fits in 13 min
-    python benchmarks/paper_scale.py --smoke --output /tmp/queue      # every entry, tiny, on the CPU
+    python -m benchmarks.paper_scale --dry-run                        # the plan, minutes per entry
+    python -m benchmarks.paper_scale --budget-s 780 --data-dir DATA   # on a GPU: what fits in 13 min
+    python -m benchmarks.paper_scale --smoke --output /tmp/queue      # every entry, tiny, on the CPU
 
-(``PYTHONPATH=.`` in front, from the repository root, where the package is not installed.)
+(from the repository root: ``python -m`` finds the checkout's package there.)
 
 Entries, in the order they decide things: (a) the converged fp32-vs-bf16 comparison
 (``gpu_check.py``'s section 5), which decides whether the rest may train in bf16 with
@@ -35,9 +35,9 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from benchmarks.measure.estimates import RECORDS, calibration, step_record
+from benchmarks.measure.queue import QueueOptions, bf16_safe, converged_record, plan, run_queue
 from xct_estimators.bench.catalog import DATA_DIR_ENV
-from xct_estimators.bench.measure.estimates import RECORDS, calibration, step_record
-from xct_estimators.bench.measure.queue import QueueOptions, bf16_safe, converged_record, plan, run_queue
 
 DEFAULT_OUTPUT = RECORDS / "paper_scale"
 
@@ -56,7 +56,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         data_dir=args.data_dir,
         accelerator="cpu" if args.smoke else args.accelerator,
         smoke=args.smoke,
-        argv=["benchmarks/paper_scale.py", *(sys.argv[1:] if argv is None else argv)],
+        argv=["python", "-m", "benchmarks.paper_scale", *(sys.argv[1:] if argv is None else argv)],
     )
     steps = step_record()
     source = steps["source"]

@@ -7,7 +7,7 @@ script scores the test array without any model, pooled (one standardisation over
 array, as ``xct-bench detect`` does) and per channel, and checks the labels against
 ``labeled_anomalies.csv``. It writes ``analysis.json``, which the results page renders.
 
-    python benchmarks/smap_analysis.py --data-dir DATA --output benchmarks/results/cpu/smap-analysis
+    python -m benchmarks.smap_analysis --data-dir DATA --output benchmarks/results/cpu/smap-analysis
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ alike); peak memory is the resident-set growth of a fresh process over a few tra
 training batch and at the batch the library predicts with (the reconstruction engine's sliding
 windows, the Darts model's batch size). A benchmark that prints numbers, not a test.
 
-    python benchmarks/step_time.py [--threads 2] [--repeats 10] [--networks ETTh1,MSL-anomaly,...] [--floor]
+    python -m benchmarks.step_time [--threads 2] [--repeats 10] [--networks ETTh1,MSL-anomaly,...] [--floor]
         [--compile]
 
 ``--compile`` adds the fused network compiled with ``torch.compile`` (inductor; what the
@@ -27,7 +27,7 @@ import json
 
 import torch
 
-from xct_estimators.bench.measure.cpu_steps import (
+from benchmarks.measure.cpu_steps import (
     NETWORKS,
     build,
     fused_adam,

@@ -6,7 +6,7 @@ Each commit is checked out into a temporary git worktree; the rounds alternate i
 milliseconds and the ratio after / before (below 1: faster), and writes them with both commits,
 the device and the versions to ``--json``.
 
-    python benchmarks/step_time_ab.py --before b18b945 --after HEAD --rounds 3 \\
+    python -m benchmarks.step_time_ab --before b18b945 --after HEAD --rounds 3 \\
         --networks ETTh1,ETTh1-impute,MSL-anomaly --json out.json -- --threads 2 --repeats 5
 """
 
@@ -34,8 +34,8 @@ def _git(*args: str) -> str:
 
 def _round(tree: Path, networks: str, extra: list[str], scratch: Path) -> dict:
     out = scratch / "round.json"
-    command = [sys.executable, str(tree / "benchmarks" / "step_time.py"), "--networks", networks, "--json", str(out)]
-    subprocess.run([*command, *extra], check=True, env={**os.environ, "PYTHONPATH": str(tree)}, cwd=scratch)
+    command = [sys.executable, "-m", "benchmarks.step_time", "--networks", networks, "--json", str(out)]
+    subprocess.run([*command, *extra], check=True, env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree)
     return {row["network"]: row for row in json.loads(out.read_text())["rows"]}
 
 

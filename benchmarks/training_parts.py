@@ -8,7 +8,7 @@ them. Medians in ms, and the fused/plain ratio under each; first, the parts alon
 update of the ETTh1 imputation network (fused, foreach, for-loop) and one dropout on 917,504
 entries (hashed, torch's). A benchmark that prints numbers.
 
-    python benchmarks/training_parts.py [--networks ETTh1-impute,ETTh1] [--attention plain,fused]
+    python -m benchmarks.training_parts [--networks ETTh1-impute,ETTh1] [--attention plain,fused]
                                         [--repeats 12] [--threads 2]
 """
 
@@ -18,7 +18,7 @@ import argparse
 
 import torch
 
-from xct_estimators.bench.measure import cpu_steps
+from benchmarks.measure import cpu_steps
 from xct_estimators.nn import dropout as hashed
 
 

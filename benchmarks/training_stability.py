@@ -6,8 +6,8 @@ epochs, printing per epoch: the learning rate, the median and largest gradient n
 which step), the validation loss. ``--keep-last-batch`` restores the incomplete last training
 batch the engine used to train on (before it trained on full batches only), to show what it did:
 
-    python benchmarks/training_stability.py --dataset ETTh2 --data-dir DATA                    # ~9 min on 2 cores
-    python benchmarks/training_stability.py --dataset ETTh2 --data-dir DATA --keep-last-batch  # diverges
+    python -m benchmarks.training_stability --dataset ETTh2 --data-dir DATA                    # ~9 min on 2 cores
+    python -m benchmarks.training_stability --dataset ETTh2 --data-dir DATA --keep-last-batch  # diverges
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def main(argv=None) -> list[dict]:
     if args.output:
         from xct_estimators.bench.provenance import provenance
 
-        argv = ["benchmarks/training_stability.py", *(sys.argv[1:] if argv is None else argv)]
+        argv = ["python", "-m", "benchmarks.training_stability", *(sys.argv[1:] if argv is None else argv)]
         record = {"epochs": watch.rows, **provenance(argv)}
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(record, indent=1) + "\n")

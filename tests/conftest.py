@@ -30,21 +30,12 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
 @pytest.fixture
 def benchmark_script():
-    """Loads ``benchmarks/<name>.py`` as a fresh module (the scripts are not a package)."""
-    import importlib.util
+    """Imports ``benchmarks.<name>`` afresh (a test's changes to a module stay with that test)."""
+    import importlib
 
     def load(name: str):
-        import sys
-
-        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-        return module
+        return importlib.reload(importlib.import_module(f"benchmarks.{name}"))
 
     return load

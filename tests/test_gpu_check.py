@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from xct_estimators.bench.measure import networks
-from xct_estimators.bench.measure.converged import CONVERGED, CONVERGED_RUNS
+from benchmarks.measure import networks
+from benchmarks.measure.converged import CONVERGED, CONVERGED_RUNS
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     commit, _ = git_state()  # records name their code: the commit, or "unknown" outside a checkout (an sdist)
     assert report["environment"]["git commit"].split("-")[0] == commit
     assert len(commit) == 40 if (SOURCE_ROOT / ".git").exists() else commit == "unknown"
-    assert report["environment"]["command"] == f"benchmarks/gpu_check.py --smoke --output {tmp_path / 'out'}"
+    assert report["environment"]["command"] == f"-m benchmarks.gpu_check --smoke --output {tmp_path / 'out'}"
     assert [r["preset"] for r in report["parity"]] == list(networks.PARITY) and all(r["ok"] for r in report["parity"])
     assert [r["case"] for r in report["kernel_correctness"]] == ["masked, ties, dropout", "DeCoP N x k"]
     assert all(r["ok"] and set(r["errors"]) >= {"output", "dQ", "dK", "dV"} for r in report["kernel_correctness"])
@@ -118,7 +118,7 @@ def test_kernel_only_run_reports_the_kernel_and_the_imputation_steps(gpu_check, 
 
 
 def test_the_kernel_table_names_the_time_of_each_kernel():
-    from xct_estimators.bench.measure.gpu_report import kernel_tables
+    from benchmarks.measure.gpu_report import kernel_tables
 
     row = dict(path="fused", shape=(1, 1, 8, 4), ms=2.0, tflops=1.0, peak_tflops=989.0, percent_of_peak=0.1)
     row.update(peak_mb=1.0, kernel_ms={"_key_kernel": 1.25, "other": 0.5})
@@ -136,7 +136,7 @@ def test_the_kernel_table_names_the_time_of_each_kernel():
 )
 def test_the_environment_names_the_dtypes_the_triton_kernels_take(monkeypatch, dtypes, expected):
     """A GPU whose kernels take bf16 but not float32 without TF32 is not reported as too old."""
-    from xct_estimators.bench.measure import kernel
+    from benchmarks.measure import kernel
 
     monkeypatch.setattr(kernel.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(kernel, "_triton_dtypes", lambda: dtypes)
@@ -145,7 +145,7 @@ def test_the_environment_names_the_dtypes_the_triton_kernels_take(monkeypatch, d
 
 
 def test_the_docs_step_table_joins_one_runs_records_and_refuses_another_gpus(tmp_path):
-    from xct_estimators.bench.measure.gpu_report import compile_modes_table
+    from benchmarks.measure.gpu_report import compile_modes_table
 
     def record(name, gpu, preset):
         environment = {"gpu": gpu, "git commit": "abcdef0123", "torch": "2.11", "TF32 matrix products": False}

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from xct_estimators.bench.measure import estimates, queue
+from benchmarks.measure import estimates, queue
 from xct_estimators.bench.tasks import TASKS
 
 
@@ -26,7 +26,7 @@ def test_smoke_runs_every_entry_then_resumes_with_nothing_left(paper_scale, tmp_
     }
     assert {(r["model"], r["horizon"]) for r in forecast} == {("xctformer", 8), ("naive", 8)}  # synthetic, tiny
     for record in imputed + detected + forecast:  # xct-bench records, with their provenance
-        assert record["command"].startswith("python benchmarks/paper_scale.py --smoke")
+        assert record["command"].startswith("python -m benchmarks.paper_scale --smoke")
         assert record["git_commit"] and "torch" in record["versions"] and record["precision"] == "32"
     capsys.readouterr()
     assert paper_scale.main(["--smoke", "--output", str(tmp_path)]) == 0

@@ -20,5 +20,5 @@ def test_one_epoch_reports_gradient_norms_and_validation_loss(
     assert rows[0]["grad_max"] >= rows[0]["grad_median"] > 0 and math.isfinite(rows[0]["val_loss"])
     if not keep_last:  # the record: the rows with their provenance
         record = json.loads((tmp_path / "out.json").read_text())
-        assert record["epochs"] == rows and record["command"].startswith("python benchmarks/training_stability.py")
+        assert record["epochs"] == rows and record["command"].startswith("python -m benchmarks.training_stability")
         assert "--clip 0.5" in record["command"] and record["git_commit"]

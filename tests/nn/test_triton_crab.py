@@ -186,7 +186,7 @@ def test_the_cuda_registration_passes_the_operator_arguments_through(use_mask, m
 
 _COMPILE_FOR_GPU = """
 import sys
-from xct_estimators.bench.measure.kernel_build import compile_kernels
+from benchmarks.measure.kernel_build import compile_kernels
 dtype, width = sys.argv[1], int(sys.argv[2])
 masked = dtype == "fp32"  # both branches of every switch between the two calls
 builds = compile_kernels(dtype, width, (32, 8, 2), masked=masked, clipped=masked, dropout=not masked)

@@ -87,9 +87,13 @@ def timestamp() -> str:
 
 def command_line(argv: Optional[list[str]] = None) -> str:
     """``argv`` (default ``sys.argv``) as a shell command: ``python script.py ...`` for a script,
-    the console script's name (``xct-bench ...``) otherwise."""
+    ``python -m module ...`` for a module run so, the console script's name (``xct-bench ...``)
+    otherwise."""
+    module = getattr(sys.modules.get("__main__"), "__spec__", None) if argv is None else None
     argv = list(sys.argv if argv is None else argv)
-    if argv and argv[0].endswith(".py"):
+    if argv and module is not None and argv[0].endswith(".py"):
+        argv = ["python", "-m", module.name, *argv[1:]]
+    elif argv and argv[0].endswith(".py"):
         argv = ["python", *argv]
     elif argv:
         argv[0] = Path(argv[0]).name

@@ -1,32 +1,27 @@
-"""The results page: committed record folders as tables beside the paper's numbers, each with the
-device, commit and command its numbers come from.
-
-``xct-bench report --markdown docs/results.md FOLDER...`` writes it; the tests rebuild it from the
-committed records and fail when the page differs, so no number on it is typed by hand.
-"""
+"""A results page: record folders as tables beside the paper's numbers, each with the device,
+commit and command its numbers come from (``xct-bench report --markdown PAGE FOLDER...``)."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Optional
 
-from . import paper
-from .catalog import UNOBTAINED_DATA
 from .comparison import helps_section
+from .option_types import PAGE_MARK
 from .record import Record
 from .report import full_report
 from .results import ResultStore
 from .runs import write_atomically
 from .tables import markdown_table
-from .tasks import TASKS
 
 HEADER = """# Results
 
-Every number below comes from a committed record under `benchmarks/results/` (one JSON line per
-run: its settings, metrics, commit, device, library versions and command). This page is generated
-from them; do not edit it by hand. Rebuild it with:
+Every number below comes from a record in the folders this page names (one JSON line per run: its
+settings, metrics, commit, device, library versions and command). This page is generated from
+them; do not edit it by hand. Rebuild it with:
 
-    xct-bench report --markdown {page} {folders}
+    {rebuild} {page} {folders}
 
 Each table puts XCTFormer beside the paper's published number, the trivial baseline (`naive`
 forecasts, `linear` interpolation, `window_mean` reconstruction) and the Darts and sktime
@@ -74,178 +69,26 @@ def provenance_lines(records: list[Record]) -> list[str]:
     return lines
 
 
-def _demoted(text: str) -> str:
+def demoted(text: str) -> str:
     return "\n".join("#" + line if line.startswith("## ") else line for line in text.splitlines())
 
 
-def converged_section(folder: Path) -> str:
-    """A ``gpu_check.py`` record's converged comparison: best validation loss in fp32, bf16-mixed
-    and fp32 with another seed (the spread bf16's gap is read against)."""
-    report = json.loads((Path(folder) / "report.json").read_text())
-    environment = report["environment"]
-    runs = ("fp32", "bf16-mixed", "fp32, seed 2022")
-    rows = []
-    for row in report.get("converged") or []:
-        losses = [row["runs"].get(run, {}).get("best_val_loss") for run in runs]
-        if None in losses:
-            continue
-        fp32, bf16, other = losses
-        gaps = [f"{100 * (bf16 - fp32) / fp32:+.1f}%", f"{100 * (other - fp32) / fp32:+.1f}%"]
-        rows.append([row["preset"], str(row["epochs"]), *(f"{v:.5g}" for v in losses), *gaps])
-    header = ["network", "epochs", "fp32", "bf16-mixed", "fp32, seed 2022", "bf16 vs fp32", "seed vs seed"]
-    lines = [
-        f"## `{folder}`: fp32 vs bf16, trained to the end",
-        "",
-        f"- device: {environment['gpu']}",
-        f"- code: commit {environment['git commit'][:7]}; torch {environment['torch']}",
-        f"- command: `python {environment['command']}`",
-        *(f"- note: {note}" for note in report.get("notes", [])),
-        "",
-        "Best validation loss of the same training in each precision (the engine's masked or "
-        "reconstruction MSE); bf16 is safe where its gap lies within the two fp32 seeds' spread.",
-        "",
-        markdown_table(header, rows),
-    ]
-    return "\n".join(lines)
-
-
-def kernel_section(folder: Path) -> str:
-    """A ``gpu_check.py --kernel-only`` record: the CRAB kernel's correctness and speed, and the
-    training steps on either attention path, with one sentence of what they show."""
-    from xct_estimators.bench.measure.gpu_report import kernel_tables, step_tables
-
-    report = json.loads((Path(folder) / "report.json").read_text())
-    environment = report["environment"]
-    checks = report.get("kernel_correctness", [])
-    said = [f"The fused kernels match the float64 formula in {sum(r['ok'] for r in checks)} of {len(checks)} cases"]
-    for row in report.get("kernel_speed", []):
-        if row["path"] == "fused" and row.get("percent_of_peak") is not None:
-            said.append(
-                f"one fused CRAB layer in bf16 reaches {row['percent_of_peak']:.1f} % of the device's bf16 peak"
-            )
-    for row in report.get("steps", []):
-        for fused, plain in (("fp32", "fp32 plain"), ("bf16+compile", "bf16+compile plain")):
-            if fused in row["ms"] and plain in row["ms"]:
-                ratio = row["ms"][fused] / row["ms"][plain]
-                said.append(f"{row['preset']}'s {fused} step takes {ratio:.2f}x the plain path's")
-    lines = [
-        f"## `{folder}`: the CRAB kernel on a GPU",
-        "",
-        f"- device: {environment['gpu']}",
-        f"- code: commit {environment['git commit'][:7]}; torch {environment['torch']}",
-        f"- command: `python {environment['command']}`",
-        "" if report.get("finished") else "- cut short by its time limit: the networks not shown were not measured",
-        "",
-        "; ".join(said) + ".",
-        *(_demoted("\n".join(kernel_tables(report) + step_tables(report))).splitlines()),
-    ]
-    return "\n".join(lines)
-
-
-def smap_section(folder: Path) -> str:
-    """``benchmarks/smap_analysis.py``'s record: why SMAP's AUC-ROC is below 0.5 for every detector."""
-    a = json.loads((Path(folder) / "analysis.json").read_text())
-    auc, within, commands, labels = a["auc_roc"], a["within_channel"], a["commands"], a["labels"]
-    heavy = sorted(a["channels"], key=lambda c: -c["anomalous_steps"])[:10]
-    rows = [
-        [c["channel"], c["test_steps"], f"{c['anomalous_steps'] / c['test_steps']:.3f}",
-         f"{c['auc_roc_within_channel']:.3f}", f"{c['pooled_score_mean']:.3g}"]
-        for c in heavy
-    ]  # fmt: skip
-    text = (
-        "SMAP's arrays are 53 telemetry channels concatenated in time (column 0 the telemetry value, "
-        "columns 1-24 binary commands), so one standardisation and one threshold rank the points of all "
-        "channels against each other. Scored without a model, the distance of each point from the "
-        f"training mean ranks the anomalies below normal points when pooled (AUC-ROC "
-        f"{auc['pooled, every column']:.3f} over every column, {auc['pooled, telemetry value']:.3f} on the "
-        f"telemetry value); standardised within each channel the same distance gives "
-        f"{auc['per channel, telemetry value']:.3f}, and within the {within['channels_with_anomalies']} "
-        f"channels that hold anomalies its median AUC-ROC is {within['median_auc_roc']:.3f} "
-        f"({within['channels_above_0.9']} above 0.9). Pooled, the anomalous steps' median score is "
-        f"{a['pooled_score_median']['anomalies']:.3g} against {a['pooled_score_median']['elsewhere']:.3g} "
-        "for normal steps: the anomalies lie in channels that are quiet next to other channels' normal "
-        f"steps. Commands are rarer inside them ({commands['active_share_in_anomalies']:.4f} of command "
-        f"entries active, {commands['active_share_elsewhere']:.4f} elsewhere), and "
-        f"{commands['columns_constant_in_training_active_in_test']} command column(s) never change in "
-        "training but do in the test array, where their standardised values are then huge. "
-        "Labels and rows line up: each channel's test length equals its `num_values` "
-        f"({labels['test_lengths_equal_num_values']}), and the stored labels equal those rebuilt from "
-        f"`labeled_anomalies.csv` with inclusive ends ({labels['stored_equal_rebuilt_from_csv']}). The "
-        f"shapes are the Time-Series-Library loaders' ({tuple(a['shapes']['train'])} train, "
-        f"{tuple(a['shapes']['test'])} test). So the data is not wrong: a below-0.5 AUC-ROC is what pooled "
-        "scoring across these channels gives, and the detectors' unadjusted measures say so."
-    )
-    header = ["channel", "test steps", "anomaly share", "AUC-ROC within the channel", "pooled score, mean"]
-    provenance = a["provenance"]
-    return "\n".join([
-        f"## `{folder}`: SMAP, why AUC-ROC is below 0.5",
-        "",
-        f"- code: commit {provenance['git_commit'][:7]}",
-        f"- command: `{provenance['command']}`",
-        "",
-        text,
-        "",
-        "The ten channels with the most anomalous steps:",
-        "",
-        markdown_table(header, rows),
-    ])  # fmt: skip
-
-
-NOT_RUN = "not run yet; the data is here"
-QUEUED = "not run yet; the data is here, and the GPU queue plans it (`python benchmarks/paper_scale.py --dry-run`)"
-
-
-def _covered(records: list[Record]) -> set[tuple]:
-    keys = set()
-    for r in records:
-        if r.model in ("xctformer", "xctformer_linear"):  # the paper's model, either input fill
-            setting = TASKS[r.task].setting
-            keys.add((r.task, paper.dataset_key(r.dataset), getattr(r, setting) if setting else None))
-    return keys
-
-
-def missing_section(records: list[Record]) -> str:
-    """The paper's results that no XCTFormer record on the page covers, with why."""
-    wanted = [(task.name, *cell) for task in TASKS.values() for cell in task.paper_cells()]
-    covered = _covered(records)
-    missing: dict[tuple[str, str], list] = {}
-    for task, dataset, setting in wanted:
-        if (task, dataset, setting) not in covered:
-            missing.setdefault((task, dataset), []).append(setting)
-    from .measure.queue import QUEUE, Runs
-
-    queued = {(entry.task, paper.dataset_key(entry.dataset)) for entry in QUEUE if isinstance(entry, Runs)}
-    rows = []
-    for (task, dataset), settings in missing.items():
-        what = "all" if settings == [None] else ", ".join(f"{s:g}" for s in settings)
-        why = UNOBTAINED_DATA.get(dataset, QUEUED if (task, dataset) in queued else NOT_RUN)
-        rows.append([task, dataset, what, why])
-    lines = [
-        "## What the paper reports and this page does not",
-        "",
-        "Every (task, dataset, horizon or mask rate) of the paper's tables with no XCTFormer record above. "
-        "Anomaly detection counts a dataset once any protocol ran.",
-        "",
-    ]
-    table = markdown_table(["task", "dataset", "horizons / mask rates", "why"], rows) if rows else "None."
-    return "\n".join([*lines, table])
-
-
-def results_page(folders: list[Path], page: Path = Path("docs/results.md")) -> str:
+def results_page(
+    folders: list[Path],
+    page: Path = Path("results.md"),
+    rebuild: str = PAGE_MARK,
+    other_section: Optional[Callable[[Path], str]] = None,
+    closing: Optional[Callable[[list[Record]], str]] = None,
+) -> str:
     """The page for ``folders`` (paths as they should read on the page), in the order given, whose
-    rebuild command writes ``page``:
-    ``xct-bench`` record folders, ``gpu_check.py`` folders (their converged comparison, or the
-    kernel's measurements) and
-    ``smap_analysis.py``'s folder."""
-    sections = [HEADER.format(page=page, folders=" ".join(str(folder) for folder in folders))]
+    rebuild command (``rebuild page folders``) writes ``page``. ``other_section(folder)`` writes
+    a folder without ``results.jsonl`` (a caller's own records; without it such a folder is
+    refused); ``closing(records)`` a last section drawn from every record shown."""
+    sections = [HEADER.format(rebuild=rebuild, page=page, folders=" ".join(str(folder) for folder in folders))]
     shown: dict[str, list[Record]] = {}
     for folder in folders:
-        if (Path(folder) / "analysis.json").is_file():
-            sections.append(smap_section(folder))
-            continue
-        if (Path(folder) / "report.json").is_file() and not (Path(folder) / "results.jsonl").is_file():
-            converged = json.loads((Path(folder) / "report.json").read_text()).get("converged")
-            sections.append(converged_section(folder) if converged else kernel_section(folder))
+        if other_section is not None and not (Path(folder) / "results.jsonl").is_file():
+            sections.append(other_section(Path(folder)))
             continue
         records = ResultStore(folder).latest()
         shown[str(folder)] = records
@@ -256,11 +99,12 @@ def results_page(folders: list[Path], page: Path = Path("docs/results.md")) -> s
             machines.setdefault(_machine(record), []).append(record)
         for device, group in sorted(machines.items()):
             title = f"## `{folder}`" + (f": {device}" if len(machines) > 1 else "")
-            sections.append("\n".join([title, "", *provenance_lines(group), "", _demoted(full_report(group))]))
+            sections.append("\n".join([title, "", *provenance_lines(group), "", demoted(full_report(group))]))
     helps = helps_section(shown, markdown_table)
     if helps:  # the conclusion first, the tables it draws on after it
         sections.insert(1, helps)
-    sections.append(missing_section([r for records in shown.values() for r in records]))
+    if closing is not None:
+        sections.append(closing([r for records in shown.values() for r in records]))
     return "\n\n".join(sections) + "\n"
 
 

@@ -54,7 +54,7 @@ def unavailable_reason() -> Optional[str]:
 def on_tensor_cores(dtype: torch.dtype) -> bool:
     """Whether the kernels' products for ``dtype`` run on tensor cores: half precision, or float32
     where TF32 is allowed. Full-precision float32 products in Triton run without them, far slower
-    than cuBLAS (``benchmarks/results/gpu_check/``), so those inputs take the chunked path."""
+    than cuBLAS (the project's GPU check measured it), so those inputs take the chunked path."""
     return dtype in (torch.float16, torch.bfloat16) or (
         dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
     )

@@ -364,7 +364,7 @@ def _tiling(head_width: int, block) -> dict:
 #: Square tiles, warps and pipeline stages the autotuner times on the GPU, once per shape and
 #: dtype (it skips those that do not fit the device); the fixed :func:`_tiling` is among them.
 #: No 128-row tiles: compiled for an H100, their programs spill registers at every head width, and
-#: a wide head's do not fit its shared memory (benchmarks/results/kernel_resources).
+#: a wide head's do not fit its shared memory (the project's kernel resource records).
 _CANDIDATES = [(32, 4, 2), (32, 8, 2), (64, 4, 2), (64, 8, 2), (64, 4, 3)]
 _SMALLEST = min(block for block, _, _ in _CANDIDATES)
 

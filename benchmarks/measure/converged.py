@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xct_estimators.bench.measure.networks import SMOKE_ARCH
+from benchmarks.measure.networks import SMOKE_ARCH
 from xct_estimators.bench.settings import TuneSettings
 from xct_estimators.bench.tasks import TASKS
 from xct_estimators.nn.presets import COMMAND_TASKS, PAPER_SEED, PAPER_SEEDS

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from xct_estimators.bench.catalog import DEFAULT_DETECTION_MODELS, DEFAULT_IMPUTATION_MODELS, DEFAULT_MODELS
-from xct_estimators.bench.measure.converged import CONVERGED, converged_training
-from xct_estimators.bench.measure.estimates import (
+from benchmarks.measure.converged import CONVERGED, converged_training
+from benchmarks.measure.estimates import (
     DATASET_ROWS,
     RECORDS,
     Fit,
@@ -21,6 +20,7 @@ from xct_estimators.bench.measure.estimates import (
     run_seconds,
     step_seconds,
 )
+from xct_estimators.bench.catalog import DEFAULT_DETECTION_MODELS, DEFAULT_IMPUTATION_MODELS, DEFAULT_MODELS
 from xct_estimators.bench.paper import HORIZONS
 from xct_estimators.bench.provenance import command_line, provenance
 from xct_estimators.bench.tasks import TASKS

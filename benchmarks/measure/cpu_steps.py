@@ -142,7 +142,7 @@ def memory_probe(name: str, fused: bool, threads: int, steps: int, adam: str = "
 def peak_mib(name: str, fused: bool, threads: int, steps: int = 3, adam: str = "library") -> float:
     """:func:`memory_probe` in a fresh process (no allocator state from the other variant)."""
     code = (
-        "from xct_estimators.bench.measure import cpu_steps as s; "
+        "from benchmarks.measure import cpu_steps as s; "
         f"print(s.memory_probe({name!r}, {fused}, {threads}, {steps}, {adam!r}))"
     )
     # A fixed mmap threshold makes glibc return every freed large block at once, so the resident

@@ -6,8 +6,8 @@ import json
 import time
 from pathlib import Path
 
-from xct_estimators.bench.measure.converged import CONVERGED_RUNS
-from xct_estimators.bench.measure.networks import CHUNK_MODES, INFERENCE_MODES, MODES
+from benchmarks.measure.converged import CONVERGED_RUNS
+from benchmarks.measure.networks import CHUNK_MODES, INFERENCE_MODES, MODES
 from xct_estimators.bench.tables import compact_table
 
 

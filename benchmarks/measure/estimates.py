@@ -9,13 +9,13 @@ import functools
 import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional
 
-from xct_estimators.bench.provenance import SOURCE_ROOT
 from xct_estimators.bench.tasks import TASKS
 from xct_estimators.nn.presets import COMMAND_TASKS, get_preset
 
-RECORDS = SOURCE_ROOT / "benchmarks" / "results"
+RECORDS = Path(__file__).resolve().parents[1] / "results"
 
 #: Rows of the public files (train, test for the anomaly sets); the test checks them against the data.
 DATASET_ROWS = {
@@ -56,8 +56,8 @@ def step_record(paths: tuple[str, ...] = STEP_RECORDS) -> dict:
     """(preset dataset, task, horizon) -> {mode: seconds per training step, "setup MODE": seconds of
     its warm-up with compiling, "batch"} for every network the records measured in each of
     :data:`ESTIMATE_MODES`, with the records and their device under ``"source"``."""
-    from xct_estimators.bench.measure.gpu_report import read_compile_modes
-    from xct_estimators.bench.measure.networks import PRESETS
+    from benchmarks.measure.gpu_report import read_compile_modes
+    from benchmarks.measure.networks import PRESETS
 
     networks = {name: (dataset, task, horizon) for name, dataset, task, horizon in PRESETS}
     environment, lines = read_compile_modes([RECORDS / path for path in paths])

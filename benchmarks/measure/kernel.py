@@ -9,7 +9,7 @@ import traceback
 import numpy as np
 import torch
 
-from xct_estimators.bench.measure.networks import build, peak_memory_mb, reset_peak_memory, synchronize
+from benchmarks.measure.networks import build, peak_memory_mb, reset_peak_memory, synchronize
 from xct_estimators.bench.provenance import git_commit, versions
 from xct_estimators.nn import crab_gpu, crab_kernel, memory
 
