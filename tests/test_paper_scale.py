@@ -1,6 +1,7 @@
 """``benchmarks/paper_scale.py``: the queue of paper-scale runs, its estimates, budget and resume."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,9 @@ def test_smoke_runs_every_entry_then_resumes_with_nothing_left(paper_scale, tmp_
     imputed = [json.loads(line) for line in (tmp_path / "impute" / "results.jsonl").read_text().splitlines()]
     detected = [json.loads(line) for line in (tmp_path / "detect" / "results.jsonl").read_text().splitlines()]
     forecast = [json.loads(line) for line in (tmp_path / "forecast" / "results.jsonl").read_text().splitlines()]
-    assert {r["dataset"] for r in imputed} == {"ETTh1", "ETTh2", "ETTm1", "ETTm2", "weather"}
+    assert {Path(r["dataset"]).name for r in imputed} == {
+        f"{d}.csv" for d in ("ETTh1", "ETTh2", "ETTm1", "ETTm2", "weather")
+    }
     assert {(r["dataset"], r["protocol"]) for r in detected} == {
         (d, p) for d in ("MSL", "SMAP") for p in ("tslib", "point")
     }

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import time
@@ -20,6 +19,7 @@ from benchmarks.measure.estimates import (
     run_seconds,
     step_seconds,
 )
+from benchmarks.measure.networks import SMOKE_ARCH
 from xct_estimators.bench.catalog import DEFAULT_DETECTION_MODELS, DEFAULT_IMPUTATION_MODELS, DEFAULT_MODELS
 from xct_estimators.bench.paper import HORIZONS
 from xct_estimators.bench.provenance import command_line, provenance
@@ -97,46 +97,29 @@ class Budget:
         return math.inf if self.seconds is None else self.seconds - (time.monotonic() - self.started)
 
 
-@contextlib.contextmanager
-def smoke_sized():
-    """Tiny networks and synthetic arrays in place of the presets and the datasets (``--smoke``)."""
+def smoke_data(folder: Path) -> Path:
+    """Tiny stand-ins for the queue's datasets in the files ``xct-bench`` reads (``--smoke``): a CSV
+    per imputation dataset (``<name>.csv``), MSL's and SMAP's arrays (``--data-dir folder``)."""
     import numpy as np
+    import pandas as pd
 
-    import xct_estimators.bench.detect.protocol as detect_module
-    import xct_estimators.bench.impute.protocol as impute_module
-    import xct_estimators.reconstruction as reconstruction
-    from xct_estimators.bench.datasets import AnomalyDataset
-
-    def sines(rows, seed):
+    def sines(rows, channels, seed):
         t = np.arange(rows)[:, None]
         rng = np.random.default_rng(seed)
-        return (np.sin(t / rng.uniform(3, 9, 3)) + 0.05 * rng.normal(size=(rows, 3))).astype(np.float32)
+        return np.sin(t / rng.uniform(3, 30, channels)) + 0.05 * rng.normal(size=(rows, channels))
 
-    tiny = dict(window_length=32, patch_len=8, stride=8, d_model=8, n_heads=1, d_ff=16, e_layers=1, dropout=0.0)
-    tiny.update(fc_dropout=0.0, attn_dropout=0.0, decop_k=None, n_epochs=1, batch_size=32, learning_rate=1e-3)
-    labels = np.zeros(200, dtype=bool)
-    labels[100:110] = True
-    patches = {
-        (reconstruction, "preset_params"): lambda dataset, task: dict(tiny),
-        (impute_module, "imputation_splits"): lambda name, data_dir, seed: (
-            sines(300, 0),
-            sines(100, 1),
-            sines(100, 2),
-        ),
-        (impute_module, "TASK_SEQ_LEN"): {"impute": 32},
-        (impute_module, "dataset_fingerprint"): lambda name, data_dir: None,
-        (detect_module, "load_anomaly_dataset"): lambda name, data_dir: AnomalyDataset(
-            name, sines(300, 3), sines(200, 4), labels
-        ),
-    }
-    saved = {key: getattr(*key) for key in patches}
-    try:
-        for (module, name), value in patches.items():
-            setattr(module, name, value)
-        yield
-    finally:
-        for (module, name), value in saved.items():
-            setattr(module, name, value)
+    folder.mkdir(parents=True, exist_ok=True)
+    for seed, name in enumerate(("ETTh1", "ETTh2", "ETTm1", "ETTm2", "weather")):
+        frame = pd.DataFrame(sines(3000, 4, seed), columns=list("abcd"))
+        frame.insert(0, "date", pd.date_range("2020-01-01", periods=len(frame), freq="h"))
+        frame.to_csv(folder / f"{name}.csv", index=False)
+    labels = np.zeros(200)
+    labels[100:110] = 1
+    for seed, name in enumerate(("MSL", "SMAP")):
+        (folder / name).mkdir(exist_ok=True)
+        for part, values in (("train", sines(300, 3, seed)), ("test", sines(200, 3, seed + 5)), ("test_label", labels)):
+            np.save(folder / name / f"{name}_{part}.npy", values.astype(np.float32))
+    return folder
 
 
 # -- the entries ---------------------------------------------------------------------------------
@@ -181,7 +164,8 @@ class Runs:
     models: tuple[str, ...]
     each: tuple[str, tuple] = ("", ())  # a settings list whose every value is a run of its own
     protocol: tuple[str, ...] = ()  # detection's protocols, every one evaluated in each run
-    smoke: tuple[tuple[str, Any], ...] = ()  # settings for ``--smoke`` where its tiny arrays stand in for nothing
+    smoke: tuple[tuple[str, Any], ...] = ()  # settings for ``--smoke``'s tiny data and networks
+    smoke_csv: bool = False  # ``--smoke`` reads the dataset from its stand-in CSV file
     plain: bool = False  # XCTFormer on CRAB's plain path (``--plain-attention``)
 
     @property
@@ -213,11 +197,15 @@ class Runs:
         fields.update(
             dataset=[self.dataset], models=[m for m in self.models if not (options.smoke and m in OPTIONAL_MODELS)]
         )
+        data_dir = options.data_dir
         if options.smoke:
+            data_dir = str(smoke_data(options.output / "smoke-data"))
+            if self.smoke_csv:
+                fields["dataset"] = [f"{data_dir}/{self.dataset}.csv"]
             fields.update(self.smoke)
         return TASKS[self.task].settings(
             output=options.output / self.task,
-            data_dir=options.data_dir,
+            data_dir=data_dir,
             accelerator=options.accelerator,
             resume=True,
             no_progress=True,
@@ -234,7 +222,8 @@ class Runs:
         from xct_estimators.bench.results import ResultStore
 
         settings = self.settings(options, fast)
-        jobs = TASKS[self.task].plan(settings, ResultStore(settings.output).finished(), progress=False)
+        store = ResultStore(settings.output)
+        jobs = TASKS[self.task].plan(settings, store.finished(), progress=False)
         if not jobs:
             return "done (every run recorded)"
         for i, job in enumerate(jobs):
@@ -243,14 +232,23 @@ class Runs:
             if cost * 60 > budget.left():
                 left = budget.left() / 60
                 return f"stopped before {job.label}: needs about {cost:.0f} min, {left:.1f} left ({i} ran)"
-            execute([job], settings.output, LocalBackend(), progress=False)
+            execute([job], store, LocalBackend(), progress=False)
         return f"ran {len(jobs)} run(s)"
 
 
-_DETECT = dict(models=DETECTION_MODELS, protocol=("tslib", "point"), smoke=(("window_length", 32),))
+_DETECT = dict(
+    models=DETECTION_MODELS,
+    protocol=("tslib", "point"),
+    smoke=(("window_length", 32), ("arch", dict(SMOKE_ARCH, patch_len=8, stride=8))),
+)
 #: The entries not yet begun train on CRAB's plain path, which the GPU check measured the faster
 #: one wherever it fits (docs/scaling.md); the detection entries keep the fused path of their records.
-_IMPUTE = dict(models=IMPUTATION_MODELS, plain=True)
+_IMPUTE = dict(
+    models=IMPUTATION_MODELS,
+    plain=True,
+    smoke=(("arch", dict(SMOKE_ARCH, patch_len=64, stride=64)), ("train_stride", 100), ("eval_stride", 256)),
+    smoke_csv=True,
+)
 _RATES = ("mask_rates", IMPUTATION_MASK_RATES)
 QUEUE = (
     Converged("a", "converged fp32 vs bf16 (decides bf16 and compile)"),
@@ -284,10 +282,9 @@ def run_queue(options: QueueOptions, entries: list[tuple[Converged | Runs, float
     fit what is left passes the turn to the next entry's shorter runs; nothing runs before the
     converged comparison has."""
     budget = Budget(budget_s)
-    with smoke_sized() if options.smoke else contextlib.nullcontext():
-        for entry, minutes in entries:
-            fast = bool(bf16_safe(converged_record(options.output, committed=not options.smoke))) and not options.smoke
-            outcome = entry.run(options, budget, fast, minutes)
-            print(f"({entry.key}) {entry.title}: {outcome}", flush=True)
-            if outcome.startswith("stopped") and isinstance(entry, Converged):
-                return
+    for entry, minutes in entries:
+        fast = bool(bf16_safe(converged_record(options.output, committed=not options.smoke))) and not options.smoke
+        outcome = entry.run(options, budget, fast, minutes)
+        print(f"({entry.key}) {entry.title}: {outcome}", flush=True)
+        if outcome.startswith("stopped") and isinstance(entry, Converged):
+            return

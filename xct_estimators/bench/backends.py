@@ -33,6 +33,8 @@ class Job:
     work: Callable[[], Outcome]
     summary: Callable[[Record], str]
     run: dict[str, Any] = field(default_factory=dict)
+    #: The task's own files of a run's example, written where the records are (forecast plots).
+    keep: Optional[Callable[[Path, Record, dict[str, Any]], None]] = None
 
 
 def set_matmul_precision(exact_fp32: bool) -> None:
@@ -119,23 +121,20 @@ def make_backend(settings):
     return LocalBackend(exact_fp32)
 
 
-def execute(jobs: list[Job], output: Path, backend, progress: bool = True) -> int:
-    """Run ``jobs`` on ``backend``; append each record to ``output``'s results as it arrives.
+def execute(jobs: list[Job], store: ResultStore, backend, progress: bool = True) -> int:
+    """Run ``jobs`` on ``backend``; append each record to ``store`` as it arrives.
 
     Returns 0, or 1 when some job failed (each failure was printed with its traceback).
     """
     from tqdm.auto import tqdm
 
-    from .forecast_plots import save_example
-
-    store = ResultStore(output)
     failures: list[str] = []
     bar = tqdm(total=len(jobs), desc="runs", unit="run", position=0, disable=not progress)
 
     def finished(job: Job, outcome: Outcome) -> None:
         for record, example in outcome:
-            if example is not None:  # first: a recorded run always has its example
-                save_example(output, record, example)
+            if example is not None and job.keep is not None:  # first: a recorded run always has its files
+                job.keep(store.directory, record, example)
             store.append(record)
             bar.write(job.summary(record))
         bar.update()

@@ -111,11 +111,12 @@ def _run_jobs(command: str, settings) -> int:
     from .results import ResultStore
 
     backend = make_backend(settings)
-    finished = ResultStore(settings.output).finished() if settings.resume else set()
+    store = ResultStore(settings.output)
+    finished = store.finished() if settings.resume else set()
     progress = not settings.no_progress
     inner_bars = progress and backend.name == "local"  # Ray workers' bars would interleave
     jobs = [job for one in settings.per_seed() for job in TASKS[command].plan(one, finished, inner_bars)]
-    code = execute(jobs, settings.output, backend, progress)
+    code = execute(jobs, store, backend, progress)
     print_report(settings.output)
     return code
 

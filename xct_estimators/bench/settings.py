@@ -112,6 +112,11 @@ class TrainingSettings:
         type=positive_float,
         shown="the preset's",
     )
+    arch: Optional[dict[str, Any]] = option(
+        help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
+        type=arch,
+        shown="the preset's",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

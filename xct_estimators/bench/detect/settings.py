@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
 
 from ...nn.presets import COMMAND_TASKS, TASK_SEQ_LEN
 from ..catalog import ANOMALY_DATASETS, DEFAULT_DETECTION_MODELS, DETECTION_MODELS, DETECTION_PROTOCOLS
-from ..option_types import arch, csv_of, positive_int
+from ..option_types import csv_of, positive_int
 from ..settings import BackendSettings, CommonSettings, ComputeSettings, TrainingSettings, listed, option
 from .scoring import PAPER_SCORING, scoring_list
 
@@ -36,9 +35,4 @@ class DetectSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendS
         "length of the windows the detectors reconstruct (tslib: of every scored window)",
         type=positive_int,
         shown="100, the paper",
-    )
-    arch: Optional[dict[str, Any]] = option(
-        help="override the preset's network, e.g. d_model=64,d_ff=128,e_layers=1,n_heads=1 (CPU runs)",
-        type=arch,
-        shown="the preset's",
     )

@@ -370,6 +370,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
 
     from ..backends import Job
     from ..datasets import check_rows, dataset_fingerprint, load_forecast_dataset
+    from ..forecast_plots import save_example
 
     horizons = settings.horizons or (list(paper.HORIZONS) if settings.full else [96])
     output = Path(settings.output)
@@ -414,7 +415,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
             continue
         label = f"{dataset} H={horizon} {model_name}{'' if mode == 'none' else f' +{mode}'} seed {settings.seed}"
         work = partial(_forecast_work, build, data, horizon, record, settings.accelerator)
-        jobs.append(Job(label, work, _summary, run))
+        jobs.append(Job(label, work, _summary, run, keep=save_example))
     return jobs
 
 

@@ -267,7 +267,7 @@ def build_imputer(model: str, dataset: str, mask_rate: float, settings: ImputeSe
         fill = "linear" if model == "xctformer_linear" else "zero"
         switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
         training = dict(mask_rate=mask_rate, fill=fill, patience=PAPER_PATIENCE, train_stride=settings.train_stride)
-        engine = reconstruction_engine(preset.dataset, TASK, settings, **training, **switches)
+        engine = reconstruction_engine(preset.dataset, TASK, settings, **training, **(settings.arch or {}), **switches)
         return XCTFormerBenchImputer(engine, rollback=not settings.paper_recipe)
     if model == "linear":
         return LinearImputer()
