@@ -27,12 +27,13 @@ def test_mc_dropout_samples_forecasts_with_spread(tmp_path):
     assert history.n_samples == 20 and history.all_values().std(axis=2).mean() > 1e-3
 
 
-def test_mc_dropout_modules_keep_training_unchanged(tmp_path):
+def test_the_network_is_built_with_darts_monte_carlo_dropout_where_it_drops(tmp_path):
     from darts.utils.torch import MonteCarloDropout
 
     model, _ = fitted(tmp_path)
-    swapped = [m for m in model.network.modules() if isinstance(m, MonteCarloDropout)]
-    assert swapped and all(m.p > 0 for m in swapped)
+    monte_carlo = [m for m in model.network.modules() if isinstance(m, MonteCarloDropout)]
+    assert monte_carlo and all(m.p > 0 for m in monte_carlo)
+    assert model.model.supports_probabilistic_prediction  # Darts' own test for mc_dropout sampling
 
 
 def test_sample_weights_encoders_and_output_chunk_shift_work(tmp_path):

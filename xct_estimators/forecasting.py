@@ -19,6 +19,7 @@ from torch import nn
 
 from . import historical_forecasts
 from ._checks import NotFittedError, is_positive_int, plain_number
+from ._darts_private import init_trainer, set_saved_param
 from ._devices import is_distributed, single_device
 from ._optional import optional_import
 from ._series_checks import (
@@ -436,7 +437,8 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             raise ValueError(f"{path} holds a {type(model).__name__}, not an {cls.__name__}: load it with its class.")
         _check_checkpoint_matches(model, path)
         if compile is not None:
-            model.compile = model._model_params["compile"] = compile
+            model.compile = compile
+            set_saved_param(model, "compile", compile)
             if model.model is not None:
                 model.model.compile_options = compile_options(compile)
         return model
@@ -464,7 +466,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             params = single_device(self.trainer_params)
             if verbose is not None:
                 params.update(enable_progress_bar=verbose, enable_model_summary=False)
-            trainer = self._init_trainer(params, max_epochs=self.n_epochs)
+            trainer = init_trainer(self, params, self.n_epochs)
         return super().predict_from_dataset(n, dataset, trainer, batch_size, verbose, **kwargs)
 
     def _optimized_historical_forecasts(

@@ -27,14 +27,12 @@ class _MonteCarloDropout(MonteCarloDropout):
         return dropout(x, self.p, self.mc_dropout_enabled)
 
 
-def _use_monte_carlo_dropout(net: nn.Module) -> None:
-    """Swap the network's activation dropouts for Monte Carlo ones (same rate, same training
-    behaviour), so ``predict(..., mc_dropout=True)`` samples as with TiDE or TSMixer.
+def _monte_carlo_dropout(p: float) -> nn.Module:
+    """The network's activation dropouts as Darts' Monte Carlo ones (same rate, same training
+    behaviour), so ``predict(..., mc_dropout=True)`` samples as with TiDE or TSMixer. A zero rate
+    stays a plain layer: a model without dropout does not claim probabilistic forecasts.
     Attention-weight dropout stays a training-only regulariser."""
-    for parent in list(net.modules()):
-        for name, child in parent.named_children():
-            if type(child) in (nn.Dropout, Dropout) and child.p > 0:
-                setattr(parent, name, _MonteCarloDropout(child.p))
+    return _MonteCarloDropout(p) if p > 0 else Dropout(p)
 
 
 class _XCTFormerModule(CompiledNetwork, PLForecastingModule):
@@ -50,8 +48,7 @@ class _XCTFormerModule(CompiledNetwork, PLForecastingModule):
         self.network_params = network
         self.n_target_channels = n_targets
         self.nr_params = nr_params
-        self.net = XCTFormerNet(XCTFormerConfig(**network))
-        _use_monte_carlo_dropout(self.net)
+        self.net = XCTFormerNet(XCTFormerConfig(**network), dropout_layer=_monte_carlo_dropout)
 
     @io_processor
     def forward(self, x_in: PLModuleInput) -> PLModuleOutput:

@@ -17,8 +17,9 @@ import numpy as np
 import torch
 from darts import TimeSeries
 from darts.utils.data.torch_datasets.utils import PLModuleInput
-from darts.utils.historical_forecasts.optimized_historical_forecasts_torch import _create_dataset_bounds
 from darts.utils.timeseries_generation import generate_index
+
+from ._darts_private import dataset_bounds
 
 # predict() arguments that change how the forward pass runs: leave those to Darts.
 _GENERIC_ONLY = ("mc_dropout", "trainer", "dataloader_kwargs", "n_jobs", "roll_size")
@@ -55,7 +56,7 @@ def direct_historical_forecasts(
     """One list of forecasts (or one last-points series) per target series, like Darts."""
     windows = dict(start=start, start_format=start_format, forecast_horizon=forecast_horizon, stride=stride)
     data = dict(model=model, series=series, past_covariates=past_covariates)
-    bounds, _ = _create_dataset_bounds(**data, **windows, overlap_end=overlap_end, show_warnings=show_warnings)
+    bounds, _ = dataset_bounds(**data, **windows, overlap_end=overlap_end, show_warnings=show_warnings)
     module = model.model
     parameter = next(module.parameters())
     module.compile_network(parameter.device)

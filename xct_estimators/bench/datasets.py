@@ -1,7 +1,7 @@
 """Benchmark datasets and the paper's train/validation/test splits.
 
 Forecasting data comes as one :class:`~darts.TimeSeries` per dataset: the ETT files through
-``darts.datasets`` (a ``--data-dir`` holding the same files seeds Darts' cache, so nothing is
+``darts.datasets`` (or from a ``--data-dir`` holding the same files, md5-checked, so nothing is
 downloaded), Time-Series-Library CSVs by name under the data directory or by path, and the
 paper's synthetic dataset generated in-package; ``sites``, generated too, is a panel (a list of
 series with static covariates). Anomaly data (MSL, SMAP) comes as numpy arrays.
@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -21,11 +20,11 @@ import numpy as np
 import pandas as pd
 from darts import TimeSeries
 
+from .._darts_private import expected_md5
 from .catalog import ANOMALY_DATASETS, DATA_DIR_ENV, ETT_KINDS, FORECAST_DATASETS, TSLIB_CSVS
 from .control import FUTURE_COLUMNS as CONTROL_FUTURE
 from .control import make_control
 from .csv_files import read_csv
-from .runs import write_atomically
 from .sites import STATIC_COLUMNS, make_sites
 from .synthetic import make_synthetic
 
@@ -199,32 +198,24 @@ def dataset_fingerprint(name: str, data_dir: Optional[str | Path] = None) -> Opt
 
 
 def _load_ett(name: str, data_dir: Optional[Path]) -> TimeSeries:
+    """ETT from ``data_dir`` when given (the file Darts would download, checked by its md5),
+    else through Darts' own loader, which downloads it once into Darts' cache."""
     import darts.datasets as darts_datasets
 
     loader = getattr(darts_datasets, f"{name}Dataset")()
-    if data_dir is not None:
-        _seed_darts_cache(loader, data_dir)
-    return loader.load().astype(np.float32)
-
-
-def _seed_darts_cache(loader, data_dir: Path) -> None:
-    """Copy the dataset file from ``data_dir`` into Darts' cache when its md5 matches Darts'."""
-    file_name = loader._metadata.name
-    cached = loader._get_path_dataset()
-    candidates = [data_dir / "ETT-small" / file_name, data_dir / file_name]
+    if data_dir is None:
+        return loader.load().astype(np.float32)
+    candidates = [data_dir / "ETT-small" / f"{name}.csv", data_dir / f"{name}.csv"]
     source = next((path for path in candidates if path.is_file()), None)
     if source is None:
         raise FileNotFoundError(
-            f"{file_name} is not in {data_dir} (looked for {', '.join(map(str, candidates))}). Pass the folder "
+            f"{name}.csv is not in {data_dir} (looked for {', '.join(map(str, candidates))}). Pass the folder "
             "holding ETT-small/, or leave out --data-dir to let Darts download it."
         )
-    if cached.is_file() and _md5(cached) == loader._metadata.hash:
-        return
-    digest = _md5(source)
-    if digest != loader._metadata.hash:
-        raise ValueError(f"{source} has md5 {digest}, but Darts expects {loader._metadata.hash}: a different file.")
-    # a run reading the cache at the same time sees the old file or the whole new one
-    write_atomically(cached, lambda partial: shutil.copyfile(source, partial))
+    digest, expected = _md5(source), expected_md5(loader)
+    if digest != expected:
+        raise ValueError(f"{source} has md5 {digest}, but Darts expects {expected}: a different file.")
+    return TimeSeries.from_csv(source, time_col="date").astype(np.float32)
 
 
 def _md5(path: Path) -> str:

@@ -34,7 +34,7 @@ class EncoderLayer(nn.Module):
     out = BN2(x + FFN(BN1(x)))          # BN1 feeds only the FFN
     """
 
-    def __init__(self, config: XCTFormerConfig):
+    def __init__(self, config: XCTFormerConfig, dropout_layer=Dropout):
         super().__init__()
         c = config
         if c.decop_k is not None:
@@ -44,10 +44,10 @@ class EncoderLayer(nn.Module):
             self.attention = CRABAttention(
                 c.d_model, c.n_heads, c.attention_len, c.attn_dropout, c.use_mask, c.activation, c.fused_attention
             )
-        self.attention_dropout = Dropout(c.fc_dropout)
+        self.attention_dropout = dropout_layer(c.fc_dropout)
         self.norm_ffn_input = TokenBatchNorm(c.d_model)
         self.ffn = nn.Sequential(
-            nn.Linear(c.d_model, c.d_ff), nn.GELU(), Dropout(c.fc_dropout), nn.Linear(c.d_ff, c.d_model)
+            nn.Linear(c.d_model, c.d_ff), nn.GELU(), dropout_layer(c.fc_dropout), nn.Linear(c.d_ff, c.d_model)
         )
         self.norm_out = TokenBatchNorm(c.d_model)
 
@@ -64,12 +64,12 @@ class Encoder(nn.Module):
     statistics over batch x tokens are unchanged by the regrouping.
     """
 
-    def __init__(self, config: XCTFormerConfig):
+    def __init__(self, config: XCTFormerConfig, dropout_layer=Dropout):
         super().__init__()
         self.mixing = config.mixing
         self.n_channels = config.n_channels
         self.patch_num = config.patch_num
-        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.e_layers))
+        self.layers = nn.ModuleList(EncoderLayer(config, dropout_layer) for _ in range(config.e_layers))
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         b, n, d = tokens.shape

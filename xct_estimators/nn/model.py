@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Optional
 
 import torch
@@ -19,9 +20,9 @@ from .tokenizer import PatchTokenizer
 class FlattenHead(nn.Module):
     """Per channel: flatten its (P, D) tokens, then one Linear shared by all channels."""
 
-    def __init__(self, patch_num: int, d_model: int, out_len: int, dropout: float):
+    def __init__(self, patch_num: int, d_model: int, out_len: int, dropout: float, dropout_layer=Dropout):
         super().__init__()
-        self.dropout = Dropout(dropout)
+        self.dropout = dropout_layer(dropout)
         self.linear = nn.Linear(patch_num * d_model, out_len)
 
     def forward(self, channels: torch.Tensor) -> torch.Tensor:
@@ -58,14 +59,14 @@ class XCTFormerNet(nn.Module):
     paper's, parameter for parameter.
     """
 
-    def __init__(self, config: XCTFormerConfig):
+    def __init__(self, config: XCTFormerConfig, dropout_layer: Callable[[float], nn.Module] = Dropout):
         super().__init__()
         self.config = config
         self.tokenizer = PatchTokenizer(
-            config.patch_len, config.stride, config.patch_num, config.d_model, config.dropout
+            config.patch_len, config.stride, config.patch_num, config.d_model, config.dropout, dropout_layer
         )
-        self.encoder = Encoder(config)
-        self.head = FlattenHead(config.patch_num, config.d_model, config.out_len, config.head_dropout)
+        self.encoder = Encoder(config, dropout_layer)
+        self.head = FlattenHead(config.patch_num, config.d_model, config.out_len, config.head_dropout, dropout_layer)
         if config.n_future_channels:
             self.future_position = nn.Parameter(
                 torch.empty(config.future_patch_num, config.d_model).uniform_(-0.02, 0.02)

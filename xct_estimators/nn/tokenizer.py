@@ -20,13 +20,15 @@ class PatchTokenizer(nn.Module):
     channels).
     """
 
-    def __init__(self, patch_len: int, stride: int, patch_num: int, d_model: int, dropout: float):
+    def __init__(
+        self, patch_len: int, stride: int, patch_num: int, d_model: int, dropout: float, dropout_layer=Dropout
+    ):
         super().__init__()
         self.patch_len = patch_len
         self.stride = stride
         self.projection = nn.Linear(patch_len, d_model)
         self.position = nn.Parameter(torch.empty(patch_num, d_model).uniform_(-0.02, 0.02))
-        self.dropout = Dropout(dropout)
+        self.dropout = dropout_layer(dropout)
 
     def forward(self, x: torch.Tensor, position: Optional[torch.Tensor] = None) -> torch.Tensor:
         """Tokens of ``x``; ``position`` replaces the positional embedding (the future covariates'
