@@ -87,3 +87,20 @@ def test_runs_on_one_cpu_with_other_thread_counts_share_its_table(tmp_path):
     page = results_page([_write(tmp_path / "runs", runs)])
     assert page.count(f"## `{tmp_path / 'runs'}") == 1
     assert "- device: Some CPU (AVX2), 2 threads; Some CPU, 1 threads" in page
+
+
+def test_runs_of_one_setting_show_one_command_that_runs_them_all():
+    from xct_estimators.bench.results_page import distinct_commands
+
+    def record(seed, command):
+        return parse_record({**RECORD, "seed": seed, "command": command})
+
+    records = [
+        record(2021, "xct-bench forecast --dataset ETTh1 --horizons 336 --models naive --output /a --resume"),
+        record(2022, "xct-bench forecast --dataset ETTh2 --horizons 96 --models tide --seeds 2022 --output /b"),
+        record(2021, "xct-bench forecast --dataset ETTh1 --epochs 2 --data-dir /x --no-progress"),
+    ]
+    assert distinct_commands(records) == [
+        "xct-bench forecast --dataset ETTh1 --epochs 2 --data-dir DATA",
+        "xct-bench forecast --dataset ETTh1,ETTh2 --horizons 96,336 --models naive,tide --seeds 2021,2022",
+    ]

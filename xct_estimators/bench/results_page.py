@@ -3,6 +3,7 @@ commit and command its numbers come from (``xct-bench report --markdown PAGE FOL
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
@@ -62,11 +63,64 @@ def provenance_lines(records: list[Record]) -> list[str]:
 
     switches = values(lambda r: f"{r.precision}{', compiled' if r.compile else ''}")
     lines = [f"- device: {values(_device)}", f"- code: commit {values(_commit)}; precision: {switches}"]
-    commands = sorted({r.command for r in records if r.command})
-    lines += [f"- command: `{command}`" for command in commands]
+    lines += [f"- command: `{command}`" for command in distinct_commands(records)]
     if any(r.git_commit is None for r in records):
         lines.append("- some records predate the provenance fields: their code is older than the tables' commits")
     return lines
+
+
+#: Options whose comma-separated values add runs: commands that differ only in them are one setting.
+RUN_LISTS = ("--dataset", "--models", "--horizons", "--mask-rates", "--protocol", "--scoring", "--covariates")
+#: Options that say where a run wrote or read, not what it ran.
+PLACES = {"--output": None, "--resume": None, "--no-progress": None, "--data-dir": "DATA"}
+
+
+def _options(command: str) -> tuple[list[str], list[tuple[str, Optional[str]]]]:
+    """``command``'s words before its first option, and its (option, value or None) pairs."""
+    words = shlex.split(command)
+    start = next((i for i, word in enumerate(words) if word.startswith("--")), len(words))
+    pairs, i = [], start
+    while i < len(words):
+        takes_value = i + 1 < len(words) and not words[i + 1].startswith("--")
+        pairs.append((words[i], words[i + 1] if takes_value else None))
+        i += 2 if takes_value else 1
+    return words[:start], pairs
+
+
+def _ordered(values: list[str]) -> list[str]:
+    """Numbers in increasing order; names as first given."""
+    try:
+        return sorted(values, key=float)
+    except ValueError:
+        return values
+
+
+def distinct_commands(records: list[Record]) -> list[str]:
+    """One command per distinct setting of ``records``: commands that differ only in their output
+    folder, data folder, seeds or the lists in :data:`RUN_LISTS` are merged into one that runs
+    them all (``--seeds``: the records' own, where they are several)."""
+    groups: dict[tuple, tuple[dict[str, list[str]], set]] = {}
+    for record in (r for r in records if r.command):
+        program, pairs = _options(record.command)
+        kept, lists = [], {}
+        for option, value in pairs:
+            if option in RUN_LISTS and value is not None:
+                lists[option] = value.split(",")
+            elif option in PLACES:
+                kept += [[option, PLACES[option]]] if PLACES[option] else []
+            elif option not in ("--seed", "--seeds"):
+                kept.append([option] if value is None else [option, value])
+        merged, seeds = groups.setdefault((tuple(program), tuple(map(tuple, kept))), ({}, set()))
+        for option, values in lists.items():
+            merged.setdefault(option, []).extend(v for v in values if v not in merged.get(option, []))
+        seeds.add(record.seed)
+    commands = []
+    for (program, kept), (merged, seeds) in groups.items():
+        words = [*program, *(w for option, values in merged.items() for w in (option, ",".join(_ordered(values))))]
+        words += [w for pair in kept for w in pair]
+        words += ["--seeds", ",".join(map(str, sorted(seeds)))] if len(seeds) > 1 else []
+        commands.append(shlex.join(words))
+    return sorted(commands)
 
 
 def demoted(text: str) -> str:
