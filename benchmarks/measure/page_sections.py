@@ -73,7 +73,7 @@ def kernel_section(folder: Path) -> str:
         "" if report.get("finished") else "- cut short by its time limit: the networks not shown were not measured",
         "",
         "; ".join(said) + ".",
-        *(demoted("\n".join(kernel_tables(report) + step_tables(report))).splitlines()),
+        *(demoted("\n".join(kernel_tables(report, passed_cases=False) + step_tables(report))).splitlines()),
     ]
     return "\n".join(lines)
 

@@ -94,13 +94,14 @@ def test_runs_of_different_settings_are_not_pooled_as_seeds():
     }
 
 
-def test_the_section_counts_and_names_each_records_folder():
+def test_the_section_counts_and_names_each_records_folder_with_a_row_per_tie_or_loss():
     records = seeded("xctformer", [0.40, 0.41, 0.39]) + seeded("tide", [0.50, 0.51, 0.49])
+    records += seeded("xctformer", [0.50, 0.51, 0.49], horizon=336) + seeded("tide", [0.40, 0.41, 0.39], horizon=336)
     records += seeded("xctformer", [0.40], horizon=192) + seeded("tide", [0.50], horizon=192)
     text = helps_section({"benchmarks/results/x": records}, markdown_table)
-    assert "it wins 1, ties 0 and loses 0; 1 rest on a single seed and are not counted." in text
-    assert "| `benchmarks/results/x` | ETTh1   | horizon 96 " in text
-    assert "0.4000 ± 0.0100 (3)" in text and "-20.0%" in text
+    assert "it wins 1, ties 0 and loses 1; 1 rest on a single seed and are not counted." in text
+    assert "| `benchmarks/results/x` | ETTh1   | horizon 336 " in text and "+25.0%" in text  # the loss
+    assert "horizon 96 " not in text and "horizon 192 " not in text  # a win and an uncounted one: no row
     assert helps_section({"x": seeded("tide", [0.5])}, markdown_table) == ""  # no XCTFormer: no section
 
 

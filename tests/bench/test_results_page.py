@@ -32,7 +32,7 @@ def test_every_table_says_where_its_numbers_come_from(tmp_path):
     assert "- device: Some CPU, 2 threads" in page and "- code: commit aaaaaaa; precision: 32" in page
     assert "- command: `xct-bench forecast --full`" in page
     assert "commit not recorded (older code)" in page and "predate the provenance fields" in page
-    assert page.count("| ETTh1   | 96      | xctformer |") == 2 and "0.389" in page  # beside the paper's MSE
+    assert page.count("| ETTh1   | 96      | 0.390     | 0.389     |") == 2  # beside the paper's MSE
     gpu = provenance_lines([parse_record({**RECORD, **where, "device": {"gpu": "NVIDIA H200"}, "git_dirty": True})])
     assert gpu[0] == "- device: NVIDIA H200" and "(uncommitted changes)" in gpu[1]
 

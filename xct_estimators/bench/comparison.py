@@ -185,8 +185,8 @@ def _cell(stats: tuple[float, float, int]) -> str:
 
 
 def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
-    """The page's "When XCTFormer helps" section: a summary sentence and one row per comparison,
-    within each record folder (a folder is one benchmark run's records)."""
+    """The page's "When XCTFormer helps" section: a summary sentence and a row for each comparison
+    it ties or loses, within each record folder (a folder is one benchmark run's records)."""
     found = [(folder, v) for folder, records in folders.items() for v in verdicts(records)]
     if not found:
         return ""
@@ -198,7 +198,7 @@ def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
         "seed and are not counted."
     )
     rows = []
-    for folder, v in found:
+    for folder, v in (item for item in found if item[1].outcome in ("ties", "loses")):
         measure = TASKS[v.task].measure
         rows.append([
             f"`{folder}`", v.dataset, v.setting, measure.label, v.model, _cell(v.ours), v.other_model, _cell(v.other),
@@ -207,7 +207,8 @@ def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
     header = ["records", "dataset", "setting", "measure", "XCTFormer", "mean ± std (seeds)", "best other",
               "mean ± std (seeds)", "difference", "XCTFormer"]  # fmt: skip
     rule = (
-        "Each row compares XCTFormer with the baseline that scored best on the same test (MSE for "
+        "Each row below is a comparison it ties or loses; its wins are XCTFormer's bold cells in the tables "
+        "further down. A comparison sets XCTFormer beside the baseline that scored best on the same test (MSE for "
         "forecasting and imputation, lower is better; VUS-PR for detection, higher is better). A win or "
         "a loss counts only when the difference of the means is larger than the larger standard "
         "deviation over seeds (`--seeds`), with at least two seeds of each model; one run of a baseline "

@@ -10,8 +10,8 @@ from typing import Optional
 
 from .comparison import helps_section
 from .option_types import PAGE_MARK
+from .page_tables import summary_tables
 from .record import Record
-from .report import full_report
 from .results import ResultStore
 from .runs import write_atomically
 from .tables import markdown_table
@@ -24,11 +24,13 @@ them; do not edit it by hand. Rebuild it with:
 
     {rebuild} {page} {folders}
 
-Each table puts XCTFormer beside the paper's published number, the trivial baseline (`naive`
-forecasts, `linear` interpolation, `window_mean` reconstruction) and the Darts and sktime
-baselines of the same run; the gap columns compare with the paper. For anomaly detection the
-unadjusted F1 and the threshold-free AUC-PR, AUC-ROC, VUS-PR and VUS-ROC stand beside the paper's
-point-adjusted F1, with a `random` scorer to show what each measure gives to noise.
+Each table has a row per dataset and horizon, mask rate or protocol (and per setting that differs
+between runs, such as covariates or a scoring) and a column per model: the mean ± standard
+deviation over the seeds run, the row's best in bold, and the published number beside it. The
+trivial baselines (`naive` forecasts, `linear` interpolation, `window_mean` reconstruction, a
+`random` scorer) show what a measure gives for nothing. Every run's other metrics (MAE; F1,
+AUC-PR, AUC-ROC and VUS-ROC beside the point-adjusted F1) and its times are in its folder's
+`results.jsonl` and in `xct-bench report --output FOLDER`.
 """
 
 
@@ -153,7 +155,7 @@ def results_page(
             machines.setdefault(_machine(record), []).append(record)
         for device, group in sorted(machines.items()):
             title = f"## `{folder}`" + (f": {device}" if len(machines) > 1 else "")
-            sections.append("\n".join([title, "", *provenance_lines(group), "", demoted(full_report(group))]))
+            sections.append("\n".join([title, "", *provenance_lines(group), "", summary_tables(group)]))
     helps = helps_section(shown, markdown_table)
     if helps:  # the conclusion first, the tables it draws on after it
         sections.insert(1, helps)

@@ -61,6 +61,9 @@ class Task:
     compared_per: str
     ablation: Ablation
     paper_cells: Callable[[], list[tuple[str, Any]]]
+    #: (dataset, where, metric) -> the published number a results page sets beside it, and what it is
+    published: Callable[[str, Any, str], Optional[float]] = lambda dataset, where, metric: None
+    published_note: str = "the paper's XCTFormer"
 
     def _module(self, part: str = "protocol"):
         return importlib.import_module(f"{__package__}.{self.name}.{part}")
@@ -85,6 +88,16 @@ class Task:
         """(training, evaluated) windows of one run on ``dataset`` of ``rows`` rows (detection: train
         and test rows) under ``protocols`` (forecasting: at ``horizon``), without reading the data."""
         return self._module().run_windows(dataset, rows, protocols, horizon)
+
+
+def _errors(published: Optional[tuple[float, float]], metric: str) -> Optional[float]:
+    return {"mse": published[0], "mae": published[1]}.get(metric) if published else None
+
+
+def _detection_reference(dataset: str, protocol: str, metric: str) -> Optional[float]:
+    if metric == "f1_adjusted" and dataset in paper.ANOMALY:
+        return paper.ANOMALY[dataset][2] / 100
+    return paper.TSB_AD_VUS_PR["KMeansAD"].get(dataset) if metric == "vus_pr" and protocol == "entity" else None
 
 
 _ERRORS = ("avg MSE", "avg MAE")
@@ -112,6 +125,7 @@ FORECAST = Task(
         same_run=forecast_setting,
     ),
     paper_cells=lambda: [(d, h) for d in paper.FORECAST for h in paper.HORIZONS],
+    published=lambda dataset, horizon, metric: _errors(paper.forecast_reference(dataset, horizon), metric),
 )
 IMPUTE = Task(
     name=ImputeRecord.TASK,
@@ -137,6 +151,9 @@ IMPUTE = Task(
         same_run=lambda r: tuple(imputation_setting(r)[:4]),
     ),
     paper_cells=lambda: [(d, rate) for d in paper.IMPUTATION for rate in paper.IMPUTATION[d]],
+    published=lambda dataset, rate, metric: _errors(
+        paper.IMPUTATION.get(paper.dataset_key(dataset), {}).get(rate), metric
+    ),
 )
 #: Detection ranks by VUS-PR (TSB-AD's most reliable measure), not the point-adjusted F1 that noise can win.
 DETECT = Task(
@@ -164,5 +181,7 @@ DETECT = Task(
         protocol="tslib",
     ),
     paper_cells=lambda: [(d, None) for d in paper.ANOMALY],
+    published=lambda dataset, protocol, metric: _detection_reference(dataset, protocol, metric),
+    published_note="the paper's point-adjusted F1 of XCTFormer; beside VUS-PR per entity, TSB-AD's best (KMeansAD)",
 )
 TASKS = {task.name: task for task in (FORECAST, IMPUTE, DETECT)}

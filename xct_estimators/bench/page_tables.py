@@ -1,0 +1,118 @@
+"""A results page's tables: per task, one row per (dataset, where, variant) and one column per
+model, each cell the mean ± standard deviation over seeds, beside the published number. Variants
+are the run settings that differ between runs of one model on one cell (covariates, a scoring, a
+window length); a run without such a setting (a baseline) stands in every variant's row."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from collections import defaultdict
+from typing import Any, Optional
+
+from .record import Record
+from .settings import default
+from .tables import markdown_table
+from .tasks import TASKS
+
+#: Metrics where less is better; the rest (F1, AUC, VUS) are better higher.
+LOWER_IS_BETTER = ("mse", "mae")
+METRIC_NAMES = {"f1_adjusted": "point-adjusted F1", "vus_pr": "VUS-PR", "auc_pr": "AUC-PR"}
+_NOT_VARIANTS = ("task", "dataset", "model", "seed")
+
+
+def _flat(record: Record, setting: str) -> dict[str, str]:
+    """The run's settings as flat ``name -> JSON`` (the model's own settings inside), seed aside."""
+    run = dict(record.run or {})
+    own = run.pop("settings", None) or {}
+    flat = {k: v for k, v in run.items() if k not in (*_NOT_VARIANTS, setting)}
+    flat.update({k: v for k, v in own.items() if k != "seed"})
+    return {k: json.dumps(v, sort_keys=True, default=str) for k, v in flat.items()}
+
+
+def _variants(records: list[Record], setting: str) -> list[str]:
+    """The settings whose values differ between runs of one model on one (dataset, where), a
+    setting one run records and another does not among them."""
+    groups: dict[tuple, list[dict[str, str]]] = defaultdict(list)
+    for r in records:
+        groups[(r.dataset, str(r.where), r.model)].append(_flat(r, setting))
+    varying = set()
+    for runs in groups.values():
+        for name in set().union(*runs):
+            if len({run.get(name) for run in runs}) > 1:
+                varying.add(name)
+    return sorted(varying)
+
+
+def _default(task, name: str) -> str:
+    """The value a run records no ``name`` for: its command's default (JSON)."""
+    field = task.settings.__dataclass_fields__.get(name)
+    value = None if field is None else default(field)
+    value = value[0] if isinstance(value, list) and len(value) == 1 else value
+    return json.dumps("default" if value is None or value is dataclasses.MISSING else value)
+
+
+def _cell(values: list[float]) -> str:
+    mean = statistics.fmean(values)
+    return f"{mean:.3f} ± {statistics.stdev(values):.3f}" if len(values) > 1 else f"{mean:.3f}"
+
+
+def _label(variant: dict[str, str]) -> str:
+    return ", ".join(f"{name}={json.loads(value)}" for name, value in variant.items()) or "-"
+
+
+def summary_table(records: list[Record], metric: str) -> str:
+    """``metric`` of one task's ``records`` as the page shows it (see the module)."""
+    task = TASKS[records[0].task]
+    setting = task.setting or records[0].WHERE
+    variants = _variants(records, setting)
+    cells: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    # a setting a model's other runs name and this one does not is that setting's default here
+    named = defaultdict(set)
+    for r in records:
+        named[r.model].update(name for name in _flat(r, setting) if name in variants)
+    runs = []
+    for r in records:
+        flat = _flat(r, setting)
+        runs.append((r, {name: flat.get(name, _default(task, name)) for name in variants if name in named[r.model]}))
+    full = {(r.dataset, r.where, tuple(v.items())) for r, v in runs if len(v) == len(variants)}
+    for r, variant in runs:
+        rows = [row for row in full if row[:2] == (r.dataset, r.where) and set(variant.items()) <= set(row[2])]
+        for row in rows or [(r.dataset, r.where, tuple(variant.items()))]:
+            value = getattr(r, metric, None)
+            if value is not None:
+                cells[row][r.model].append(value)
+    known = list(task.models)  # the catalog's order: XCTFormer first, then the baselines
+    models = sorted({r.model for r in records}, key=lambda m: (known.index(m) if m in known else len(known), m))
+    table = []
+    for row in sorted(cells, key=lambda row: (row[0], _number_first(row[1]), row[2])):
+        means = {m: statistics.fmean(v) for m, v in cells[row].items()}
+        best = (min if metric in LOWER_IS_BETTER else max)(means, key=means.get) if len(means) > 1 else None
+        shown = [f"**{_cell(cells[row][m])}**" if m == best else _cell(cells[row][m]) if m in means else "-"
+                 for m in models]  # fmt: skip
+        published: Optional[float] = task.published(row[0], row[1], metric)
+        table.append([row[0], row[1], _label(dict(row[2])), *shown, "-" if published is None else f"{published:.3f}"])
+    header = ["dataset", setting.replace("_", " "), "variant" if variants else "", *models, "published"]
+    if not variants:
+        header, table = [*header[:2], *header[3:]], [[*line[:2], *line[3:]] for line in table]
+    return markdown_table(header, table)
+
+
+def _number_first(value: Any) -> tuple:
+    return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+
+
+def summary_tables(records: list[Record]) -> str:
+    """Each task's tables in ``records``: its ranking measure, and the paper's headline where that
+    is another (mean ± sd over seeds; the best of a row in bold)."""
+    sections = []
+    for task in TASKS.values():
+        mine = [r for r in records if r.task == task.name]
+        for metric in dict.fromkeys([task.metrics[0], task.measure.key]) if mine else ():
+            seeds = ", ".join(map(str, sorted({r.seed for r in mine})))
+            name = METRIC_NAMES.get(metric, metric.upper())
+            said = f"{task.title.capitalize()}, {name}: the mean ± sd over the seeds run ({seeds}); published: "
+            if any(getattr(r, metric, None) is not None for r in mine):
+                sections.append(said + task.published_note + ".\n\n" + summary_table(mine, metric))
+    return "\n\n".join(sections)
