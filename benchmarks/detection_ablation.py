@@ -13,6 +13,7 @@ import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 
 RECORDS = ("detect-entity", "detect-window")
 PAPER_SCORING = "none/mean"
@@ -44,6 +45,7 @@ def _runs(results: Path) -> tuple[dict, list[Path]]:
 def table(results: Path, root: Path) -> str:
     """One row per (dataset, protocol, model, scoring, window): VUS-PR and AUC-PR over seeds."""
     from xct_estimators.bench.paper import TSB_AD_VUS_PR
+    from xct_estimators.bench.results_page import distinct_commands
     from xct_estimators.bench.tables import compact_table
 
     runs, paths = _runs(results)
@@ -60,7 +62,8 @@ def table(results: Path, root: Path) -> str:
             rows.append([dataset, "TSB-AD's series", f"TSB-AD {model}", "-", "-", f"{value:.3f}", "-"])
     rows.sort(key=lambda row: row[0])  # stable: each dataset's runs, then TSB-AD's rows
     header = ["dataset", "protocol", "model", "scoring", "window", "VUS-PR (mean ± sd)", "AUC-PR (mean ± sd)"]
-    commands = sorted({r["command"] for seeds in runs.values() for r in seeds.values()})
+    ran = [SimpleNamespace(command=r["command"], seed=r["seed"]) for seeds in runs.values() for r in seeds.values()]
+    commands = distinct_commands(ran)
     commits = sorted({r["git_commit"][:7] for seeds in runs.values() for r in seeds.values()})
     where = ", ".join(f"`{path.relative_to(root).as_posix()}`" for path in paths)
     source = (

@@ -33,14 +33,14 @@ def test_a_block_is_rebuilt_from_its_record(benchmark_script, tmp_path, monkeypa
         tables.refreshed("<!-- generated: nope -->\n<!-- end generated -->", "doc.md")
 
 
-def test_every_xct_bench_option_is_in_the_benchmarks_guide_with_its_default(benchmark_script):
+def test_every_xct_bench_option_is_in_the_option_reference_with_its_default(benchmark_script):
     import argparse
     from pathlib import Path
 
     from xct_estimators.bench.parser import build_parser
 
     tables = benchmark_script("docs_tables")
-    guide = (Path(tables.ROOT) / "docs" / "benchmarks.md").read_text()
+    guide = (Path(tables.ROOT) / "docs" / "xct-bench-options.md").read_text()
     (subcommands,) = (a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert set(subcommands.choices) == {"forecast", "impute", "detect", "explain", "tune", "profile", "report"}
     for name, parser in subcommands.choices.items():
