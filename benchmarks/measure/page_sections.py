@@ -11,9 +11,12 @@ from benchmarks.measure.queue import QUEUE, Runs
 from xct_estimators.bench import paper
 from xct_estimators.bench.catalog import UNOBTAINED_DATA
 from xct_estimators.bench.record import Record
-from xct_estimators.bench.results_page import demoted
 from xct_estimators.bench.tables import markdown_table
 from xct_estimators.bench.tasks import TASKS
+
+
+def demoted(text: str) -> str:
+    return "\n".join("#" + line if line.startswith("## ") else line for line in text.splitlines())
 
 
 def converged_section(folder: Path) -> str:

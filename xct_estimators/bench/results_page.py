@@ -125,10 +125,6 @@ def distinct_commands(records: list[Record]) -> list[str]:
     return sorted(commands)
 
 
-def demoted(text: str) -> str:
-    return "\n".join("#" + line if line.startswith("## ") else line for line in text.splitlines())
-
-
 def results_page(
     folders: list[Path],
     page: Path = Path("results.md"),
