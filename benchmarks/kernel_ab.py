@@ -4,8 +4,10 @@ forward and backward, split by kernel, and the largest difference of the gradien
 Two GPU calls land on different machines whose timings differ by more than a kernel change does,
 so a change is measured against its baseline here, interleaved on the same card:
 
-    git show REV:xct_estimators/nn/triton_crab.py | sed 's/^from \\.absact/from xct_estimators.nn.absact/' > OLD.py
+    git show REV:xct_estimators/nn/triton_crab.py > OLD.py
     python -m benchmarks.kernel_ab --baseline OLD.py > ab.txt
+
+(the copy is loaded beside the package's modules, so its relative imports resolve there).
 
 Shapes: the layers of the Weather and ETTh1 imputation and MSL networks (bf16, masked, their dropout).
 """
@@ -73,7 +75,7 @@ def main(argv=None) -> int:
     parser.add_argument("--baseline", required=True, help="a copy of triton_crab.py from the commit to compare with")
     parser.add_argument("--smoke", action="store_true", help="one tiny shape (on CPU: under TRITON_INTERPRET=1)")
     args = parser.parse_args(argv)
-    spec = importlib.util.spec_from_file_location("baseline_crab", args.baseline)
+    spec = importlib.util.spec_from_file_location("xct_estimators.nn._baseline_crab", args.baseline)
     baseline = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(baseline)
     device = "cuda" if torch.cuda.is_available() else "cpu"

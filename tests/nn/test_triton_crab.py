@@ -251,3 +251,45 @@ def test_the_autotuned_launch_equals_the_fixed_tiling(monkeypatch):
     names = ("output", "dQ", "dK", "dV", "dM")
     for name, fixed, tuned in zip(names, [fixed_out, *fixed_grads], [tuned_out, *tuned_grads], strict=True):
         _assert_close(tuned, fixed.double(), 1e-5, name)  # other tiles sum in another order
+
+
+def test_fp16_inputs_whose_weights_pass_fp16s_range_give_finite_float64_results():
+    """Unnormalised weights past 65,504 (a large mask on large scores) would be infinite in fp16:
+    the kernels compute fp16 inputs in float32, and return fp16."""
+    q, k, v, mask = _inputs(1, 2, 24, 24, 8, True, seed=3)
+    q, k = q * 20, k * 20  # scores of a few thousand, times a mask of about 50
+    mask = mask * 100
+    assert (mask * ((q @ k.transpose(-2, -1)) - (q @ k.transpose(-2, -1)).amin())).abs().max() > 65504
+    half = [t.half() for t in (q, k, v)] + [mask]
+    upstream = torch.randn(1, 2, 24, 8, generator=torch.Generator().manual_seed(4)).to(DEVICE).half()
+    out, grads = _kernel_grads(half, upstream, 1.0, False, 0.0, 0)
+    ref_out, ref_grads = _plain_grads(half, upstream, 1.0, False, 0.0, 0)
+    assert out.dtype == torch.float16 and [g.dtype for g in grads] == [torch.float16] * 3 + [torch.float32]
+    _assert_close(out, ref_out, 2e-3, "output")
+    for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
+        assert torch.isfinite(grad).all(), name
+        _assert_close(grad, ref, 2e-2, f"gradient of {name}")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("use_mask", [True, False])
+def test_the_operators_fake_kernels_give_the_kernels_dtypes_and_shapes(dtype, use_mask):
+    """What torch.compile plans with (the registered fake) is what the Triton kernels return."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    q, k, v, mask = [None if t is None else t.to(dtype) for t in _inputs(2, 2, 20, 20 if use_mask else 12, 8, use_mask)]
+    mask = None if mask is None else mask.float()
+    seed = torch.tensor([0])
+    real = triton_crab.forward(q, k, v, mask, 1.0, False, 0.0, seed, block=BLOCK)
+    upstream = torch.ones_like(real[0])
+    needs = [True, True, True, use_mask]
+    real_grads = triton_crab.backward(upstream, q, k, v, mask, *real, 1.0, False, 0.0, seed, needs, block=BLOCK)
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        fake = torch.ops.xct.crab_forward(q, k, v, mask, 1.0, False, 0.0, seed)
+        fake_grads = torch.ops.xct.crab_backward(upstream, q, k, v, mask, *fake, 1.0, False, 0.0, seed, needs)
+    for name, ours, planned in zip(["out", "minimum", "denominator", "dq", "dk", "dv", "dmask"],
+                                   [*real, *real_grads], [*fake, *fake_grads], strict=True):  # fmt: skip
+        if ours is None:  # a gradient not wanted: the operator returns an empty tensor there
+            assert planned.numel() == 0, name
+            continue
+        assert (ours.dtype, tuple(ours.shape)) == (planned.dtype, tuple(planned.shape)), name

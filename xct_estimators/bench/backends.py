@@ -41,9 +41,9 @@ def set_matmul_precision(exact_fp32: bool) -> None:
     """Float32 matrix products in TF32 on GPUs that have it, or in full float32 (``--exact-fp32``);
     set where the runs execute, and named in each record (``device.tf32``). CPU products are left as
     they are."""
-    import torch
+    from ..nn import tf32
 
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = not exact_fp32
+    tf32.allow(not exact_fp32)
 
 
 class LocalBackend:

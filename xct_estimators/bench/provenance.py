@@ -57,9 +57,11 @@ def device(accelerator: str = "auto") -> dict[str, Any]:
     float32 matrix products use TF32. The instructions and threads decide how sums are rounded."""
     import torch
 
+    from ..nn.tf32 import allowed as allowed_tf32
+
     on_gpu = accelerator != "cpu" and torch.cuda.is_available()
     gpu: Optional[str] = torch.cuda.get_device_name(0) if on_gpu else None
-    tf32 = torch.backends.cuda.matmul.allow_tf32 if on_gpu else None
+    tf32 = allowed_tf32() if on_gpu else None
     capability = torch.backends.cpu.get_cpu_capability()
     return {
         "cpu": cpu_model(),

@@ -1,7 +1,7 @@
 """Whether CRAB's Triton kernels (:mod:`.triton_crab`) run for a CUDA tensor.
 
 They need Triton (shipped with PyTorch's CUDA builds on Linux), a GPU of compute capability
-7.0 or newer (8.0 for bfloat16) and inputs its tensor cores multiply (:func:`on_tensor_cores`).
+8.0 or newer and inputs its tensor cores multiply (:func:`on_tensor_cores`).
 Elsewhere, or with ``XCT_TRITON=0``, CUDA tensors take the chunked PyTorch path of
 :mod:`.fused`: the same results. Triton is imported on first use
 only, so the package imports and runs without it.
@@ -15,6 +15,8 @@ from types import ModuleType
 from typing import Optional
 
 import torch
+
+from . import tf32
 
 SWITCH = "XCT_TRITON"
 
@@ -55,9 +57,7 @@ def on_tensor_cores(dtype: torch.dtype) -> bool:
     """Whether the kernels' products for ``dtype`` run on tensor cores: half precision, or float32
     where TF32 is allowed. Full-precision float32 products in Triton run without them, far slower
     than cuBLAS (the project's GPU check measured it), so those inputs take the chunked path."""
-    return dtype in (torch.float16, torch.bfloat16) or (
-        dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
-    )
+    return dtype in (torch.float16, torch.bfloat16) or (dtype == torch.float32 and tf32.allowed())
 
 
 def usable(q: torch.Tensor) -> bool:
@@ -65,4 +65,4 @@ def usable(q: torch.Tensor) -> bool:
     if not q.is_cuda or module() is None or q.dtype not in module().DTYPES or not on_tensor_cores(q.dtype):
         return False
     major, _ = torch.cuda.get_device_capability(q.device)
-    return major >= 8 or (major >= 7 and q.dtype != torch.bfloat16)
+    return major >= 8  # bfloat16 and TF32 (float32, and fp16, computed in float32) need Ampere

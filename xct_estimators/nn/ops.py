@@ -19,14 +19,15 @@ from .absact import FUSED_ACTIVATIONS
 _EMPTY = (0,)
 
 
-def seed_tensor(p: float, seed: Optional[int] = None) -> Tensor:
-    """The dropout seed as a one-element int64 tensor: ``seed``, else drawn from torch's global
-    generator when ``p > 0`` (``torch.manual_seed`` makes runs repeatable), else 0."""
+def seed_tensor(p: float, seed: Optional[int] = None, device: Optional[torch.device] = None) -> Tensor:
+    """The dropout seed as a one-element int64 tensor on ``device`` (made there: no copy, so no
+    wait for the GPU): ``seed``, else drawn from the device's generator when ``p > 0``
+    (``torch.manual_seed`` makes runs repeatable), else 0."""
     if seed is not None:
-        return torch.tensor([seed], dtype=torch.int64)
+        return torch.full((1,), seed, dtype=torch.int64, device=device)
     if p > 0.0:
-        return torch.randint(0, 2**62, (1,), dtype=torch.int64)
-    return torch.zeros(1, dtype=torch.int64)
+        return torch.randint(0, 2**62, (1,), dtype=torch.int64, device=device)
+    return torch.zeros(1, dtype=torch.int64, device=device)
 
 
 def _or_none(t: Tensor) -> Optional[Tensor]:
@@ -168,7 +169,7 @@ def fused_crab(
             f"CRAB's mask needs N x N scores and an (H, N, N) mask: got {q.shape[-2]} queries, {k.shape[-2]} keys "
             f"and a mask of shape {tuple(mask.shape)}."
         )
-    return crab(q, k, v, mask, float(scale), activation == "absact_clipped", float(p), seed_tensor(p, seed))
+    return crab(q, k, v, mask, float(scale), activation == "absact_clipped", float(p), seed_tensor(p, seed, q.device))
 
 
 # -- hashed activation dropout -------------------------------------------------------------------

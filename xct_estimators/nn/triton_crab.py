@@ -25,7 +25,7 @@ registers without a B x N x N buffer.
 
 Half-precision inputs (bf16, fp16) are multiplied on the tensor cores and accumulate in float32;
 the minimum, the denominators and every elementwise step are float32. Float32 products use TF32
-where ``torch.backends.cuda.matmul.allow_tf32`` says so, as PyTorch's own products do.
+where torch's switch allows it (:mod:`.tf32`), as PyTorch's own products do.
 
 Tests run these kernels on the CPU under Triton's interpreter (``TRITON_INTERPRET=1``).
 """
@@ -38,6 +38,7 @@ import torch
 import triton
 import triton.language as tl
 
+from . import tf32
 from .absact import ABSACT_DELTA, ABSACT_EPS
 
 #: Dtypes the kernels take (float64 runs the PyTorch path of :mod:`.fused`).
@@ -73,7 +74,8 @@ def _keep(seed_ptr, matrix, index, threshold):
 def _tile(ptr, rows, cols, stride_r, stride_c, n_rows, n_cols):
     """A (rows, cols) tile, zero outside the matrix."""
     inside = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
-    return tl.load(ptr + rows[:, None] * stride_r + cols[None, :] * stride_c, mask=inside, other=0.0)
+    at = rows[:, None].to(tl.int64) * stride_r + cols[None, :].to(tl.int64) * stride_c  # past 2**31 elements
+    return tl.load(ptr + at, mask=inside, other=0.0)
 
 
 @triton.jit
@@ -142,7 +144,7 @@ def _min_kernel(
     Q, K, partial, sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, H, N, M, D, scale, TILES,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
-    tile, bh = tl.program_id(0), tl.program_id(1)
+    bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
     b, h = bh // H, bh % H
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
     dims = tl.arange(0, BLOCK_D)
@@ -166,7 +168,7 @@ def _forward_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
     PRECISION: tl.constexpr,
 ):  # fmt: skip
-    tile, bh = tl.program_id(0), tl.program_id(1)
+    bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
     b, h = bh // H, bh % H
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
     dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
@@ -190,7 +192,7 @@ def _forward_kernel(
     den += _DELTA
     out = acc * (inv_keep / den)[:, None]
     inside_out = (rows[:, None] < N) & (vdims[None, :] < DV)
-    o_ptr = Out + b * so_b + h * so_h + rows[:, None] * so_n + vdims[None, :] * so_d
+    o_ptr = Out + b * so_b + h * so_h + rows[:, None].to(tl.int64) * so_n + vdims[None, :] * so_d
     tl.store(o_ptr, out.to(Out.dtype.element_ty), mask=inside_out)
     tl.store(Den + bh * N + rows, den, mask=rows < N)
 
@@ -227,7 +229,7 @@ def _key_kernel(
     """dK (before the scale and the tie term) and dV for one tile of keys. Its tiles are
     transposed (keys x queries), so the weights and their gradient enter the products as computed,
     with no tile transposed in registers."""
-    tile, bh = tl.program_id(0), tl.program_id(1)
+    bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
     b, h = bh // H, bh % H
     cols = tile * BLOCK_N + tl.arange(0, BLOCK_N)
     dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
@@ -270,7 +272,7 @@ def _query_kernel(
     """dQ (before the scale and the tie term), T K, and this tile's sum of dSh and tie count; and
     T^T Q, added to the keys' rows of the rare tiles that hold a tie (the key kernel would find them
     on K Q^T, which may round unlike the Q K^T the minimum was taken of)."""
-    tile, bh = tl.program_id(0), tl.program_id(1)
+    bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
     b, h = bh // H, bh % H
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
     dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
@@ -317,7 +319,7 @@ def _mask_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_C: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     """dM for one (query, key) tile of one head's mask, summed over the batch in registers."""
-    row_tile, col_tile, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    row_tile, col_tile, h = tl.program_id(0), tl.program_id(1), tl.program_id(2).to(tl.int64)
     rows = row_tile * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = col_tile * BLOCK_N + tl.arange(0, BLOCK_N)
     inside = (rows[:, None] < N) & (cols[None, :] < N)
@@ -325,10 +327,11 @@ def _mask_kernel(
     m_tile = _tile(Mask + h * sm_h, rows, cols, sm_n, sm_c, N, N).to(tl.float32)
     grad_m = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
     for b in range(0, B):
-        bh = b * H + h
+        bh = b * H + h  # 64-bit, as h is
+        sample = bh // H
         # A wide head's four whole-width tiles would not fit in registers next to the sum over samples
-        q_at, k_at = Q + b * sq_b + h * sq_h, K + b * sk_b + h * sk_h
-        g_at, v_at = G + b * sg_b + h * sg_h, V + b * sv_b + h * sv_h
+        q_at, k_at = Q + sample * sq_b + h * sq_h, K + sample * sk_b + h * sk_h
+        g_at, v_at = G + sample * sg_b + h * sg_h, V + sample * sv_b + h * sv_h
         s = _sliced_dot(q_at, k_at, rows, cols, sq_n, sq_d, sk_n, sk_d, N, N, D, BLOCK_C, PRECISION) * scale
         grad = _sliced_dot(g_at, v_at, rows, cols, sg_n, sg_d, sv_n, sv_d, N, N, DV, BLOCK_C, PRECISION)
         delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
@@ -407,9 +410,33 @@ def _launcher(block, head_width: int):
 
 
 def _precision(q: torch.Tensor) -> str:
-    if q.dtype == torch.float32 and q.is_cuda and torch.backends.cuda.matmul.allow_tf32:
+    if q.dtype == torch.float32 and q.is_cuda and tf32.allowed():
         return "tf32"
     return "ieee"
+
+
+def _in_float32(*tensors):
+    """fp16 tensors in float32: fp16 cannot hold the unnormalised weights and sums (past 65,504),
+    and TF32 products keep fp16's mantissa; others as they are."""
+    return [t.float() if t is not None and t.dtype == torch.float16 else t for t in tensors]
+
+
+def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Tensor, block=None):
+    """The operator's outputs: O in Q's dtype, and the float32 minimum (B, H, 1, 1) (empty, in Q's
+    dtype as the operator's other paths give it, without a mask) and denominators (B, H, N, 1)."""
+    precision = "tf32" if q.dtype == torch.float16 and q.is_cuda else _precision(q)
+    out, minimum, denominator = _forward(*_in_float32(q, k, v), mask, scale, clipped, p, seed, block, precision)
+    return out.to(q.dtype), minimum if mask is not None else q.new_empty(0), denominator
+
+
+def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs, block=None):
+    """Gradients at Q, K, V and the mask (each in its input's dtype), or None where ``needs``
+    says it is not wanted."""
+    precision = "tf32" if q.dtype == torch.float16 and q.is_cuda else _precision(q)
+    grad_out, q32, k32, v32, out = _in_float32(grad_out, q, k, v, out)
+    grads = _backward(grad_out, q32, k32, v32, mask, out, minimum, denominator, scale, clipped, p, seed, needs,
+                      block, precision)  # fmt: skip
+    return tuple(None if g is None else g.to(t.dtype) for g, t in zip(grads, (q, k, v, mask), strict=True))
 
 
 def _threshold(p: float) -> int:
@@ -424,15 +451,13 @@ def _mask_strides(mask) -> tuple[int, int, int]:
     return (0, 0, 0) if mask is None else _strides(mask)
 
 
-def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Tensor, block=None):
-    """The operator's outputs: O in Q's dtype, and the float32 minimum (B, H, 1, 1) (empty
-    without a mask) and denominators (B, H, N, 1)."""
+def _forward(q, k, v, mask, scale, clipped, p, seed, block, precision):
     batch, heads, n, d = q.shape
     cols, dv = k.shape[-2], v.shape[-1]
     stats = dict(dtype=torch.float32, device=q.device)
     kernels, tiling, tiles = _launcher(block, max(d, dv))
-    common = dict(**tiling, BLOCK_D=_block(d), PRECISION=_precision(q))
-    grid = lambda meta: (tiles(n, meta), batch * heads)  # noqa: E731
+    common = dict(**tiling, BLOCK_D=_block(d), PRECISION=precision)
+    grid = lambda meta: (batch * heads, tiles(n, meta))  # noqa: E731
     low = torch.empty(batch * heads, **stats)
     if mask is not None:
         width = _most_tiles(n, tiling)
@@ -447,13 +472,10 @@ def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Te
         heads, n, cols, d, dv, scale, _threshold(p), 1.0 / (1.0 - p),
         HAS_MASK=mask is not None, CLIPPED=clipped, DROPOUT=p > 0.0, BLOCK_DV=_block(dv), **common,
     )  # fmt: skip
-    minimum = low.view(batch, heads, 1, 1) if mask is not None else low.new_empty(0)
-    return out, minimum, denominator
+    return out, low.view(batch, heads, 1, 1), denominator
 
 
-def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs, block=None):
-    """Gradients at Q, K, V and the mask (each in its input's dtype), or None where ``needs``
-    says it is not wanted."""
+def _backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs, block, precision):
     batch, heads, n, d = q.shape
     cols, dv = k.shape[-2], v.shape[-1]
     has_mask = mask is not None
@@ -464,14 +486,14 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
     low = minimum.view(-1) if has_mask else delta.new_empty(1)
     stats = dict(dtype=torch.float32, device=q.device)
     kernels, tiling, tiles = _launcher(block, max(d, dv))
-    flags = dict(CLIPPED=clipped, DROPOUT=p > 0.0, PRECISION=_precision(q), **tiling)
+    flags = dict(CLIPPED=clipped, DROPOUT=p > 0.0, PRECISION=precision, **tiling)
     widths = dict(BLOCK_D=_block(d), BLOCK_DV=_block(dv))
     strides = (*_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g))
     sizes = (heads, n, cols, d, dv, scale, _threshold(p))
     grad_k = torch.empty(batch, heads, cols, d, **stats)
     ties_q = torch.zeros_like(grad_k) if has_mask else grad_k
     grad_v = torch.empty(batch, heads, cols, dv, dtype=v.dtype, device=q.device)
-    kernels["key"][lambda meta: (tiles(cols, meta), batch * heads)](
+    kernels["key"][lambda meta: (batch * heads, tiles(cols, meta))](
         q, k, v, mask, low, seed, g, delta, grad_k, grad_v, *strides, *sizes,
         HAS_MASK=has_mask, **flags, **widths,
     )  # fmt: skip
@@ -480,7 +502,7 @@ def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped,
     ties_k = torch.zeros_like(grad_q) if has_mask else grad_q
     total = torch.zeros(batch, heads, width, **stats)
     count = torch.zeros_like(total)
-    kernels["query"][lambda meta: (tiles(n, meta), batch * heads)](
+    kernels["query"][lambda meta: (batch * heads, tiles(n, meta))](
         q, k, v, mask, low, seed, g, delta, grad_q, ties_k, ties_q, total, count, *strides, *sizes, width,
         HAS_MASK=has_mask, BLOCK_C=_slice(d, d), **flags, **widths,
     )  # fmt: skip
