@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# One lent GPU, one call: the CRAB kernel check, then the paper-scale queue in the time left.
+# One lent GPU, one call: the Triton tests, the CRAB kernel check, then the paper-scale queue in
+# the time left.
 #
 #   XCT_GIT_COMMIT=<commit> benchmarks/gpu_session.sh SECONDS OUT DATA [WHEELS]
 #
 # Run from the repository root on the device. SECONDS bounds the whole script; OUT receives the
 # records to commit (gpu_check/ and the queue's results files) and log.txt; DATA holds the
 # datasets; WHEELS is a folder of wheels the device image lacks (Darts, holidays, PyOD, sktime,
-# scikit-base), installed into /tmp/site. The kernel check gets 3/5 of the time; the queue starts
+# scikit-base, pytest), installed into /tmp/site. The kernel check gets 3/5 of the time; the queue starts
 # only after the kernel passed its correctness check, and resumes from the committed records.
 # The tree travels without its own .git, so the records name the commit XCT_GIT_COMMIT gives
 # (read from a clean checkout where the call is made, not on the lent machine).
@@ -26,6 +27,14 @@ fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 gpu=$(python3 -c "import torch; print(torch.cuda.get_device_name().split()[1].lower())")  # NVIDIA H100 ... -> h100
+# First the project's Triton tests, compiled for this GPU (not the interpreter): nothing else runs
+# on kernels that fail them. pytest-xdist may be missing here: the options drop it.
+python3 -c "import pytest" 2>/dev/null || { echo "pytest is not installed: carry its wheel in WHEELS"; exit 2; }
+if ! timeout 300 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
+        tests/nn/test_triton_crab.py tests/nn/test_ops_contract.py; then
+    echo "the Triton tests failed on $gpu: the kernel check and the queue do not run"
+    exit 3
+fi
 check="benchmarks/results/gpu_check/$(date -u +%F)-$gpu"
 n=2
 while [ -e "$check" ]; do  # a committed record of the same day and card is never overwritten

@@ -27,7 +27,11 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     assert len(commit) == 40 if (SOURCE_ROOT / ".git").exists() else commit == "unknown"
     assert report["environment"]["command"] == f"-m benchmarks.gpu_check --smoke --output {tmp_path / 'out'}"
     assert [r["preset"] for r in report["parity"]] == list(networks.PARITY) and all(r["ok"] for r in report["parity"])
-    assert [r["case"] for r in report["kernel_correctness"]] == ["masked, ties, dropout", "DeCoP N x k"]
+    assert [r["case"] for r in report["kernel_correctness"]] == [  # bf16 on a GPU only (the interpreter's is wrong)
+        f"{case}, {precision}"
+        for case in ("masked, ties, dropout", "DeCoP N x k")
+        for precision in ("float32, TF32", "float32")
+    ]
     assert all(r["ok"] and set(r["errors"]) >= {"output", "dQ", "dK", "dV"} for r in report["kernel_correctness"])
     assert [r["path"] for r in report["kernel_speed"]] == ["fused", "plain"]
     assert all(r["ms"] > 0 and r["tflops"] > 0 for r in report["kernel_speed"])
@@ -51,7 +55,7 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     text = (tmp_path / "out" / "report.md").read_text()
     headings = (
         "## Environment",
-        "## CRAB kernel against the plain formula",
+        "## CRAB's Triton kernels against the plain formula",
         "## One CRAB layer, forward and backward in bf16",
         "## CPU vs device parity",
         "## Training step",
@@ -161,3 +165,12 @@ def test_the_docs_step_table_joins_one_runs_records_and_refuses_another_gpus(tmp
     assert "records: `a/compile_modes.jsonl`, `b/compile_modes.jsonl`" in table
     with pytest.raises(ValueError, match="another GPU or commit"):
         compile_modes_table([first, record("c", "H100", "MSL anomaly")], tmp_path)
+
+
+def test_the_kernel_check_fails_unless_the_triton_kernels_ran(monkeypatch):
+    from benchmarks.measure import kernel
+    from xct_estimators.nn import crab_gpu
+
+    monkeypatch.setattr(crab_gpu, "module", lambda: None)  # Triton missing or switched off
+    (row,) = kernel.kernel_correctness("cpu", smoke=True)
+    assert not row["ok"] and "the Triton kernels did not load" in row["error"]

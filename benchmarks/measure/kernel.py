@@ -3,6 +3,7 @@ of the GPU's peak) and the environment a measurement ran in."""
 
 from __future__ import annotations
 
+import itertools
 import time
 import traceback
 
@@ -11,7 +12,7 @@ import torch
 
 from benchmarks.measure.networks import build, peak_memory_mb, reset_peak_memory, synchronize
 from xct_estimators.bench.provenance import git_commit, versions
-from xct_estimators.nn import crab_gpu, crab_kernel, memory
+from xct_estimators.nn import crab_gpu, crab_kernel, memory, tf32
 
 #: Dense bf16 peak, TFLOP/s, by a part of the GPU's name (vendor datasheets; SXM parts).
 BF16_PEAK_TFLOPS = {"H100 80GB HBM3": 989.0, "H100 SXM": 989.0, "H200": 989.0, "H100 PCIe": 756.0, "A100": 312.0}
@@ -63,26 +64,55 @@ def _fused_crab(q, k, v, mask, p, seed):
     return ops.crab(q, k, v, mask, 1.0, False, p, torch.tensor([seed]))
 
 
+#: (precision, input dtype, TF32 for float32 products, tolerance: the largest error relative to
+#: the float64 reference's largest entry): bf16 and TF32 round products' inputs to 8 and 11 bits.
+PRECISIONS = (
+    ("bf16", torch.bfloat16, False, 3e-2),
+    ("float32, TF32", torch.float32, True, 5e-3),
+    ("float32", torch.float32, False, 1e-4),
+)
+
+
+def _triton_step(kernels, inputs, upstream, p, seed):
+    q, k, v, mask = inputs
+    seed_tensor = torch.full((1,), seed, dtype=torch.int64, device=q.device)
+    out, minimum, denominator = kernels.forward(q, k, v, mask, 1.0, False, p, seed_tensor)
+    needs = [True, True, True, mask is not None]
+    grads = kernels.backward(upstream, q, k, v, mask, out, minimum, denominator, 1.0, False, p, seed_tensor, needs)
+    return [out, *(g for g in grads if g is not None)]
+
+
 def kernel_correctness(device: str, smoke: bool) -> list[dict]:
-    """The fused operator (Triton on a GPU) against the plain formula in float64, TF32 off:
-    the largest error of the output and each gradient, relative to the reference's largest entry."""
-    torch.backends.cuda.matmul.allow_tf32 = False
+    """CRAB's Triton kernels, called themselves (so the check fails unless Triton ran), against the
+    plain formula in float64 on the same rounded inputs, in each of :data:`PRECISIONS`: the largest
+    error of the output and each gradient, relative to the reference's largest entry."""
+    kernels = crab_gpu.module()
+    if kernels is None:
+        return [{"case": "Triton", "shape": (), "errors": {}, "ok": False,
+                 "error": f"the Triton kernels did not load: {crab_gpu.unavailable_reason()}"}]  # fmt: skip
     n = 40 if smoke else 300
-    rows = []
     cases = [("masked, ties, dropout", (2, 2, n, n, 32), 0.3, True), ("DeCoP N x k", (2, 2, n, 24, 32), 0.3, False)]
-    for name, shape, p, tie in cases:
-        inputs = [t for t in _crab_inputs(*shape, device, torch.float32, tie=tie) if t is not None]
-        upstream = torch.randn(*shape[:3], shape[4], device=device)
-        results = []
-        for fn, dtype in ((_fused_crab, torch.float32), (_plain_crab, torch.float64)):
-            leaves = [t.detach().to(dtype).requires_grad_() for t in inputs]
-            out = fn(*leaves[:3], leaves[3] if len(leaves) == 4 else None, p, 7)
-            results.append([out, *torch.autograd.grad(out, leaves, upstream.to(dtype))])
-        errors = {
-            what: float((a.detach().double() - b.detach()).abs().max() / b.detach().abs().max())
-            for what, a, b in zip(("output", "dQ", "dK", "dV", "dM"), *results, strict=False)
-        }
-        rows.append({"case": name, "shape": shape, "errors": errors, "ok": max(errors.values()) < 1e-4})
+    rows, tf32_before = [], tf32.allowed()
+    try:
+        for (name, shape, p, tie), (precision, dtype, on, tolerance) in itertools.product(cases, PRECISIONS):
+            if dtype == torch.bfloat16 and device == "cpu":  # Triton's interpreter multiplies bf16 as raw bits
+                continue
+            tf32.allow(on)
+            inputs = [None if t is None else t.detach().to(dtype) for t in _crab_inputs(*shape, device, dtype, tie=tie)]
+            inputs[3] = None if inputs[3] is None else inputs[3].float()  # the mask is a float32 parameter
+            upstream = torch.randn(*shape[:3], shape[4], device=device).to(dtype)
+            ours = _triton_step(kernels, inputs, upstream, p, 7)
+            leaves = [t.double().requires_grad_() for t in inputs if t is not None]
+            out = _plain_crab(*leaves[:3], leaves[3] if len(leaves) == 4 else None, p, 7)
+            reference = [out, *torch.autograd.grad(out, leaves, upstream.double())]
+            errors = {
+                what: float((a.double() - b.detach()).abs().max() / b.detach().abs().max())
+                for what, a, b in zip(("output", "dQ", "dK", "dV", "dM"), ours, reference, strict=False)
+            }
+            case = {"case": f"{name}, {precision}", "shape": shape, "errors": errors, "tolerance": tolerance}
+            rows.append({**case, "ok": max(errors.values()) <= tolerance})
+    finally:
+        tf32.allow(tf32_before)
     return rows
 
 
@@ -165,7 +195,7 @@ def environment() -> dict:
         if crab_kernel.load() is not None
         else f"PyTorch operations ({crab_kernel.unavailable_reason()})",
         "fused CRAB on the device": _device_path(),
-        "TF32 matrix products": torch.backends.cuda.matmul.allow_tf32,
+        "TF32 matrix products": tf32.allowed(),
         "fused chunk scores (CPU, device)": (memory.chunk_scores("cpu"), memory.chunk_scores("cuda")),
         "git commit": git_commit(),
     }

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from xct_estimators.nn import XCTFormerNet, get_preset, memory
+from xct_estimators.nn import XCTFormerNet, get_preset, memory, tf32
 
 #: (name, preset dataset, task, horizon) of every network measured; the paper-scale ones first,
 #: so that their compiled runs start inside the time budget.
@@ -63,8 +63,7 @@ def _inputs(config, batch: int, seed: int = 0):
 
 def parity(cases, device: str) -> list[dict]:
     """Same weights and inputs on CPU and ``device`` (eval mode: no dropout), fp32 with TF32 off."""
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    tf32.allow(False)
     rows = []
     for name, config, batch in cases:
         try:
