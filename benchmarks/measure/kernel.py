@@ -38,10 +38,15 @@ def _crab_inputs(batch, heads, n, cols, d, device, dtype, tie=False, seed=0):
 
 
 def _plain_crab(q, k, v, mask, p, seed):
-    from xct_estimators.nn.attention import weights_in_float32
+    """The formula, its minimum's gradient at the minimum's first place (where the Triton kernels
+    route it; torch.min's choice, where amin would split it among exact ties)."""
+    from xct_estimators.nn.attention import normalise
     from xct_estimators.nn.fused import keep_masks
 
-    weights = weights_in_float32(q @ k.transpose(-2, -1), mask, "absact")
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = mask * (scores - scores.flatten(-2).min(dim=-1).values[..., None, None])
+    weights = normalise(scores, "absact")
     if p > 0:
         weights = weights * keep_masks(weights.detach(), p, seed) / (1 - p)
     return weights @ v
@@ -76,10 +81,10 @@ PRECISIONS = (
 def _triton_step(kernels, inputs, upstream, p, seed):
     q, k, v, mask = inputs
     seed_tensor = torch.full((1,), seed, dtype=torch.int64, device=q.device)
-    out, minimum, denominator = kernels.forward(q, k, v, mask, 1.0, False, p, seed_tensor)
+    outputs = kernels.forward(q, k, v, mask, 1.0, False, p, seed_tensor)
     needs = [True, True, True, mask is not None]
-    grads = kernels.backward(upstream, q, k, v, mask, out, minimum, denominator, 1.0, False, p, seed_tensor, needs)
-    return [out, *(g for g in grads if g is not None)]
+    grads = kernels.backward(upstream, q, k, v, mask, *outputs, 1.0, False, p, seed_tensor, needs)
+    return [outputs[0], *(g for g in grads if g is not None)]
 
 
 def kernel_correctness(device: str, smoke: bool) -> list[dict]:

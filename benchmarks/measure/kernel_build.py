@@ -15,7 +15,8 @@ import tempfile
 from dataclasses import dataclass
 
 #: Kernel arguments that are pointers, and those of them in the inputs' dtype (the rest float32).
-_POINTERS = set("Q K V Mask Low Seed Out Den partial G Delta GK GV TQ GQ TK Total Ties GM".split())
+_POINTERS = set("Q K V Mask Low Place places Seed Out Den partial G Delta GK GV GQ Total GM".split())
+_INTEGERS = ("Seed", "Place", "places")  # int64 buffers
 _HALVES = set("Q K V Out G GV".split())
 _FLOAT_SCALARS = ("scale", "inv_keep")
 #: Shared memory a program may take on an H100 or H200 (228 KiB per SM, 1 KiB reserved per block).
@@ -35,7 +36,7 @@ def _signature(kernel, fixed: dict, dtype: str) -> dict:
         if name in fixed:
             return "constexpr"
         if name in _POINTERS:
-            return "*i64" if name == "Seed" else f"*{dtype}" if name in _HALVES else "*fp32"
+            return "*i64" if name in _INTEGERS else f"*{dtype}" if name in _HALVES else "*fp32"
         return "fp32" if name in _FLOAT_SCALARS else "i32"
 
     return {name: kind(name) for name in kernel.arg_names}

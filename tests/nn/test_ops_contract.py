@@ -20,10 +20,10 @@ def test_crab_forward_and_backward_keep_torchs_operator_contract(use_mask, p):
     q, k, v, mask = _attention_inputs(use_mask)
     seed = ops.seed_tensor(p, 7)
     torch.library.opcheck(ops.crab_forward, (q, k, v, mask, 0.5, False, p, seed))
-    out, minimum, denominator = ops.crab_forward(q, k, v, mask, 0.5, False, p, seed)
+    out, minimum, denominator, place = ops.crab_forward(q, k, v, mask, 0.5, False, p, seed)
     upstream = torch.randn_like(out)
     needs = [True, True, True, use_mask]
-    saved = [None if t is None else t.detach() for t in (q, k, v, mask, out, minimum, denominator)]
+    saved = [None if t is None else t.detach() for t in (q, k, v, mask, out, minimum, denominator, place)]
     # the backward has no backward of its own (no second derivatives): checked on plain tensors
     torch.library.opcheck(ops.crab_backward, (upstream, *saved, 0.5, False, p, seed, needs))
 

@@ -48,15 +48,23 @@ def _float32(*tensors: Optional[Tensor]) -> list[Optional[Tensor]]:
     return [t.float() if t is not None and t.dtype in _HALF else t for t in tensors]
 
 
+def _no_place(q: Tensor, mask: Optional[Tensor]) -> Tensor:
+    """The minimum's place where a path does not record it (the CPU's backward finds it again)."""
+    return q.new_zeros(q.shape[:2], dtype=torch.int64) if mask is not None else q.new_empty(_EMPTY, dtype=torch.int64)
+
+
 def _forward_chunked(q, k, v, mask, scale, clipped, p, seed):
     out, minimum, denominator = fused.crab_forward(*_float32(q, k, v, mask), scale, clipped, p, int(seed.item()))
-    return out.to(q.dtype), q.new_empty(_EMPTY) if minimum is None else minimum, denominator
+    minimum = q.new_empty(_EMPTY) if minimum is None else minimum
+    return out.to(q.dtype), minimum, denominator, _no_place(q, mask)
 
 
 @torch.library.custom_op("xct::crab_forward", mutates_args=())
 def crab_forward(
     q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], scale: float, clipped: bool, p: float, seed: Tensor
-) -> tuple[Tensor, Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """O, the minimum score, the AbsAct denominators, and where the minimum is (row * N + column,
+    int64; the Triton kernels route its gradient there)."""
     return _forward_chunked(q, k, v, mask, scale, clipped, p, seed)
 
 
@@ -72,11 +80,12 @@ def _(q, k, v, mask, scale, clipped, p, seed):
     batch, heads, n, _ = q.shape
     stats = _stats_dtype(q)
     minimum = q.new_empty(_EMPTY) if mask is None else q.new_empty(batch, heads, 1, 1, dtype=stats)
-    return q.new_empty(batch, heads, n, v.shape[-1]), minimum, q.new_empty(batch, heads, n, 1, dtype=stats)
+    out = q.new_empty(batch, heads, n, v.shape[-1])
+    return out, minimum, q.new_empty(batch, heads, n, 1, dtype=stats), _no_place(q, mask)
 
 
-def _backward_chunked(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs):
-    del out  # the chunked path recomputes the row terms instead
+def _backward_chunked(grad_out, q, k, v, mask, out, minimum, denominator, place, scale, clipped, p, seed, needs):
+    del out, place  # the chunked path recomputes the row terms and finds the minimum's ties again
     grads = fused.crab_backward(
         *_float32(grad_out, q, k, v, mask), _or_none(minimum), denominator, scale, clipped, p, int(seed.item()), needs
     )
@@ -95,44 +104,45 @@ def crab_backward(
     out: Tensor,
     minimum: Tensor,
     denominator: Tensor,
+    place: Tensor,
     scale: float,
     clipped: bool,
     p: float,
     seed: Tensor,
     needs: list[bool],
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    return _backward_chunked(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs)
+    args = (grad_out, q, k, v, mask, out, minimum, denominator, place, scale, clipped, p, seed, needs)
+    return _backward_chunked(*args)
 
 
 @crab_backward.register_kernel("cuda")
-def _backward_cuda(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs):
+def _backward_cuda(grad_out, q, k, v, mask, out, minimum, denominator, place, scale, clipped, p, seed, needs):
+    args = (grad_out, q, k, v, mask, out, minimum, denominator, place, scale, clipped, p, seed, needs)
     if not crab_gpu.usable(q):
-        return _backward_chunked(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs)
-    grads = crab_gpu.module().backward(
-        grad_out, q, k, v, mask, out, _or_none(minimum), denominator, scale, clipped, p, seed, needs
-    )
+        return _backward_chunked(*args)
+    grads = crab_gpu.module().backward(*args)
     return tuple(q.new_empty(_EMPTY) if g is None else g for g in grads)
 
 
 @crab_backward.register_fake
-def _(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs):
+def _(grad_out, q, k, v, mask, out, minimum, denominator, place, scale, clipped, p, seed, needs):
     wanted = zip((q, k, v, mask), needs, strict=True)
     return tuple(t.new_empty(t.shape) if want and t is not None else q.new_empty(_EMPTY) for t, want in wanted)
 
 
 def _crab_setup(ctx, inputs, output) -> None:
     q, k, v, mask, scale, clipped, p, seed = inputs
-    out, minimum, denominator = output
-    ctx.save_for_backward(q, k, v, mask, out, minimum, denominator, seed)
+    out, minimum, denominator, place = output
+    ctx.save_for_backward(q, k, v, mask, out, minimum, denominator, place, seed)
     ctx.scale, ctx.clipped, ctx.p = scale, clipped, p
 
 
-def _crab_grad(ctx, grad_out, _grad_minimum, _grad_denominator):
-    q, k, v, mask, out, minimum, denominator, seed = ctx.saved_tensors
+def _crab_grad(ctx, grad_out, _grad_minimum, _grad_denominator, _grad_place):
+    q, k, v, mask, out, minimum, denominator, place, seed = ctx.saved_tensors
     needs = [bool(n) for n in ctx.needs_input_grad[:4]]
     needs[3] = needs[3] and mask is not None
     grads = crab_backward(
-        grad_out, q, k, v, mask, out, minimum, denominator, ctx.scale, ctx.clipped, ctx.p, seed, needs
+        grad_out, q, k, v, mask, out, minimum, denominator, place, ctx.scale, ctx.clipped, ctx.p, seed, needs
     )
     return *(g if want else None for g, want in zip(grads, needs, strict=True)), None, None, None, None
 

@@ -16,15 +16,18 @@ and r = rowsum(dO o O) / D (the AbsAct row term <G V^T o K, clamp(Z)> / D, read 
     dZ  = K o [Z >= 0 if clipped] o (G V^T) - sign(Z) r
     dSh = dZ o M,  dM = sum over samples of dZ o (S - min S),  dV = (K o clamp(Z))^T G
 
-and the minimum's gradient, -sum dSh, goes to the arg-min scores split equally among ties (as
-``amin`` splits it): dS = dSh + c T with T the 0/1 tie matrix and c = -sum dSh / sum T, so
-dQ = scale (dSh K + c T K) and dK = scale (dSh^T Q + c T^T Q). One kernel owns key tiles (dK, dV) and
-works on transposed tiles, one owns query tiles (dQ, the tie terms T K and T^T Q, the per-tile
-sums), and one owns a (query, key) tile of the mask and loops over the batch, so dM is summed in
+and the minimum's gradient, -sum dSh, goes to the minimum's first place (i*, j*) in row-major
+order, as ``torch.min``'s does (the CPU operator splits it among exact ties, as ``amin`` does):
+dQ[i*] += scale c K[j*] and dK[j*] += scale c Q[i*] with c = -sum dSh. The kernel that finds the
+minimum records that place, and every later kernel takes the score there to be the minimum
+itself, so no kernel compares its own rounding of a score with another kernel's. One kernel owns
+key tiles (dK, dV) and works on transposed tiles, one owns query tiles (dQ and the per-tile sums
+of dSh), and one owns a (query, key) tile of the mask and loops over the batch, so dM is summed in
 registers without a B x N x N buffer.
 
-Half-precision inputs (bf16, fp16) are multiplied on the tensor cores and accumulate in float32;
-the minimum, the denominators and every elementwise step are float32. Float32 products use TF32
+Half-precision inputs: bf16 is multiplied on the tensor cores and accumulates in float32; fp16 is
+computed in float32 (its range cannot hold the unnormalised weights) with TF32 products. The
+minimum, the denominators and every elementwise step are float32. Float32 products use TF32
 where torch's switch allows it (:mod:`.tf32`), as PyTorch's own products do.
 
 Tests run these kernels on the CPU under Triton's interpreter (``TRITON_INTERPRET=1``).
@@ -97,6 +100,16 @@ def _low(Low, bh, HAS_MASK: tl.constexpr):
 
 
 @triton.jit
+def _place(Place, bh, HAS_MASK: tl.constexpr):
+    """Where the minimum is (row * columns + column), recorded by the kernel that found it."""
+    if HAS_MASK:
+        place = tl.load(Place + bh)
+    else:
+        place = -1
+    return place
+
+
+@triton.jit
 def _scores(q, k, scale, PRECISION: tl.constexpr):
     return tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
 
@@ -117,22 +130,12 @@ def _sliced_dot(A, B, rows, cols, sa_n, sa_d, sb_n, sb_d, n_rows, n_cols, width,
 
 
 @triton.jit
-def _add_product(ties, X, x_rows, sx_n, sx_d, n_x, Out, out_rows, n_out, width,
-                 BLOCK_C: tl.constexpr, PRECISION: tl.constexpr):  # fmt: skip
-    """Out[out_rows] += ties X[x_rows], float32 rows of ``width``, BLOCK_C columns at a time;
-    atomic, as programs that share rows of Out may add at once."""
-    for start in range(0, width, BLOCK_C):
-        dims = start + tl.arange(0, BLOCK_C)
-        x = _tile(X, x_rows, dims, sx_n, sx_d, n_x, width)
-        product = tl.dot(ties.to(x.dtype), x, input_precision=PRECISION)
-        inside = (out_rows[:, None] < n_out) & (dims[None, :] < width)
-        tl.atomic_add(Out + out_rows[:, None] * width + dims[None, :], product, mask=inside)
-
-
-@triton.jit
-def _weights(s, m_tile, low, inside, HAS_MASK: tl.constexpr):
-    """Z = M o (S - min S) + eps (S + eps without a mask), zero outside the matrix."""
+def _weights(s, m_tile, low, place, index, inside, HAS_MASK: tl.constexpr):
+    """Z = M o (S - min S) + eps (S + eps without a mask), zero outside the matrix. The entry at the
+    minimum's recorded ``place`` (``index``: each entry's row * columns + column) is the minimum
+    itself, however this kernel's tiles round its score."""
     if HAS_MASK:
+        s = tl.where(index == place, low, s)
         z = m_tile * (s - low) + _EPS
     else:
         z = s + _EPS
@@ -141,7 +144,7 @@ def _weights(s, m_tile, low, inside, HAS_MASK: tl.constexpr):
 
 @triton.jit
 def _min_kernel(
-    Q, K, partial, sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, H, N, M, D, scale, TILES,
+    Q, K, partial, places, sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, H, N, M, D, scale, TILES,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
@@ -150,18 +153,25 @@ def _min_kernel(
     dims = tl.arange(0, BLOCK_D)
     q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
     low = tl.full((BLOCK_M,), float("inf"), tl.float32)
+    column = tl.zeros((BLOCK_M,), tl.int32)  # where each row's minimum is: its first column
     for start in range(0, M, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
-        s = _scores(q, k, scale, PRECISION)
-        inside = (rows[:, None] < N) & (cols[None, :] < M)
-        low = tl.minimum(low, tl.min(tl.where(inside, s, float("inf")), axis=1))
-    tl.store(partial + bh * TILES + tile, tl.min(low, axis=0))
+        s = tl.where((rows[:, None] < N) & (cols[None, :] < M), _scores(q, k, scale, PRECISION), float("inf"))
+        tile_low = tl.min(s, axis=1)
+        lower = tile_low < low  # strictly: an equal minimum further right is not the first
+        column = tl.where(lower, tl.argmin(s, axis=1) + start, column)
+        low = tl.where(lower, tile_low, low)
+    least = tl.min(low, axis=0)
+    row = tl.min(tl.where(low == least, rows, N + BLOCK_M), axis=0)  # the first row holding it
+    at = row.to(tl.int64) * M + tl.sum(tl.where(rows == row, column, 0), axis=0)
+    tl.store(partial + bh * TILES + tile, least)
+    tl.store(places + bh * TILES + tile, at)
 
 
 @triton.jit
 def _forward_kernel(
-    Q, K, V, Mask, Low, Seed, Out, Den,
+    Q, K, V, Mask, Low, Place, Seed, Out, Den,
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
     so_b, so_h, so_n, so_d, H, N, M, D, DV, scale, threshold, inv_keep,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
@@ -173,20 +183,21 @@ def _forward_kernel(
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
     dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
     q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
-    low = _low(Low, bh, HAS_MASK)
+    low, place = _low(Low, bh, HAS_MASK), _place(Place, bh, HAS_MASK)
     acc = tl.zeros((BLOCK_M, BLOCK_DV), tl.float32)
     den = tl.zeros((BLOCK_M,), tl.float32)
     for start in range(0, M, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         inside = (rows[:, None] < N) & (cols[None, :] < M)
+        index = rows[:, None] * M + cols[None, :]
         k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
         m_tile = _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK)
-        z = _weights(_scores(q, k, scale, PRECISION), m_tile, low, inside, HAS_MASK)
+        z = _weights(_scores(q, k, scale, PRECISION), m_tile, low, place, index, inside, HAS_MASK)
         den += tl.sum(tl.abs(z), axis=1)
         if CLIPPED:
             z = tl.maximum(z, 0.0)
         if DROPOUT:
-            z = tl.where(_keep(Seed, bh, rows[:, None] * M + cols[None, :], threshold), z, 0.0)
+            z = tl.where(_keep(Seed, bh, index, threshold), z, 0.0)
         v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
         acc += tl.dot(z.to(v.dtype), v, input_precision=PRECISION)
     den += _DELTA
@@ -199,12 +210,12 @@ def _forward_kernel(
 
 @triton.jit
 def _grad_weights(
-    s, grad, delta, m_tile, low, inside, Seed, bh, index, threshold,
+    s, grad, delta, m_tile, low, place, inside, Seed, bh, index, threshold,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
 ):  # fmt: skip
     """dZ and the dropped, clipped weights V saw, from a tile's S and G V^T; ``delta`` and the
     entries' ``index`` are laid out as the tile is (queries x keys, or transposed)."""
-    z = _weights(s, m_tile, low, inside, HAS_MASK)
+    z = _weights(s, m_tile, low, place, index, inside, HAS_MASK)
     seen = tl.maximum(z, 0.0) if CLIPPED else z
     if CLIPPED:
         grad = tl.where(z >= 0.0, grad, 0.0)
@@ -219,7 +230,7 @@ def _grad_weights(
 
 @triton.jit
 def _key_kernel(
-    Q, K, V, Mask, Low, Seed, G, Delta, GK, GV,
+    Q, K, V, Mask, Low, Place, Seed, G, Delta, GK, GV,
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
     sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
@@ -235,7 +246,7 @@ def _key_kernel(
     dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
     k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
     v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
-    low = _low(Low, bh, HAS_MASK)
+    low, place = _low(Low, bh, HAS_MASK), _place(Place, bh, HAS_MASK)
     grad_k = tl.zeros((BLOCK_N, BLOCK_D), tl.float32)
     grad_v = tl.zeros((BLOCK_N, BLOCK_DV), tl.float32)
     inside_k = (cols[:, None] < M) & (dims[None, :] < D)
@@ -250,7 +261,7 @@ def _key_kernel(
         s = tl.dot(k, q_t, input_precision=PRECISION) * scale
         grad = tl.dot(v, tl.trans(g), input_precision=PRECISION)
         index = rows[None, :] * M + cols[:, None]
-        grad_z, seen = _grad_weights(s, grad, delta[None, :], m_tile, low, inside, Seed, bh, index, threshold,
+        grad_z, seen = _grad_weights(s, grad, delta[None, :], m_tile, low, place, inside, Seed, bh, index, threshold,
                                      HAS_MASK, CLIPPED, DROPOUT)  # fmt: skip
         grad_v += tl.dot(seen.to(g.dtype), g, input_precision=PRECISION)
         grad_s = grad_z * m_tile if HAS_MASK else grad_z
@@ -262,16 +273,15 @@ def _key_kernel(
 
 @triton.jit
 def _query_kernel(
-    Q, K, V, Mask, Low, Seed, G, Delta, GQ, TK, TQ, Total, Ties,
+    Q, K, V, Mask, Low, Place, Seed, G, Delta, GQ, Total,
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
     sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold, TILES,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    BLOCK_C: tl.constexpr, PRECISION: tl.constexpr,
+    PRECISION: tl.constexpr,
 ):  # fmt: skip
-    """dQ (before the scale and the tie term), T K, and this tile's sum of dSh and tie count; and
-    T^T Q, added to the keys' rows of the rare tiles that hold a tie (the key kernel would find them
-    on K Q^T, which may round unlike the Q K^T the minimum was taken of)."""
+    """dQ (before the scale and the minimum's term) and this tile's sum of dSh (the minimum's
+    gradient, which the caller routes to its recorded place)."""
     bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
     b, h = bh // H, bh % H
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -279,11 +289,10 @@ def _query_kernel(
     q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
     g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
     delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
-    low = _low(Low, bh, HAS_MASK)
+    low, place = _low(Low, bh, HAS_MASK), _place(Place, bh, HAS_MASK)
     grad_q = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)
     inside_q = (rows[:, None] < N) & (dims[None, :] < D)
     total = tl.zeros((BLOCK_M,), tl.float32)
-    count = tl.zeros((BLOCK_M,), tl.float32)
     for start in range(0, M, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         inside = (rows[:, None] < N) & (cols[None, :] < M)
@@ -292,27 +301,20 @@ def _query_kernel(
         m_tile = _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK)
         s = _scores(q, k, scale, PRECISION)
         grad = tl.dot(g, tl.trans(v), input_precision=PRECISION)
-        grad_z, _ = _grad_weights(s, grad, delta[:, None], m_tile, low, inside, Seed, bh,
+        grad_z, _ = _grad_weights(s, grad, delta[:, None], m_tile, low, place, inside, Seed, bh,
                                   rows[:, None] * M + cols[None, :], threshold, HAS_MASK, CLIPPED, DROPOUT)  # fmt: skip
         grad_s = grad_z * m_tile if HAS_MASK else grad_z
         grad_q += tl.dot(grad_s.to(k.dtype), k, input_precision=PRECISION)
         if HAS_MASK:
             total += tl.sum(grad_s, axis=1)
-            ties = tl.where(inside & (s == low), 1.0, 0.0)
-            count += tl.sum(ties, axis=1)
-            if tl.sum(ties) > 0:  # rare: added to memory a slice at a time, not kept in registers
-                q_at, k_at = Q + b * sq_b + h * sq_h, K + b * sk_b + h * sk_h
-                _add_product(ties, k_at, cols, sk_n, sk_d, M, TK + bh * N * D, rows, N, D, BLOCK_C, PRECISION)
-                _add_product(tl.trans(ties), q_at, rows, sq_n, sq_d, N, TQ + bh * M * D, cols, M, D, BLOCK_C, PRECISION)
     tl.store(GQ + bh * N * D + rows[:, None] * D + dims[None, :], grad_q, mask=inside_q)
     if HAS_MASK:
         tl.store(Total + bh * TILES + tile, tl.sum(total, axis=0))
-        tl.store(Ties + bh * TILES + tile, tl.sum(count, axis=0))
 
 
 @triton.jit
 def _mask_kernel(
-    Q, K, V, Mask, Low, Seed, G, Delta, GM, B,
+    Q, K, V, Mask, Low, Place, Seed, G, Delta, GM, B,
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
     sg_b, sg_h, sg_n, sg_d, H, N, D, DV, scale, threshold,
     CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
@@ -335,9 +337,10 @@ def _mask_kernel(
         s = _sliced_dot(q_at, k_at, rows, cols, sq_n, sq_d, sk_n, sk_d, N, N, D, BLOCK_C, PRECISION) * scale
         grad = _sliced_dot(g_at, v_at, rows, cols, sg_n, sg_d, sv_n, sv_d, N, N, DV, BLOCK_C, PRECISION)
         delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
-        low = tl.load(Low + bh)
-        grad_z, _ = _grad_weights(s, grad, delta[:, None], m_tile, low, inside, Seed, bh, index, threshold,
+        low, place = tl.load(Low + bh), tl.load(Place + bh)
+        grad_z, _ = _grad_weights(s, grad, delta[:, None], m_tile, low, place, inside, Seed, bh, index, threshold,
                                   True, CLIPPED, DROPOUT)  # fmt: skip
+        s = tl.where(index == place, low, s)
         grad_m += grad_z * (s - low)
     at = h * N * N + rows[:, None] * N + cols[None, :]
     tl.store(GM + at, grad_m.to(GM.dtype.element_ty), mask=inside)
@@ -388,7 +391,7 @@ _TUNED = {
     "min": _tuned(_min_kernel, ["N", "M", "D"]),  # another tiling's minima are minima of the same scores
     "forward": _tuned(_forward_kernel, ["N", "M", "D", "DV"]),
     "key": _tuned(_key_kernel, ["N", "M", "D", "DV"]),
-    "query": _tuned(_query_kernel, ["N", "M", "D", "DV"], restored=("TK", "TQ", "Total", "Ties")),
+    "query": _tuned(_query_kernel, ["N", "M", "D", "DV"], restored=("Total",)),
     "mask": _tuned(_mask_kernel, ["N", "D", "DV"]),
 }
 _RAW = {name: tuner.fn for name, tuner in _TUNED.items()}
@@ -422,20 +425,23 @@ def _in_float32(*tensors):
 
 
 def forward(q, k, v, mask, scale: float, clipped: bool, p: float, seed: torch.Tensor, block=None):
-    """The operator's outputs: O in Q's dtype, and the float32 minimum (B, H, 1, 1) (empty, in Q's
-    dtype as the operator's other paths give it, without a mask) and denominators (B, H, N, 1)."""
+    """The operator's outputs: O in Q's dtype; the float32 minimum (B, H, 1, 1) and where it is,
+    row * N + column (B, H) int64 (both empty, in Q's dtype and int64 as the operator's other paths
+    give them, without a mask); the denominators (B, H, N, 1)."""
     precision = "tf32" if q.dtype == torch.float16 and q.is_cuda else _precision(q)
-    out, minimum, denominator = _forward(*_in_float32(q, k, v), mask, scale, clipped, p, seed, block, precision)
-    return out.to(q.dtype), minimum if mask is not None else q.new_empty(0), denominator
+    out, minimum, place, denominator = _forward(*_in_float32(q, k, v), mask, scale, clipped, p, seed, block, precision)
+    if mask is None:
+        minimum, place = q.new_empty(0), place.new_empty(0)
+    return out.to(q.dtype), minimum, denominator, place
 
 
-def backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs, block=None):
+def backward(grad_out, q, k, v, mask, out, minimum, denominator, place, scale, clipped, p, seed, needs, block=None):
     """Gradients at Q, K, V and the mask (each in its input's dtype), or None where ``needs``
     says it is not wanted."""
     precision = "tf32" if q.dtype == torch.float16 and q.is_cuda else _precision(q)
     grad_out, q32, k32, v32, out = _in_float32(grad_out, q, k, v, out)
-    grads = _backward(grad_out, q32, k32, v32, mask, out, minimum, denominator, scale, clipped, p, seed, needs,
-                      block, precision)  # fmt: skip
+    grads = _backward(grad_out, q32, k32, v32, mask, out, minimum, denominator, place, scale, clipped, p, seed,
+                      needs, block, precision)  # fmt: skip
     return tuple(None if g is None else g.to(t.dtype) for g, t in zip(grads, (q, k, v, mask), strict=True))
 
 
@@ -459,23 +465,28 @@ def _forward(q, k, v, mask, scale, clipped, p, seed, block, precision):
     common = dict(**tiling, BLOCK_D=_block(d), PRECISION=precision)
     grid = lambda meta: (batch * heads, tiles(n, meta))  # noqa: E731
     low = torch.empty(batch * heads, **stats)
+    place = torch.full((batch * heads,), -1, dtype=torch.int64, device=q.device)
     if mask is not None:
         width = _most_tiles(n, tiling)
         partial = torch.full((batch * heads, width), float("inf"), **stats)
-        kernels["min"][grid](q, k, partial, *_strides(q), *_strides(k), heads, n, cols, d, scale, width, **common)
-        torch.amin(partial, dim=1, out=low)
+        places = torch.zeros(batch * heads, width, dtype=torch.int64, device=q.device)
+        kernels["min"][grid](q, k, partial, places, *_strides(q), *_strides(k), heads, n, cols, d, scale, width,
+                             **common)  # fmt: skip
+        first = partial.argmin(dim=1, keepdim=True)  # of equal minima, the first tile's: the first place
+        low, place = partial.gather(1, first).view(-1), places.gather(1, first).view(-1)
     out = torch.empty(batch, heads, n, dv, dtype=q.dtype, device=q.device)
     denominator = torch.empty(batch, heads, n, 1, **stats)
     kernels["forward"][grid](
-        q, k, v, mask, low, seed.to(q.device), out, denominator,
+        q, k, v, mask, low, place, seed.to(q.device), out, denominator,
         *_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(out),
         heads, n, cols, d, dv, scale, _threshold(p), 1.0 / (1.0 - p),
         HAS_MASK=mask is not None, CLIPPED=clipped, DROPOUT=p > 0.0, BLOCK_DV=_block(dv), **common,
     )  # fmt: skip
-    return out, low.view(batch, heads, 1, 1), denominator
+    return out, low.view(batch, heads, 1, 1), place.view(batch, heads), denominator
 
 
-def _backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped, p, seed, needs, block, precision):
+def _backward(grad_out, q, k, v, mask, out, minimum, denominator, place, scale, clipped, p, seed, needs, block,
+              precision):  # fmt: skip
     batch, heads, n, d = q.shape
     cols, dv = k.shape[-2], v.shape[-1]
     has_mask = mask is not None
@@ -484,6 +495,7 @@ def _backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped
     delta = (grad_out * out.float()).sum(-1).div_(denominator.squeeze(-1))  # r, (B, H, N)
     g = (grad_out / (denominator * (1.0 - p))).to(v.dtype)
     low = minimum.view(-1) if has_mask else delta.new_empty(1)
+    place = place.view(-1) if has_mask else torch.full((1,), -1, dtype=torch.int64, device=q.device)
     stats = dict(dtype=torch.float32, device=q.device)
     kernels, tiling, tiles = _launcher(block, max(d, dv))
     flags = dict(CLIPPED=clipped, DROPOUT=p > 0.0, PRECISION=precision, **tiling)
@@ -491,31 +503,29 @@ def _backward(grad_out, q, k, v, mask, out, minimum, denominator, scale, clipped
     strides = (*_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g))
     sizes = (heads, n, cols, d, dv, scale, _threshold(p))
     grad_k = torch.empty(batch, heads, cols, d, **stats)
-    ties_q = torch.zeros_like(grad_k) if has_mask else grad_k
     grad_v = torch.empty(batch, heads, cols, dv, dtype=v.dtype, device=q.device)
     kernels["key"][lambda meta: (batch * heads, tiles(cols, meta))](
-        q, k, v, mask, low, seed, g, delta, grad_k, grad_v, *strides, *sizes,
+        q, k, v, mask, low, place, seed, g, delta, grad_k, grad_v, *strides, *sizes,
         HAS_MASK=has_mask, **flags, **widths,
     )  # fmt: skip
     width = _most_tiles(n, tiling)  # tiles the chosen tiling lacks stay 0
     grad_q = torch.empty(batch, heads, n, d, **stats)
-    ties_k = torch.zeros_like(grad_q) if has_mask else grad_q
-    total = torch.zeros(batch, heads, width, **stats)
-    count = torch.zeros_like(total)
+    total = torch.zeros(batch * heads, width, **stats)
     kernels["query"][lambda meta: (batch * heads, tiles(n, meta))](
-        q, k, v, mask, low, seed, g, delta, grad_q, ties_k, ties_q, total, count, *strides, *sizes, width,
-        HAS_MASK=has_mask, BLOCK_C=_slice(d, d), **flags, **widths,
+        q, k, v, mask, low, place, seed, g, delta, grad_q, total, *strides, *sizes, width,
+        HAS_MASK=has_mask, **flags, **widths,
     )  # fmt: skip
     grad_mask = None
     if has_mask:
-        # Ties are found again by exact comparison; a (sample, head) with none adds zero terms.
-        share = total.sum(-1).neg_().div_(count.sum(-1).clamp_min_(1.0))[..., None, None]
-        grad_q.addcmul_(share, ties_k)
-        grad_k.addcmul_(share, ties_q)
+        # The minimum's gradient, -sum dSh, goes to its recorded place: dQ[row] and dK[column]
+        share = total.sum(-1).neg_()[:, None]
+        row, column, every = place // cols, place % cols, torch.arange(batch * heads, device=q.device)
+        grad_q.view(batch * heads, n, d)[every, row] += share * k.reshape(batch * heads, cols, d)[every, column]
+        grad_k.view(batch * heads, cols, d)[every, column] += share * q.reshape(batch * heads, n, d)[every, row]
         if needs[3]:
             grad_mask = torch.empty(mask.shape, dtype=mask.dtype, device=q.device)
             kernels["mask"][lambda meta: (tiles(n, meta), tiles(n, meta), heads)](
-                q, k, v, mask, low, seed, g, delta, grad_mask, batch, *strides,
+                q, k, v, mask, low, place, seed, g, delta, grad_mask, batch, *strides,
                 heads, n, d, dv, scale, _threshold(p), BLOCK_C=_slice(d, dv), **flags,
             )  # fmt: skip
     grad_q = grad_q.mul_(scale).to(q.dtype) if needs[0] else None
