@@ -207,8 +207,8 @@ def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
     header = ["records", "dataset", "setting", "measure", "XCTFormer", "mean ± std (seeds)", "best other",
               "mean ± std (seeds)", "difference", "XCTFormer"]  # fmt: skip
     rule = (
-        "Each row below is a comparison it ties or loses; its wins are XCTFormer's bold cells in the tables "
-        "further down. A comparison sets XCTFormer beside the baseline that scored best on the same test (MSE for "
+        "Each row below is a comparison it ties or loses (the tables further down show every cell, each "
+        "row's best mean in bold). A comparison sets XCTFormer beside the baseline that scored best on the same test (MSE for "
         "forecasting and imputation, lower is better; VUS-PR for detection, higher is better). A win or "
         "a loss counts only when the difference of the means is larger than the larger standard "
         "deviation over seeds (`--seeds`), with at least two seeds of each model; one run of a baseline "
