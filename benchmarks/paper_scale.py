@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Optional
 
 from benchmarks.measure.estimates import RECORDS, calibration, step_record
-from benchmarks.measure.queue import QueueOptions, bf16_safe, converged_record, plan, run_queue
+from benchmarks.measure.queue import UNIT_MINUTES, QueueOptions, bf16_safe, converged_record, plan, run_queue
 from xct_estimators.bench.catalog import DATA_DIR_ENV
 
 DEFAULT_OUTPUT = RECORDS / "paper_scale"
@@ -72,6 +72,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     entries = plan(mode, steps, factors)
     for entry, minutes in entries:
         print(f"({entry.key}) {entry.title}: about {minutes:.0f} GPU min", flush=True)
+        if args.dry_run and hasattr(entry, "units"):
+            for unit, unit_minutes in entry.units(mode, steps, factors):
+                over = f" (over {UNIT_MINUTES} min: one run is not cut)" if unit_minutes > UNIT_MINUTES else ""
+                print(f"    {unit}: about {unit_minutes:.1f} GPU min{over}")
     print(f"all: about {sum(m for _, m in entries):.0f} GPU min")
     if not args.dry_run:
         run_queue(options, entries, args.budget_s)

@@ -48,8 +48,17 @@ def test_a_budget_stops_before_a_run_it_cannot_finish(paper_scale, tmp_path, cap
 def test_dry_run_prints_the_plan_in_order(paper_scale, capsys):
     assert paper_scale.main(["--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line[:3] for line in lines[2:-1]] == [f"({entry.key})" for entry in queue.QUEUE]
+    entries = [line for line in lines[2:-1] if line.startswith("(")]
+    assert [line[:3] for line in entries] == [f"({entry.key})" for entry in queue.QUEUE]
     assert all("GPU min" in line for line in lines[2:])
+    # every run is a unit of its own under its entry: each model at each mask rate
+    start = lines.index(next(line for line in lines if line.startswith("(d) ETTh1 imputation")))
+    units = [line.strip() for line in lines[start + 1 :] if line.startswith("    ")][: 4 * 4]
+    assert units[0].startswith("xctformer mask rate 0.125: about ")
+    assert {u.split(":")[0] for u in units} == {f"{m} mask rate {r:g}" for m in queue.IMPUTATION_MODELS
+                                                for r in (0.125, 0.25, 0.375, 0.5)}  # fmt: skip
+    over = [line for line in lines if f"(over {queue.UNIT_MINUTES} min" in line]
+    assert all(float(line.split("about ")[1].split()[0]) > queue.UNIT_MINUTES for line in over)
     assert "compile_modes.jsonl" in lines[0] and "detect evaluate " in lines[1]
 
 

@@ -122,6 +122,11 @@ def smoke_data(folder: Path) -> Path:
     return folder
 
 
+#: The longest a unit of the queue (one run) should take: a lent GPU session's share. A run
+#: estimated longer is not cut (training does not resume inside a run); --dry-run names it.
+UNIT_MINUTES = 8
+
+
 # -- the entries ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Converged:
@@ -172,18 +177,26 @@ class Runs:
     def xctformer_runs(self) -> int:
         return max(len(self.each[1]), 1) * sum(1 for m in self.models if m.startswith("xctformer"))
 
-    def minutes(self, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
-        """Estimated GPU minutes: its XCTFormer runs (:func:`run_seconds`, each part through its
-        :func:`calibration` fit) and its baselines."""
-        one = 0.0  # one XCTFormer run per value of ``each``
+    def units(self, mode: str, steps: dict, factors: Optional[dict] = None) -> list[tuple[str, float]]:
+        """Each run of the entry (a model at a value of ``each``), the unit the queue starts only when
+        it fits the budget, with its estimated GPU minutes: XCTFormer's by :func:`run_seconds`, each
+        part through its :func:`calibration` fit; a baseline's by :func:`baseline_minutes`."""
+        name, values = self.each
         mode = f"{mode} plain" if self.plain else mode
-        for value in self.each[1] or [None]:
-            horizon = value if self.each[0] == "horizons" else None
+        found = []
+        for value in values or [None]:
+            horizon = value if name == "horizons" else None
             parts = run_seconds(self.task, self.dataset, self.protocol or ("tslib",), mode, steps, horizon)
-            one += sum((factors or {}).get((self.task, part), Fit())(seconds) for part, seconds in parts.items())
-        ours = sum(1 for m in self.models if m.startswith("xctformer")) * one / 60
-        others = [baseline_minutes(self.task, self.dataset, m) for m in self.models if not m.startswith("xctformer")]
-        return ours + max(len(self.each[1]), 1) * sum(others)
+            ours = sum((factors or {}).get((self.task, part), Fit())(seconds) for part, seconds in parts.items()) / 60
+            where = f" {name.rstrip('s').replace('_', ' ')} {value:g}" if name else ""
+            for model in self.models:
+                cost = ours if model.startswith("xctformer") else baseline_minutes(self.task, self.dataset, model)
+                found.append((f"{model}{where}", cost))
+        return found
+
+    def minutes(self, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
+        """Estimated GPU minutes of every run (:meth:`units`)."""
+        return sum(minutes for _, minutes in self.units(mode, steps, factors))
 
     def settings(self, options: QueueOptions, fast: bool):
         """The command's typed settings; ``--smoke`` takes one value of ``each``, no optional model, and
