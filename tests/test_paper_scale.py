@@ -171,3 +171,19 @@ def test_a_run_that_does_not_fit_passes_the_turn_to_later_shorter_ones(tmp_path,
     queue.run_queue(options, [(long, 9.0), (short, 4.0)], budget_s=300)
     assert long.ran and short.ran
     assert "(d) entry d: ran 1 run(s)" in capsys.readouterr().out
+
+
+def test_each_entry_trains_on_the_path_the_gpu_check_measured_faster():
+    steps = estimates.step_record()
+    weather = next(e for e in queue.QUEUE if e.title == "Weather imputation")
+    network = ("Weather", "impute", None)  # the nearest measured network is its own
+    measured = steps[network]
+    assert weather.on_plain_path("bf16+compile", steps) == (measured["bf16+compile plain"] < measured["bf16+compile"])
+    slower = {**steps, network: {**measured, "bf16+compile plain": 10 * measured["bf16+compile"]}}
+    assert not weather.on_plain_path("bf16+compile", slower)
+    unmeasured = {
+        k: ({m: v for m, v in s.items() if "plain" not in m} if k != "source" else s) for k, s in steps.items()
+    }
+    assert not weather.on_plain_path("bf16+compile", unmeasured)  # never measured plain: it may not fit
+    msl = next(e for e in queue.QUEUE if e.title == "MSL detection")
+    assert msl.plain is False and not msl.on_plain_path("fp32", steps)  # its records' path, whatever is faster

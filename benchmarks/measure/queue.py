@@ -17,6 +17,7 @@ from benchmarks.measure.estimates import (
     Fit,
     baseline_minutes,
     run_seconds,
+    step_record,
     step_seconds,
 )
 from benchmarks.measure.networks import SMOKE_ARCH
@@ -171,18 +172,33 @@ class Runs:
     protocol: tuple[str, ...] = ()  # detection's protocols, every one evaluated in each run
     smoke: tuple[tuple[str, Any], ...] = ()  # settings for ``--smoke``'s tiny data and networks
     smoke_csv: bool = False  # ``--smoke`` reads the dataset from its stand-in CSV file
-    plain: bool = False  # XCTFormer on CRAB's plain path (``--plain-attention``)
+    plain: Optional[bool] = None  # CRAB's plain path (``--plain-attention``); None: the faster one measured
 
     @property
     def xctformer_runs(self) -> int:
         return max(len(self.each[1]), 1) * sum(1 for m in self.models if m.startswith("xctformer"))
+
+    def on_plain_path(self, mode: str, steps: dict) -> bool:
+        """Whether XCTFormer trains on CRAB's plain path: as the entry says, else where the GPU check
+        measured its step faster than the fused path's for the nearest network (measured at all: its
+        attention weights fit in the GPU's memory there)."""
+        if self.plain is not None:
+            return self.plain
+        dataset, horizon = TASKS[self.task].preset(self.dataset).dataset, (self.each[1] or [None])[0]
+        try:
+            plain = step_seconds(
+                dataset, self.task, f"{mode} plain", steps, horizon if self.task == "forecast" else None
+            )
+        except KeyError:  # not measured on the plain path
+            return False
+        return plain < step_seconds(dataset, self.task, mode, steps, horizon if self.task == "forecast" else None)
 
     def units(self, mode: str, steps: dict, factors: Optional[dict] = None) -> list[tuple[str, float]]:
         """Each run of the entry (a model at a value of ``each``), the unit the queue starts only when
         it fits the budget, with its estimated GPU minutes: XCTFormer's by :func:`run_seconds`, each
         part through its :func:`calibration` fit; a baseline's by :func:`baseline_minutes`."""
         name, values = self.each
-        mode = f"{mode} plain" if self.plain else mode
+        mode = f"{mode} plain" if self.on_plain_path(mode, steps) else mode
         found = []
         for value in values or [None]:
             horizon = value if name == "horizons" else None
@@ -205,7 +221,7 @@ class Runs:
         fields = {name: list(values[:1] if options.smoke else values)} if name else {}
         if self.protocol:
             fields["protocol"] = list(self.protocol)
-        if self.plain:
+        if self.on_plain_path("bf16+compile" if fast else "fp32", step_record()):
             fields["plain_attention"] = True
         fields.update(
             dataset=[self.dataset], models=[m for m in self.models if not (options.smoke and m in OPTIONAL_MODELS)]
@@ -249,16 +265,16 @@ class Runs:
         return f"ran {len(jobs)} run(s)"
 
 
+#: The detection entries keep the fused path their committed records ran: a run on the other path
+#: is another run, which would not resume them. The rest take the faster path measured.
 _DETECT = dict(
     models=DETECTION_MODELS,
     protocol=("tslib", "point"),
+    plain=False,
     smoke=(("window_length", 32), ("arch", dict(SMOKE_ARCH, patch_len=8, stride=8))),
 )
-#: The entries not yet begun train on CRAB's plain path, which the GPU check measured the faster
-#: one wherever it fits (docs/scaling.md); the detection entries keep the fused path of their records.
 _IMPUTE = dict(
     models=IMPUTATION_MODELS,
-    plain=True,
     smoke=(("arch", dict(SMOKE_ARCH, patch_len=64, stride=64)), ("train_stride", 100), ("eval_stride", 256)),
     smoke_csv=True,
 )
@@ -280,7 +296,6 @@ QUEUE = (
         DEFAULT_MODELS,
         ("horizons", HORIZONS),
         smoke=(("dataset", ["synthetic"]), ("models", ["xctformer", "naive"]), ("seq_len", 16), ("horizons", [8])),
-        plain=True,
     ),
 )
 
