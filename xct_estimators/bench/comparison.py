@@ -208,9 +208,9 @@ def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
               "mean ± std (seeds)", "difference", "XCTFormer"]  # fmt: skip
     rule = (
         "Each row below is a comparison it ties or loses (the tables further down show every cell, each "
-        "row's best mean in bold). A comparison sets XCTFormer beside the baseline that scored best on the same test (MSE for "
-        "forecasting and imputation, lower is better; VUS-PR for detection, higher is better). A win or "
-        "a loss counts only when the difference of the means is larger than the larger standard "
+        "row's best mean in bold). A comparison sets XCTFormer beside the baseline that scored best on the "
+        "same test (MSE for forecasting and imputation, lower is better; VUS-PR for detection, higher is "
+        "better). A win or a loss counts only when the difference of the means is larger than the larger standard "
         "deviation over seeds (`--seeds`), with at least two seeds of each model; one run of a baseline "
         "that trains nothing stands for every seed. Runs of a model that differ in settings are never "
         "pooled as seeds: each setting is a row of its own, named by what differs."

@@ -16,8 +16,6 @@ from .settings import default
 from .tables import markdown_table
 from .tasks import TASKS
 
-#: Metrics where less is better; the rest (F1, AUC, VUS) are better higher.
-LOWER_IS_BETTER = ("mse", "mae")
 METRIC_NAMES = {"f1_adjusted": "point-adjusted F1", "vus_pr": "VUS-PR", "auc_pr": "AUC-PR"}
 _NOT_VARIANTS = ("task", "dataset", "model", "seed")
 
@@ -31,12 +29,12 @@ def _flat(record: Record, setting: str) -> dict[str, str]:
     return {k: json.dumps(v, sort_keys=True, default=str) for k, v in flat.items()}
 
 
-def _variants(records: list[Record], setting: str) -> list[str]:
+def _variants(records: list[Record], flats: list[dict[str, str]]) -> list[str]:
     """The settings whose values differ between runs of one model on one (dataset, where), a
     setting one run records and another does not among them."""
     groups: dict[tuple, list[dict[str, str]]] = defaultdict(list)
-    for r in records:
-        groups[(r.dataset, str(r.where), r.model)].append(_flat(r, setting))
+    for r, flat in zip(records, flats, strict=True):
+        groups[(r.dataset, str(r.where), r.model)].append(flat)
     varying = set()
     for runs in groups.values():
         for name in set().union(*runs):
@@ -65,17 +63,17 @@ def _label(variant: dict[str, str]) -> str:
 def summary_table(records: list[Record], metric: str) -> str:
     """``metric`` of one task's ``records`` as the page shows it (see the module)."""
     task = TASKS[records[0].task]
-    setting = task.setting or records[0].WHERE
-    variants = _variants(records, setting)
+    flats = [_flat(r, task.setting or r.WHERE) for r in records]
+    variants = _variants(records, flats)
     cells: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     # a setting a model's other runs name and this one does not is that setting's default here
     named = defaultdict(set)
-    for r in records:
-        named[r.model].update(name for name in _flat(r, setting) if name in variants)
-    runs = []
-    for r in records:
-        flat = _flat(r, setting)
-        runs.append((r, {name: flat.get(name, _default(task, name)) for name in variants if name in named[r.model]}))
+    for r, flat in zip(records, flats, strict=True):
+        named[r.model].update(name for name in flat if name in variants)
+    runs = [
+        (r, {name: flat.get(name, _default(task, name)) for name in variants if name in named[r.model]})
+        for r, flat in zip(records, flats, strict=True)
+    ]
     full = {(r.dataset, r.where, tuple(v.items())) for r, v in runs if len(v) == len(variants)}
     for r, variant in runs:
         rows = [row for row in full if row[:2] == (r.dataset, r.where) and set(variant.items()) <= set(row[2])]
@@ -88,11 +86,13 @@ def summary_table(records: list[Record], metric: str) -> str:
     table = []
     for row in sorted(cells, key=lambda row: (row[0], _number_first(row[1]), row[2])):
         means = {m: statistics.fmean(v) for m, v in cells[row].items()}
-        best = (min if metric in LOWER_IS_BETTER else max)(means, key=means.get) if len(means) > 1 else None
+        # a task's measures all point one way: errors lower, detection scores higher
+        best = (min if task.measure.lower_is_better else max)(means, key=means.get) if len(means) > 1 else None
         shown = [f"**{_cell(cells[row][m])}**" if m == best else _cell(cells[row][m]) if m in means else "-"
                  for m in models]  # fmt: skip
         published: Optional[float] = task.published(row[0], row[1], metric)
         table.append([row[0], row[1], _label(dict(row[2])), *shown, "-" if published is None else f"{published:.3f}"])
+    setting = task.setting or records[0].WHERE
     header = ["dataset", setting.replace("_", " "), "variant" if variants else "", *models, "published"]
     if not variants:
         header, table = [*header[:2], *header[3:]], [[*line[:2], *line[3:]] for line in table]

@@ -181,7 +181,7 @@ DETECT = Task(
         protocol="tslib",
     ),
     paper_cells=lambda: [(d, None) for d in paper.ANOMALY],
-    published=lambda dataset, protocol, metric: _detection_reference(dataset, protocol, metric),
+    published=_detection_reference,
     published_note="the paper's point-adjusted F1 of XCTFormer; beside VUS-PR per entity, TSB-AD's best (KMeansAD)",
 )
 TASKS = {task.name: task for task in (FORECAST, IMPUTE, DETECT)}
