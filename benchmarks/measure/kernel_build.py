@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 
 #: Kernel arguments that are pointers, and those of them in the inputs' dtype (the rest float32).
-_POINTERS = set("Q K V Mask Low Place places Seed Out Den partial G Delta GK GV GQ Total GM".split())
+_POINTERS = set("Q K V Mask Low Place places Seed Out Den partial G Delta GQ GK GV GM Total".split())
 _INTEGERS = ("Seed", "Place", "places")  # int64 buffers
 _HALVES = set("Q K V Out G GV".split())
 _FLOAT_SCALARS = ("scale", "inv_keep")
@@ -69,16 +69,15 @@ def compile_kernels(
     from xct_estimators.nn import triton_crab
 
     block, warps, stages = tiling
-    width = triton_crab._block(head_width)
-    sliced = triton_crab._slice(head_width, head_width)
-    tiles = dict(BLOCK_M=block, BLOCK_N=block, BLOCK_D=width, BLOCK_DV=width, BLOCK_C=sliced)
+    first, second = triton_crab._widths(head_width)
+    tiles = dict(BLOCK_M=block, BLOCK_N=block, DA=first, DB=second, VA=first, VB=second)
     tiles["PRECISION"] = "tf32" if dtype == "fp32" else "ieee"
-    flags = dict(HAS_MASK=masked, CLIPPED=clipped, DROPOUT=dropout)
+    flags = dict(HAS_MASK=masked, MASK_GRAD=masked, CLIPPED=clipped, DROPOUT=dropout)
     builds = []
     for name, kernel in triton_crab._RAW.items():
         fixed = {n: v for n, v in {**tiles, **flags}.items() if n in kernel.arg_names}
         if not fixed.get("HAS_MASK", True):
-            fixed["Mask"] = None
+            fixed.update({name: None for name in ("Mask", "GM") if name in kernel.arg_names})
         constants = {(kernel.arg_names.index(n),): v for n, v in fixed.items()}
         source = ASTSource(kernel, _signature(kernel, fixed, dtype), constants)
         compiled = triton.compile(

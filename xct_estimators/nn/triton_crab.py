@@ -20,10 +20,15 @@ and the minimum's gradient, -sum dSh, goes to the minimum's first place (i*, j*)
 order, as ``torch.min``'s does (the CPU operator splits it among exact ties, as ``amin`` does):
 dQ[i*] += scale c K[j*] and dK[j*] += scale c Q[i*] with c = -sum dSh. The kernel that finds the
 minimum records that place, and every later kernel takes the score there to be the minimum
-itself, so no kernel compares its own rounding of a score with another kernel's. One kernel owns
-key tiles (dK, dV) and works on transposed tiles, one owns query tiles (dQ and the per-tile sums
-of dSh), and one owns a (query, key) tile of the mask and loops over the batch, so dM is summed in
-registers without a B x N x N buffer.
+itself, so no kernel compares its own rounding of a score with another kernel's.
+
+One kernel computes every gradient: a program owns a tile of keys, works on transposed tiles
+(keys x queries) and walks the query tiles once, summing dK and dV in registers and adding each
+query tile's dQ and dM (summed over samples) atomically, so dropout's mask is redrawn once and no
+B x N x N buffer is kept. A layer step multiplies 8 times (the minimum, the forward's 2, the
+backward's 5) where the plain formula does 6, and a head that is not a power of two is split in
+two tiles (192 = 128 + 64), so no product runs over padding past a multiple of 16. The atomic
+sums make dQ and dM vary in their last bits from run to run on a GPU.
 
 Half-precision inputs: bf16 is multiplied on the tensor cores and accumulates in float32; fp16 is
 computed in float32 (its range cannot hold the unnormalised weights) with TF32 products. The
@@ -82,6 +87,57 @@ def _tile(ptr, rows, cols, stride_r, stride_c, n_rows, n_cols):
 
 
 @triton.jit
+def _parts(ptr, rows, stride_r, stride_c, n_rows, width, WA: tl.constexpr, WB: tl.constexpr):
+    """Rows of a head as two tiles, of widths WA and WB (powers of two; WB = 0: none), so that a
+    head of 192 is 128 + 64 columns, not 256 (:func:`_widths`)."""
+    a = _tile(ptr, rows, tl.arange(0, WA), stride_r, stride_c, n_rows, width)
+    if WB > 0:
+        b = _tile(ptr, rows, WA + tl.arange(0, WB), stride_r, stride_c, n_rows, width)
+    else:
+        b = a  # never read
+    return a, b
+
+
+@triton.jit
+def _contract(xa, xb, ya, yb, WB: tl.constexpr, PRECISION: tl.constexpr):
+    """X Y^T in float32 for rows of two heads given as parts (:func:`_parts`)."""
+    acc = tl.dot(xa, tl.trans(ya), input_precision=PRECISION)
+    if WB > 0:
+        acc = tl.dot(xb, tl.trans(yb), acc, input_precision=PRECISION)
+    return acc
+
+
+@triton.jit
+def _zeros(rows: tl.constexpr, WA: tl.constexpr, WB: tl.constexpr):
+    """Float32 accumulators for the two parts of a head's rows."""
+    a = tl.zeros((rows, WA), tl.float32)
+    if WB > 0:
+        b = tl.zeros((rows, WB), tl.float32)
+    else:
+        b = a  # never written
+    return a, b
+
+
+@triton.jit
+def _write_part(ptr, rows, row_stride, n_rows, width, first, values, W: tl.constexpr, ATOMIC: tl.constexpr):
+    cols = first + tl.arange(0, W)
+    at = ptr + rows[:, None].to(tl.int64) * row_stride + cols[None, :]
+    inside = (rows[:, None] < n_rows) & (cols[None, :] < width)
+    if ATOMIC:
+        tl.atomic_add(at, values, mask=inside)
+    else:
+        tl.store(at, values.to(ptr.dtype.element_ty), mask=inside)
+
+
+@triton.jit
+def _write(ptr, rows, row_stride, n_rows, width, a, b, WA: tl.constexpr, WB: tl.constexpr, ATOMIC: tl.constexpr):
+    """Stores (or, ATOMIC, adds) the two parts of rows of a contiguous head."""
+    _write_part(ptr, rows, row_stride, n_rows, width, 0, a, WA, ATOMIC)
+    if WB > 0:
+        _write_part(ptr, rows, row_stride, n_rows, width, WA, b, WB, ATOMIC)
+
+
+@triton.jit
 def _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK: tl.constexpr):
     if HAS_MASK:
         m_tile = _tile(Mask + h * sm_h, rows, cols, sm_n, sm_c, N, M).to(tl.float32)
@@ -110,26 +166,6 @@ def _place(Place, bh, HAS_MASK: tl.constexpr):
 
 
 @triton.jit
-def _scores(q, k, scale, PRECISION: tl.constexpr):
-    return tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
-
-
-@triton.jit
-def _sliced_dot(A, B, rows, cols, sa_n, sa_d, sb_n, sb_d, n_rows, n_cols, width,
-                BLOCK_C: tl.constexpr, PRECISION: tl.constexpr):  # fmt: skip
-    """A[rows] B[cols]^T in float32, a slice of BLOCK_C columns of the width at a time, so that no
-    two whole-width tiles are live at once, and no slice lies wholly past the width (a head of 192
-    takes three slices of 64, not the four of its padded width)."""
-    acc = tl.zeros((rows.shape[0], cols.shape[0]), tl.float32)
-    for start in range(0, width, BLOCK_C):
-        dims = start + tl.arange(0, BLOCK_C)
-        a = _tile(A, rows, dims, sa_n, sa_d, n_rows, width)
-        b = _tile(B, cols, dims, sb_n, sb_d, n_cols, width)
-        acc = tl.dot(a, tl.trans(b), acc, input_precision=PRECISION)
-    return acc
-
-
-@triton.jit
 def _weights(s, m_tile, low, place, index, inside, HAS_MASK: tl.constexpr):
     """Z = M o (S - min S) + eps (S + eps without a mask), zero outside the matrix. The entry at the
     minimum's recorded ``place`` (``index``: each entry's row * columns + column) is the minimum
@@ -145,19 +181,19 @@ def _weights(s, m_tile, low, place, index, inside, HAS_MASK: tl.constexpr):
 @triton.jit
 def _min_kernel(
     Q, K, partial, places, sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, H, N, M, D, scale, TILES,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, DA: tl.constexpr, DB: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
     b, h = bh // H, bh % H
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
-    dims = tl.arange(0, BLOCK_D)
-    q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
+    qa, qb = _parts(Q + b * sq_b + h * sq_h, rows, sq_n, sq_d, N, D, DA, DB)
     low = tl.full((BLOCK_M,), float("inf"), tl.float32)
     column = tl.zeros((BLOCK_M,), tl.int32)  # where each row's minimum is: its first column
     for start in range(0, M, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
-        k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
-        s = tl.where((rows[:, None] < N) & (cols[None, :] < M), _scores(q, k, scale, PRECISION), float("inf"))
+        ka, kb = _parts(K + b * sk_b + h * sk_h, cols, sk_n, sk_d, M, D, DA, DB)
+        s = _contract(qa, qb, ka, kb, DB, PRECISION) * scale
+        s = tl.where((rows[:, None] < N) & (cols[None, :] < M), s, float("inf"))
         tile_low = tl.min(s, axis=1)
         lower = tile_low < low  # strictly: an equal minimum further right is not the first
         column = tl.where(lower, tl.argmin(s, axis=1) + start, column)
@@ -173,38 +209,38 @@ def _min_kernel(
 def _forward_kernel(
     Q, K, V, Mask, Low, Place, Seed, Out, Den,
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
-    so_b, so_h, so_n, so_d, H, N, M, D, DV, scale, threshold, inv_keep,
+    H, N, M, D, DV, scale, threshold, inv_keep,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, DA: tl.constexpr, DB: tl.constexpr,
+    VA: tl.constexpr, VB: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
     b, h = bh // H, bh % H
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
-    dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
-    q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
+    qa, qb = _parts(Q + b * sq_b + h * sq_h, rows, sq_n, sq_d, N, D, DA, DB)
     low, place = _low(Low, bh, HAS_MASK), _place(Place, bh, HAS_MASK)
-    acc = tl.zeros((BLOCK_M, BLOCK_DV), tl.float32)
+    acc_a, acc_b = _zeros(BLOCK_M, VA, VB)
     den = tl.zeros((BLOCK_M,), tl.float32)
     for start in range(0, M, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         inside = (rows[:, None] < N) & (cols[None, :] < M)
         index = rows[:, None] * M + cols[None, :]
-        k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
+        ka, kb = _parts(K + b * sk_b + h * sk_h, cols, sk_n, sk_d, M, D, DA, DB)
         m_tile = _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK)
-        z = _weights(_scores(q, k, scale, PRECISION), m_tile, low, place, index, inside, HAS_MASK)
+        s = _contract(qa, qb, ka, kb, DB, PRECISION) * scale
+        z = _weights(s, m_tile, low, place, index, inside, HAS_MASK)
         den += tl.sum(tl.abs(z), axis=1)
         if CLIPPED:
             z = tl.maximum(z, 0.0)
         if DROPOUT:
             z = tl.where(_keep(Seed, bh, index, threshold), z, 0.0)
-        v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
-        acc += tl.dot(z.to(v.dtype), v, input_precision=PRECISION)
+        va, vb = _parts(V + b * sv_b + h * sv_h, cols, sv_n, sv_d, M, DV, VA, VB)
+        acc_a = tl.dot(z.to(va.dtype), va, acc_a, input_precision=PRECISION)
+        if VB > 0:
+            acc_b = tl.dot(z.to(vb.dtype), vb, acc_b, input_precision=PRECISION)
     den += _DELTA
-    out = acc * (inv_keep / den)[:, None]
-    inside_out = (rows[:, None] < N) & (vdims[None, :] < DV)
-    o_ptr = Out + b * so_b + h * so_h + rows[:, None].to(tl.int64) * so_n + vdims[None, :] * so_d
-    tl.store(o_ptr, out.to(Out.dtype.element_ty), mask=inside_out)
+    factor = (inv_keep / den)[:, None]
+    _write(Out + bh * N * DV, rows, DV, N, DV, acc_a * factor, acc_b * factor, VA, VB, False)
     tl.store(Den + bh * N + rows, den, mask=rows < N)
 
 
@@ -213,8 +249,7 @@ def _grad_weights(
     s, grad, delta, m_tile, low, place, inside, Seed, bh, index, threshold,
     HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
 ):  # fmt: skip
-    """dZ and the dropped, clipped weights V saw, from a tile's S and G V^T; ``delta`` and the
-    entries' ``index`` are laid out as the tile is (queries x keys, or transposed)."""
+    """dZ and the dropped, clipped weights V saw, from a tile's S and G V^T (keys x queries)."""
     z = _weights(s, m_tile, low, place, index, inside, HAS_MASK)
     seen = tl.maximum(z, 0.0) if CLIPPED else z
     if CLIPPED:
@@ -229,134 +264,77 @@ def _grad_weights(
 
 
 @triton.jit
-def _key_kernel(
-    Q, K, V, Mask, Low, Place, Seed, G, Delta, GK, GV,
+def _backward_kernel(
+    Q, K, V, Mask, Low, Place, Seed, G, Delta, GQ, GK, GV, GM, Total,
     sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
-    sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold,
-    HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    PRECISION: tl.constexpr,
+    sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold, TILES,
+    HAS_MASK: tl.constexpr, MASK_GRAD: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, DA: tl.constexpr, DB: tl.constexpr,
+    VA: tl.constexpr, VB: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
-    """dK (before the scale and the tie term) and dV for one tile of keys. Its tiles are
-    transposed (keys x queries), so the weights and their gradient enter the products as computed,
-    with no tile transposed in registers."""
+    """Every gradient of one tile of keys, in one walk over the query tiles: dK and dV summed in
+    registers; each query tile's share of dQ and of dM (summed over samples) added atomically; the
+    tile's sum of dSh (the minimum's gradient, which the caller routes to its recorded place). Tiles
+    are keys x queries, so the weights and their gradient enter dK and dV's products as computed."""
     bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
     b, h = bh // H, bh % H
     cols = tile * BLOCK_N + tl.arange(0, BLOCK_N)
-    dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
-    k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
-    v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
+    ka, kb = _parts(K + b * sk_b + h * sk_h, cols, sk_n, sk_d, M, D, DA, DB)
+    va, vb = _parts(V + b * sv_b + h * sv_h, cols, sv_n, sv_d, M, DV, VA, VB)
     low, place = _low(Low, bh, HAS_MASK), _place(Place, bh, HAS_MASK)
-    grad_k = tl.zeros((BLOCK_N, BLOCK_D), tl.float32)
-    grad_v = tl.zeros((BLOCK_N, BLOCK_DV), tl.float32)
-    inside_k = (cols[:, None] < M) & (dims[None, :] < D)
-    at = bh * M * D + cols[:, None] * D + dims[None, :]
+    gk_a, gk_b = _zeros(BLOCK_N, DA, DB)
+    gv_a, gv_b = _zeros(BLOCK_N, VA, VB)
+    total = tl.zeros((BLOCK_N,), tl.float32)
     for start in range(0, N, BLOCK_M):
         rows = start + tl.arange(0, BLOCK_M)
         inside = (cols[:, None] < M) & (rows[None, :] < N)
-        q_t = _tile(Q + b * sq_b + h * sq_h, dims, rows, sq_d, sq_n, D, N)
-        g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
+        index = rows[None, :] * M + cols[:, None]
+        qa, qb = _parts(Q + b * sq_b + h * sq_h, rows, sq_n, sq_d, N, D, DA, DB)
+        ga, gb = _parts(G + b * sg_b + h * sg_h, rows, sg_n, sg_d, N, DV, VA, VB)
         delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
         m_tile = _mask_tile(Mask, h, cols, rows, sm_h, sm_c, sm_n, M, N, HAS_MASK)  # the mask's transpose
-        s = tl.dot(k, q_t, input_precision=PRECISION) * scale
-        grad = tl.dot(v, tl.trans(g), input_precision=PRECISION)
-        index = rows[None, :] * M + cols[:, None]
+        s = _contract(ka, kb, qa, qb, DB, PRECISION) * scale
+        grad = _contract(va, vb, ga, gb, VB, PRECISION)
         grad_z, seen = _grad_weights(s, grad, delta[None, :], m_tile, low, place, inside, Seed, bh, index, threshold,
                                      HAS_MASK, CLIPPED, DROPOUT)  # fmt: skip
-        grad_v += tl.dot(seen.to(g.dtype), g, input_precision=PRECISION)
+        gv_a = tl.dot(seen.to(ga.dtype), ga, gv_a, input_precision=PRECISION)
+        if VB > 0:
+            gv_b = tl.dot(seen.to(gb.dtype), gb, gv_b, input_precision=PRECISION)
         grad_s = grad_z * m_tile if HAS_MASK else grad_z
-        grad_k += tl.dot(grad_s.to(k.dtype), tl.trans(q_t), input_precision=PRECISION)
-    tl.store(GK + at, grad_k, mask=inside_k)
-    inside_v = (cols[:, None] < M) & (vdims[None, :] < DV)
-    tl.store(GV + bh * M * DV + cols[:, None] * DV + vdims[None, :], grad_v.to(GV.dtype.element_ty), mask=inside_v)
-
-
-@triton.jit
-def _query_kernel(
-    Q, K, V, Mask, Low, Place, Seed, G, Delta, GQ, Total,
-    sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
-    sg_b, sg_h, sg_n, sg_d, H, N, M, D, DV, scale, threshold, TILES,
-    HAS_MASK: tl.constexpr, CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    PRECISION: tl.constexpr,
-):  # fmt: skip
-    """dQ (before the scale and the minimum's term) and this tile's sum of dSh (the minimum's
-    gradient, which the caller routes to its recorded place)."""
-    bh, tile = tl.program_id(0).to(tl.int64), tl.program_id(1)
-    b, h = bh // H, bh % H
-    rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
-    dims, vdims = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
-    q = _tile(Q + b * sq_b + h * sq_h, rows, dims, sq_n, sq_d, N, D)
-    g = _tile(G + b * sg_b + h * sg_h, rows, vdims, sg_n, sg_d, N, DV)
-    delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
-    low, place = _low(Low, bh, HAS_MASK), _place(Place, bh, HAS_MASK)
-    grad_q = tl.zeros((BLOCK_M, BLOCK_D), tl.float32)
-    inside_q = (rows[:, None] < N) & (dims[None, :] < D)
-    total = tl.zeros((BLOCK_M,), tl.float32)
-    for start in range(0, M, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
-        inside = (rows[:, None] < N) & (cols[None, :] < M)
-        k = _tile(K + b * sk_b + h * sk_h, cols, dims, sk_n, sk_d, M, D)
-        v = _tile(V + b * sv_b + h * sv_h, cols, vdims, sv_n, sv_d, M, DV)
-        m_tile = _mask_tile(Mask, h, rows, cols, sm_h, sm_n, sm_c, N, M, HAS_MASK)
-        s = _scores(q, k, scale, PRECISION)
-        grad = tl.dot(g, tl.trans(v), input_precision=PRECISION)
-        grad_z, _ = _grad_weights(s, grad, delta[:, None], m_tile, low, place, inside, Seed, bh,
-                                  rows[:, None] * M + cols[None, :], threshold, HAS_MASK, CLIPPED, DROPOUT)  # fmt: skip
-        grad_s = grad_z * m_tile if HAS_MASK else grad_z
-        grad_q += tl.dot(grad_s.to(k.dtype), k, input_precision=PRECISION)
+        gk_a = tl.dot(grad_s.to(qa.dtype), qa, gk_a, input_precision=PRECISION)
+        if DB > 0:
+            gk_b = tl.dot(grad_s.to(qb.dtype), qb, gk_b, input_precision=PRECISION)
+        grad_s_t = tl.trans(grad_s).to(ka.dtype)
+        gq_a = tl.dot(grad_s_t, ka, input_precision=PRECISION)
+        if DB > 0:
+            gq_b = tl.dot(grad_s_t, kb, input_precision=PRECISION)
+        else:
+            gq_b = gq_a  # never read
+        _write(GQ + bh * N * D, rows, D, N, D, gq_a, gq_b, DA, DB, True)
         if HAS_MASK:
             total += tl.sum(grad_s, axis=1)
-    tl.store(GQ + bh * N * D + rows[:, None] * D + dims[None, :], grad_q, mask=inside_q)
+        if MASK_GRAD:  # dM = sum over samples of dZ o (S - min S)
+            s = tl.where(index == place, low, s)
+            at = GM + h * N * N + rows[None, :] * N + cols[:, None]
+            tl.atomic_add(at, grad_z * (s - low), mask=inside)
+    _write(GK + bh * M * D, cols, D, M, D, gk_a, gk_b, DA, DB, False)
+    _write(GV + bh * M * DV, cols, DV, M, DV, gv_a, gv_b, VA, VB, False)
     if HAS_MASK:
         tl.store(Total + bh * TILES + tile, tl.sum(total, axis=0))
-
-
-@triton.jit
-def _mask_kernel(
-    Q, K, V, Mask, Low, Place, Seed, G, Delta, GM, B,
-    sq_b, sq_h, sq_n, sq_d, sk_b, sk_h, sk_n, sk_d, sv_b, sv_h, sv_n, sv_d, sm_h, sm_n, sm_c,
-    sg_b, sg_h, sg_n, sg_d, H, N, D, DV, scale, threshold,
-    CLIPPED: tl.constexpr, DROPOUT: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_C: tl.constexpr, PRECISION: tl.constexpr,
-):  # fmt: skip
-    """dM for one (query, key) tile of one head's mask, summed over the batch in registers."""
-    row_tile, col_tile, h = tl.program_id(0), tl.program_id(1), tl.program_id(2).to(tl.int64)
-    rows = row_tile * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = col_tile * BLOCK_N + tl.arange(0, BLOCK_N)
-    inside = (rows[:, None] < N) & (cols[None, :] < N)
-    index = rows[:, None] * N + cols[None, :]
-    m_tile = _tile(Mask + h * sm_h, rows, cols, sm_n, sm_c, N, N).to(tl.float32)
-    grad_m = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
-    for b in range(0, B):
-        bh = b * H + h  # 64-bit, as h is
-        sample = bh // H
-        # A wide head's four whole-width tiles would not fit in registers next to the sum over samples
-        q_at, k_at = Q + sample * sq_b + h * sq_h, K + sample * sk_b + h * sk_h
-        g_at, v_at = G + sample * sg_b + h * sg_h, V + sample * sv_b + h * sv_h
-        s = _sliced_dot(q_at, k_at, rows, cols, sq_n, sq_d, sk_n, sk_d, N, N, D, BLOCK_C, PRECISION) * scale
-        grad = _sliced_dot(g_at, v_at, rows, cols, sg_n, sg_d, sv_n, sv_d, N, N, DV, BLOCK_C, PRECISION)
-        delta = tl.load(Delta + bh * N + rows, mask=rows < N, other=0.0)
-        low, place = tl.load(Low + bh), tl.load(Place + bh)
-        grad_z, _ = _grad_weights(s, grad, delta[:, None], m_tile, low, place, inside, Seed, bh, index, threshold,
-                                  True, CLIPPED, DROPOUT)  # fmt: skip
-        s = tl.where(index == place, low, s)
-        grad_m += grad_z * (s - low)
-    at = h * N * N + rows[:, None] * N + cols[None, :]
-    tl.store(GM + at, grad_m.to(GM.dtype.element_ty), mask=inside)
-
-
-#: The widest slice of a head the mask kernel multiplies at a time.
-_SLICE = 64
 
 
 def _block(size: int) -> int:
     return max(16, triton.next_power_of_2(size))
 
 
-def _slice(d: int, dv: int) -> int:
-    """The mask kernel's slice width: it divides both padded head widths (powers of two)."""
-    return min(_SLICE, _block(d), _block(dv))
+def _widths(width: int) -> tuple[int, int]:
+    """A head width as the widths of two tiles, powers of two (the second 0 where one tile is
+    enough): 192 is 128 + 64. Every product then runs over the head's columns and at most the
+    padding to a multiple of 16 (a single power of two would pad 192 to 256)."""
+    whole = _block(width)
+    if whole == width or width <= 16:
+        return whole, 0
+    return whole // 2, _block(width - whole // 2)
 
 
 def _tiling(head_width: int, block) -> dict:
@@ -390,9 +368,7 @@ _INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 _TUNED = {
     "min": _tuned(_min_kernel, ["N", "M", "D"]),  # another tiling's minima are minima of the same scores
     "forward": _tuned(_forward_kernel, ["N", "M", "D", "DV"]),
-    "key": _tuned(_key_kernel, ["N", "M", "D", "DV"]),
-    "query": _tuned(_query_kernel, ["N", "M", "D", "DV"], restored=("Total",)),
-    "mask": _tuned(_mask_kernel, ["N", "D", "DV"]),
+    "backward": _tuned(_backward_kernel, ["N", "M", "D", "DV"], restored=("GQ", "GM", "Total")),
 }
 _RAW = {name: tuner.fn for name, tuner in _TUNED.items()}
 
@@ -462,7 +438,8 @@ def _forward(q, k, v, mask, scale, clipped, p, seed, block, precision):
     cols, dv = k.shape[-2], v.shape[-1]
     stats = dict(dtype=torch.float32, device=q.device)
     kernels, tiling, tiles = _launcher(block, max(d, dv))
-    common = dict(**tiling, BLOCK_D=_block(d), PRECISION=precision)
+    (da, db), (va, vb) = _widths(d), _widths(dv)
+    common = dict(**tiling, DA=da, DB=db, PRECISION=precision)
     grid = lambda meta: (batch * heads, tiles(n, meta))  # noqa: E731
     low = torch.empty(batch * heads, **stats)
     place = torch.full((batch * heads,), -1, dtype=torch.int64, device=q.device)
@@ -478,9 +455,9 @@ def _forward(q, k, v, mask, scale, clipped, p, seed, block, precision):
     denominator = torch.empty(batch, heads, n, 1, **stats)
     kernels["forward"][grid](
         q, k, v, mask, low, place, seed.to(q.device), out, denominator,
-        *_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(out),
+        *_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask),
         heads, n, cols, d, dv, scale, _threshold(p), 1.0 / (1.0 - p),
-        HAS_MASK=mask is not None, CLIPPED=clipped, DROPOUT=p > 0.0, BLOCK_DV=_block(dv), **common,
+        HAS_MASK=mask is not None, CLIPPED=clipped, DROPOUT=p > 0.0, VA=va, VB=vb, **common,
     )  # fmt: skip
     return out, low.view(batch, heads, 1, 1), place.view(batch, heads), denominator
 
@@ -490,6 +467,7 @@ def _backward(grad_out, q, k, v, mask, out, minimum, denominator, place, scale, 
     batch, heads, n, d = q.shape
     cols, dv = k.shape[-2], v.shape[-1]
     has_mask = mask is not None
+    mask_grad = has_mask and needs[3]
     seed = seed.to(q.device)
     grad_out = grad_out.float()
     delta = (grad_out * out.float()).sum(-1).div_(denominator.squeeze(-1))  # r, (B, H, N)
@@ -498,36 +476,27 @@ def _backward(grad_out, q, k, v, mask, out, minimum, denominator, place, scale, 
     place = place.view(-1) if has_mask else torch.full((1,), -1, dtype=torch.int64, device=q.device)
     stats = dict(dtype=torch.float32, device=q.device)
     kernels, tiling, tiles = _launcher(block, max(d, dv))
-    flags = dict(CLIPPED=clipped, DROPOUT=p > 0.0, PRECISION=precision, **tiling)
-    widths = dict(BLOCK_D=_block(d), BLOCK_DV=_block(dv))
-    strides = (*_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g))
-    sizes = (heads, n, cols, d, dv, scale, _threshold(p))
+    (da, db), (va, vb) = _widths(d), _widths(dv)
+    width = _most_tiles(cols, tiling)  # tiles the chosen tiling lacks stay 0
+    grad_q = torch.zeros(batch, heads, n, d, **stats)  # added to by every tile of keys
     grad_k = torch.empty(batch, heads, cols, d, **stats)
     grad_v = torch.empty(batch, heads, cols, dv, dtype=v.dtype, device=q.device)
-    kernels["key"][lambda meta: (batch * heads, tiles(cols, meta))](
-        q, k, v, mask, low, place, seed, g, delta, grad_k, grad_v, *strides, *sizes,
-        HAS_MASK=has_mask, **flags, **widths,
-    )  # fmt: skip
-    width = _most_tiles(n, tiling)  # tiles the chosen tiling lacks stay 0
-    grad_q = torch.empty(batch, heads, n, d, **stats)
+    grad_mask = torch.zeros(heads, n, n, **stats) if mask_grad else None  # added to by every sample
     total = torch.zeros(batch * heads, width, **stats)
-    kernels["query"][lambda meta: (batch * heads, tiles(n, meta))](
-        q, k, v, mask, low, place, seed, g, delta, grad_q, total, *strides, *sizes, width,
-        HAS_MASK=has_mask, **flags, **widths,
+    kernels["backward"][lambda meta: (batch * heads, tiles(cols, meta))](
+        q, k, v, mask, low, place, seed, g, delta, grad_q, grad_k, grad_v, grad_mask, total,
+        *_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g),
+        heads, n, cols, d, dv, scale, _threshold(p), width,
+        HAS_MASK=has_mask, MASK_GRAD=mask_grad, CLIPPED=clipped, DROPOUT=p > 0.0, PRECISION=precision,
+        DA=da, DB=db, VA=va, VB=vb, **tiling,
     )  # fmt: skip
-    grad_mask = None
     if has_mask:
         # The minimum's gradient, -sum dSh, goes to its recorded place: dQ[row] and dK[column]
         share = total.sum(-1).neg_()[:, None]
         row, column, every = place // cols, place % cols, torch.arange(batch * heads, device=q.device)
         grad_q.view(batch * heads, n, d)[every, row] += share * k.reshape(batch * heads, cols, d)[every, column]
         grad_k.view(batch * heads, cols, d)[every, column] += share * q.reshape(batch * heads, n, d)[every, row]
-        if needs[3]:
-            grad_mask = torch.empty(mask.shape, dtype=mask.dtype, device=q.device)
-            kernels["mask"][lambda meta: (tiles(n, meta), tiles(n, meta), heads)](
-                q, k, v, mask, low, place, seed, g, delta, grad_mask, batch, *strides,
-                heads, n, d, dv, scale, _threshold(p), BLOCK_C=_slice(d, dv), **flags,
-            )  # fmt: skip
     grad_q = grad_q.mul_(scale).to(q.dtype) if needs[0] else None
     grad_k = grad_k.mul_(scale).to(k.dtype) if needs[1] else None
+    grad_mask = grad_mask.to(mask.dtype) if mask_grad else None
     return grad_q, grad_k, grad_v if needs[2] else None, grad_mask
