@@ -215,6 +215,17 @@ def test_kernels_compile_for_a_gpu_without_one(dtype, head_width):
     assert set(_compile_for_gpu(dtype, head_width)) == {"min", "forward", "backward"}
 
 
+def test_a_head_is_padded_to_at_most_the_next_multiple_of_32():
+    """The two tiles of a head (:func:`triton_crab._widths`) cover it, each a power of two of at
+    least 16 (``tl.dot``'s smallest), with no more padding than the next multiple of 32 (widths a
+    head of d_model / n_heads takes up to 192: a single power of two would give 256 for 160)."""
+    for width in range(1, 193):
+        first, second = triton_crab._widths(width)
+        for tile in (first, second) if second else (first,):
+            assert tile >= 16 and tile & (tile - 1) == 0, (width, tile)
+        assert width <= first + second <= max(32, -(-width // 32) * 32), width
+
+
 @pytest.mark.parametrize("head_width", [64, 192])
 def test_a_training_step_multiplies_at_most_1_4_times_the_useful_products(head_width, monkeypatch):
     """Every product the kernels execute, counted where the interpreter multiplies, over a forward
