@@ -7,7 +7,9 @@
 # Run from the repository root on the device. SECONDS bounds the whole script; OUT receives the
 # records to commit (gpu_check/ and the queue's results files) and log.txt; DATA holds the
 # datasets; WHEELS is a folder of wheels the device image lacks (Darts, holidays, PyOD, sktime,
-# scikit-base, pytest), installed into /tmp/site. The kernel check gets 3/5 of the time; the queue starts
+# scikit-base, pytest), installed into /tmp/site. XCT_KERNEL_BASELINE, if set, names a copy of
+# triton_crab.py from another commit that kernel_ab.py times the kernels against (1/5 of the time)
+# after the check. The kernel check gets 3/5 of the time; the queue starts
 # only after the kernel passed its correctness check, and resumes from the committed records.
 # The tree travels without its own .git, so the records name the commit XCT_GIT_COMMIT gives
 # (read from a clean checkout where the call is made, not on the lent machine).
@@ -47,6 +49,9 @@ cp -r "$check" "$out/gpu_check"
 if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then
     echo "gpu_check exited with $rc: the queue does not run on a kernel that failed its check"
     exit $rc
+fi
+if [ -n "${XCT_KERNEL_BASELINE:-}" ]; then  # the kernels against an older copy, on this card
+    timeout $((budget / 5)) python -m benchmarks.kernel_ab --baseline "$XCT_KERNEL_BASELINE" | tee "$out/kernel_ab.txt"
 fi
 left=$((budget - (SECONDS - start) - 20))
 timeout "$left" python -m benchmarks.paper_scale --data-dir "$data" --budget-s "$left"
