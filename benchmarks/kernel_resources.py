@@ -33,15 +33,16 @@ def network_rows(name: str) -> list[dict]:
     clipped = config.activation == "absact_clipped"
     switches = dict(masked=config.use_mask, clipped=clipped, dropout=config.attn_dropout > 0)
     rows = []
-    for block, warps, stages in triton_crab._CANDIDATES:
-        for build_ in compile_kernels("bf16", config.head_dim, (block, warps, stages), **switches):
+    for tiling in triton_crab._CANDIDATES:
+        queries, keys, warps, stages = tiling
+        for build_ in compile_kernels("bf16", config.head_dim, tiling, **switches):
             row = {"network": name, "head_width": config.head_dim, "dtype": "bf16", **switches}
-            row.update(block=block, warps=warps, stages=stages, **asdict(build_))
+            row.update(tile=f"{queries}x{keys}", warps=warps, stages=stages, **asdict(build_))
             row["launches"] = build_.shared_bytes <= H100_SHARED_BYTES
             rows.append(row)
             print(
-                f"{name}: tile {block}, {warps} warps, {stages} stages, {build_.kernel}: {build_.registers} registers, "
-                f"{build_.spilled_bytes} bytes spilled, {build_.shared_bytes} bytes shared",
+                f"{name}: tile {queries}x{keys}, {warps} warps, {stages} stages, {build_.kernel}: {build_.registers} "
+                f"registers, {build_.spilled_bytes} bytes spilled, {build_.shared_bytes} bytes shared",
                 flush=True,
             )
     return rows
@@ -55,12 +56,12 @@ def report(rows: list[dict], source: dict) -> str:
         "",
         "registers / bytes spilled to the stack per thread; shared KiB per program (* does not launch on an H100).",
         "",
-        "| network | head width | tile | warps | stages | " + " | ".join(triton_crab._RAW) + " |",
+        "| network | head width | tile (queries x keys) | warps | stages | " + " | ".join(triton_crab._RAW) + " |",
         "|---|---|---|---|---|" + "---|" * len(triton_crab._RAW),
     ]
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
-        key = tuple(row[name] for name in ("network", "head_width", "block", "warps", "stages"))
+        key = tuple(row[name] for name in ("network", "head_width", "tile", "warps", "stages"))
         groups.setdefault(key, []).append(row)
     for key, kernels in groups.items():
         cells = [

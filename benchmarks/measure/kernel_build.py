@@ -57,10 +57,16 @@ def _resources(cubin: bytes) -> tuple[int, int]:
 
 
 def compile_kernels(
-    dtype: str, head_width: int, tiling: tuple[int, int, int], masked=True, clipped=False, dropout=True, capability=90
+    dtype: str,
+    head_width: int,
+    tiling: tuple[int, int, int, int],
+    masked=True,
+    clipped=False,
+    dropout=True,
+    capability=90,
 ) -> list[KernelBuild]:
-    """Every CRAB kernel compiled for ``sm_{capability}`` with one ``tiling`` (square tile, warps,
-    pipeline stages) and CRAB's switches; ``dtype`` is Triton's name of the inputs' dtype (``fp32``,
+    """Every CRAB kernel compiled for ``sm_{capability}`` with one ``tiling`` (query rows and keys per
+    tile, warps, pipeline stages) and CRAB's switches; ``dtype`` is Triton's name of the inputs' dtype (``fp32``,
     ``bf16``). Raises what the compiler raises."""
     import triton
     from triton.backends.compiler import GPUTarget
@@ -68,9 +74,9 @@ def compile_kernels(
 
     from xct_estimators.nn import triton_crab
 
-    block, warps, stages = tiling
+    rows, keys, warps, stages = tiling
     first, second = triton_crab._widths(head_width)
-    tiles = dict(BLOCK_M=block, BLOCK_N=block, DA=first, DB=second, VA=first, VB=second)
+    tiles = dict(BLOCK_M=rows, BLOCK_N=keys, DA=first, DB=second, VA=first, VB=second)
     tiles["PRECISION"] = "tf32" if dtype == "fp32" else "ieee"
     flags = dict(HAS_MASK=masked, MASK_GRAD=masked, CLIPPED=clipped, DROPOUT=dropout)
     builds = []

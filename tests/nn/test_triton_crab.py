@@ -188,7 +188,7 @@ import sys
 from benchmarks.measure.kernel_build import compile_kernels
 dtype, width = sys.argv[1], int(sys.argv[2])
 masked = dtype == "fp32"  # both branches of every switch between the two calls
-builds = compile_kernels(dtype, width, (32, 8, 2), masked=masked, clipped=masked, dropout=not masked)
+builds = compile_kernels(dtype, width, (32, 32, 8, 2), masked=masked, clipped=masked, dropout=not masked)
 print(" ".join(f"{b.kernel}:{b.spilled_bytes}" for b in builds))
 """
 
@@ -256,14 +256,15 @@ def test_a_training_step_multiplies_at_most_1_4_times_the_useful_products(head_w
 
 def test_the_autotuned_launch_equals_the_fixed_tiling(monkeypatch):
     """On a GPU the autotuner times several tilings on the real buffers before the real run: what a
-    timed run adds (the ties) or leaves in tiles the chosen tiling lacks must not reach the result.
-    Here two tilings are timed, each run twice, and the one with fewer tiles wins."""
+    timed run adds (dQ and dM, atomically) or leaves in tiles the chosen tiling lacks must not reach
+    the result. Here two tilings are timed, each run twice, and the one with fewer key tiles (16
+    query rows by 32 keys) wins."""
     if torch.cuda.is_available():
         pytest.skip("checks the autotuner's bookkeeping under the interpreter; a GPU times for real")
     import triton
 
     monkeypatch.setattr(triton_crab, "_INTERPRETED", False)  # the tuned launch; the kernels stay interpreted
-    monkeypatch.setattr(triton_crab, "_SMALLEST", BLOCK)
+    monkeypatch.setattr(triton_crab, "_SMALLEST", {"BLOCK_M": BLOCK, "BLOCK_N": BLOCK})
     timed = []
 
     def fake_bench(run, quantiles=None):
@@ -272,7 +273,7 @@ def test_the_autotuned_launch_equals_the_fixed_tiling(monkeypatch):
         return [1.0 + len(timed) % 2] * 3  # of each pair, the second tiling (32: fewer tiles) wins
 
     for tuner in triton_crab._TUNED.values():
-        tilings = [triton.Config({"BLOCK_M": b, "BLOCK_N": b}, num_warps=4, num_stages=2) for b in (BLOCK, 32)]
+        tilings = [triton.Config({"BLOCK_M": BLOCK, "BLOCK_N": b}, num_warps=4, num_stages=2) for b in (BLOCK, 32)]
         monkeypatch.setattr(tuner, "configs", tilings)
         monkeypatch.setattr(tuner, "cache", {})
         monkeypatch.setitem(tuner.__dict__, "do_bench", fake_bench)

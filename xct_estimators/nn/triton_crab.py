@@ -345,18 +345,22 @@ def _tiling(head_width: int, block) -> dict:
     return dict(BLOCK_M=block, BLOCK_N=block, num_warps=8 if wide else 4, num_stages=2)
 
 
-#: Square tiles, warps and pipeline stages the autotuner times on the GPU, once per shape and
-#: dtype (it skips those that do not fit the device); the fixed :func:`_tiling` is among them.
-#: No 128-row tiles: compiled for an H100, their programs spill registers at every head width, and
-#: a wide head's do not fit its shared memory (the project's kernel resource records).
-_CANDIDATES = [(32, 4, 2), (32, 8, 2), (64, 4, 2), (64, 8, 2), (64, 4, 3)]
-_SMALLEST = min(block for block, _, _ in _CANDIDATES)
+#: Tiles (query rows, keys), warps and pipeline stages the autotuner times on the GPU, once per
+#: shape and dtype (it skips those that do not fit the device); the fixed :func:`_tiling` is among
+#: them. No 128-row tiles: compiled for an H100, their programs spill registers at every head
+#: width, and a wide head's do not fit its shared memory. Wider key tiles than query tiles halve
+#: the backward's atomic additions to dQ with fewer registers than square ones; 16 query rows
+#: leave a wide head's backward the fewest spilled (the project's kernel resource records).
+_CANDIDATES = [(32, 32, 4, 2), (32, 32, 8, 2), (64, 64, 4, 2), (64, 64, 8, 2), (64, 64, 4, 3), (32, 64, 4, 2),
+               (16, 32, 8, 2)]  # fmt: skip
+#: The finest tiles the autotuner may pick along the queries and the keys: per-tile buffers' widths.
+_SMALLEST = {axis: min(c[i] for c in _CANDIDATES) for i, axis in enumerate(("BLOCK_M", "BLOCK_N"))}
 
 
 def _tuned(kernel, key: list[str], restored: tuple[str, ...] = ()):
     configs = [
-        triton.Config({"BLOCK_M": block, "BLOCK_N": block}, num_warps=warps, num_stages=stages)
-        for block, warps, stages in _CANDIDATES
+        triton.Config({"BLOCK_M": rows, "BLOCK_N": keys}, num_warps=warps, num_stages=stages)
+        for rows, keys, warps, stages in _CANDIDATES
     ]
     # Buffers put back after every timed run: those the kernel adds to, so that the real run adds
     # once, and per-tile sums, where another tiling's timed run leaves tiles the real one lacks.
@@ -373,19 +377,19 @@ _TUNED = {
 _RAW = {name: tuner.fn for name, tuner in _TUNED.items()}
 
 
-def _most_tiles(size: int, tiling: dict) -> int:
-    """Tiles along ``size`` of the given tiling, or of the finest one the autotuner may pick: the
-    width of a per-tile buffer."""
-    return triton.cdiv(size, tiling.get("BLOCK_M", _SMALLEST))
+def _most_tiles(size: int, tiling: dict, axis: str) -> int:
+    """Tiles along ``size`` (``axis``: BLOCK_M for queries, BLOCK_N for keys) of the given tiling,
+    or of the finest one the autotuner may pick: the width of a per-tile buffer."""
+    return triton.cdiv(size, tiling.get(axis, _SMALLEST[axis]))
 
 
 def _launcher(block, head_width: int):
-    """(kernel by name, the tiling to pass, tiles along a dimension of ``size``): autotuned on a GPU,
+    """(kernel by name, the tiling to pass, tiles of ``size`` along ``axis``): autotuned on a GPU,
     else the fixed :func:`_tiling` (or ``block``)."""
     if block is None and not _INTERPRETED:
-        return _TUNED, {}, lambda size, meta: triton.cdiv(size, meta["BLOCK_M"])
+        return _TUNED, {}, lambda size, meta, axis: triton.cdiv(size, meta[axis])
     tiling = _tiling(head_width, block)
-    return _RAW, tiling, lambda size, meta: triton.cdiv(size, tiling["BLOCK_M"])
+    return _RAW, tiling, lambda size, meta, axis: triton.cdiv(size, tiling[axis])
 
 
 def _precision(q: torch.Tensor) -> str:
@@ -440,11 +444,11 @@ def _forward(q, k, v, mask, scale, clipped, p, seed, block, precision):
     kernels, tiling, tiles = _launcher(block, max(d, dv))
     (da, db), (va, vb) = _widths(d), _widths(dv)
     common = dict(**tiling, DA=da, DB=db, PRECISION=precision)
-    grid = lambda meta: (batch * heads, tiles(n, meta))  # noqa: E731
+    grid = lambda meta: (batch * heads, tiles(n, meta, "BLOCK_M"))  # noqa: E731
     low = torch.empty(batch * heads, **stats)
     place = torch.full((batch * heads,), -1, dtype=torch.int64, device=q.device)
     if mask is not None:
-        width = _most_tiles(n, tiling)
+        width = _most_tiles(n, tiling, "BLOCK_M")
         partial = torch.full((batch * heads, width), float("inf"), **stats)
         places = torch.zeros(batch * heads, width, dtype=torch.int64, device=q.device)
         kernels["min"][grid](q, k, partial, places, *_strides(q), *_strides(k), heads, n, cols, d, scale, width,
@@ -477,13 +481,13 @@ def _backward(grad_out, q, k, v, mask, out, minimum, denominator, place, scale, 
     stats = dict(dtype=torch.float32, device=q.device)
     kernels, tiling, tiles = _launcher(block, max(d, dv))
     (da, db), (va, vb) = _widths(d), _widths(dv)
-    width = _most_tiles(cols, tiling)  # tiles the chosen tiling lacks stay 0
+    width = _most_tiles(cols, tiling, "BLOCK_N")  # tiles the chosen tiling lacks stay 0
     grad_q = torch.zeros(batch, heads, n, d, **stats)  # added to by every tile of keys
     grad_k = torch.empty(batch, heads, cols, d, **stats)
     grad_v = torch.empty(batch, heads, cols, dv, dtype=v.dtype, device=q.device)
     grad_mask = torch.zeros(heads, n, n, **stats) if mask_grad else None  # added to by every sample
     total = torch.zeros(batch * heads, width, **stats)
-    kernels["backward"][lambda meta: (batch * heads, tiles(cols, meta))](
+    kernels["backward"][lambda meta: (batch * heads, tiles(cols, meta, "BLOCK_N"))](
         q, k, v, mask, low, place, seed, g, delta, grad_q, grad_k, grad_v, grad_mask, total,
         *_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g),
         heads, n, cols, d, dv, scale, _threshold(p), width,
