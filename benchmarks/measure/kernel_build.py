@@ -29,6 +29,7 @@ class KernelBuild:
     registers: int
     spilled_bytes: int  # stack frame per thread: the registers that did not fit
     shared_bytes: int
+    ordered_atomics: int  # acquire-release atomics in the PTX: each orders memory, where a sum needs none
 
 
 def _signature(kernel, fixed: dict, dtype: str) -> dict:
@@ -90,5 +91,6 @@ def compile_kernels(
             source, target=GPUTarget("cuda", capability, 32), options=dict(num_warps=warps, num_stages=stages)
         )
         registers, spilled = _resources(compiled.asm["cubin"])
-        builds.append(KernelBuild(name, registers, spilled, compiled.metadata.shared))
+        ordered = len(re.findall(r"\batom\.[\w.]*acq_rel", compiled.asm["ptx"]))
+        builds.append(KernelBuild(name, registers, spilled, compiled.metadata.shared, ordered))
     return builds

@@ -189,12 +189,13 @@ from benchmarks.measure.kernel_build import compile_kernels
 dtype, width = sys.argv[1], int(sys.argv[2])
 masked = dtype == "fp32"  # both branches of every switch between the two calls
 builds = compile_kernels(dtype, width, (32, 32, 8, 2), masked=masked, clipped=masked, dropout=not masked)
-print(" ".join(f"{b.kernel}:{b.spilled_bytes}" for b in builds))
+print(" ".join(f"{b.kernel}:{b.ordered_atomics}" for b in builds))
 """
 
 
 def _compile_for_gpu(dtype: str, head_width: int) -> dict[str, int]:
-    """Bytes each kernel spills, compiled for sm_90 in a process of its own (not interpreted)."""
+    """Acquire-release atomics in each kernel's PTX, compiled for sm_90 in a process of its own
+    (not interpreted)."""
     import subprocess
     import sys
 
@@ -211,8 +212,9 @@ def _compile_for_gpu(dtype: str, head_width: int) -> dict[str, int]:
 def test_kernels_compile_for_a_gpu_without_one(dtype, head_width):
     """The interpreter accepts what the compiler refuses (a global that is not constexpr, for
     one), so the kernels are also compiled ahead of time for an sm_90 target, no GPU needed: a head
-    of one tile, and the Weather preset's head of 192, in two (128 + 64)."""
-    assert set(_compile_for_gpu(dtype, head_width)) == {"min", "forward", "backward"}
+    of one tile, and the Weather preset's head of 192, in two (128 + 64). The backward's sums into dQ
+    and dM are relaxed reductions: Triton's default atomics order memory at every addition."""
+    assert _compile_for_gpu(dtype, head_width) == {"min": 0, "forward": 0, "backward": 0}
 
 
 def test_a_head_is_padded_to_at_most_the_next_multiple_of_32():

@@ -124,7 +124,7 @@ def _write_part(ptr, rows, row_stride, n_rows, width, first, values, W: tl.const
     at = ptr + rows[:, None].to(tl.int64) * row_stride + cols[None, :]
     inside = (rows[:, None] < n_rows) & (cols[None, :] < width)
     if ATOMIC:
-        tl.atomic_add(at, values, mask=inside)
+        tl.atomic_add(at, values, mask=inside, sem="relaxed")
     else:
         tl.store(at, values.to(ptr.dtype.element_ty), mask=inside)
 
@@ -316,7 +316,7 @@ def _backward_kernel(
         if MASK_GRAD:  # dM = sum over samples of dZ o (S - min S)
             s = tl.where(index == place, low, s)
             at = GM + h * N * N + rows[None, :] * N + cols[:, None]
-            tl.atomic_add(at, grad_z * (s - low), mask=inside)
+            tl.atomic_add(at, grad_z * (s - low), mask=inside, sem="relaxed")
     _write(GK + bh * M * D, cols, D, M, D, gk_a, gk_b, DA, DB, False)
     _write(GV + bh * M * DV, cols, DV, M, DV, gv_a, gv_b, VA, VB, False)
     if HAS_MASK:
