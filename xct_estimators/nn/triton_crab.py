@@ -348,11 +348,12 @@ def _tiling(head_width: int, block) -> dict:
 #: Tiles (query rows, keys), warps and pipeline stages the autotuner times on the GPU, once per
 #: shape and dtype (it skips those that do not fit the device); the fixed :func:`_tiling` is among
 #: them. No 128-row tiles: compiled for an H100, their programs spill registers at every head
-#: width, and a wide head's do not fit its shared memory. Wider key tiles than query tiles halve
-#: the backward's atomic additions to dQ with fewer registers than square ones; 16 query rows
-#: leave a wide head's backward the fewest spilled (the project's kernel resource records).
-_CANDIDATES = [(32, 32, 4, 2), (32, 32, 8, 2), (64, 64, 4, 2), (64, 64, 8, 2), (64, 64, 4, 3), (32, 64, 4, 2),
-               (16, 32, 8, 2)]  # fmt: skip
+#: width, and a wide head's do not fit its shared memory. A backward program owns a tile of keys:
+#: 64 of them take Hopper's warpgroup products (64 rows at least) and halve the atomic additions to
+#: dQ, with fewer registers next to 16 or 32 query rows than next to 64; 16 x 32 leaves a wide
+#: head's backward the fewest spilled (the project's kernel resource records).
+_CANDIDATES = [(32, 32, 4, 2), (32, 32, 8, 2), (64, 64, 4, 2), (64, 64, 8, 2), (64, 64, 4, 3), (32, 64, 8, 2),
+               (16, 64, 4, 2), (16, 32, 8, 2)]  # fmt: skip
 #: The finest tiles the autotuner may pick along the queries and the keys: per-tile buffers' widths.
 _SMALLEST = {axis: min(c[i] for c in _CANDIDATES) for i, axis in enumerate(("BLOCK_M", "BLOCK_N"))}
 
