@@ -27,8 +27,9 @@ One kernel computes every gradient: a program owns a tile of keys, works on tran
 query tile's dQ and dM (summed over samples) atomically, so dropout's mask is redrawn once and no
 B x N x N buffer is kept. A layer step multiplies 8 times (the minimum, the forward's 2, the
 backward's 5) where the plain formula does 6, and a head that is not a power of two is split in
-two tiles (192 = 128 + 64), so no product runs over padding past a multiple of 16. The atomic
-sums make dQ and dM vary in their last bits from run to run on a GPU.
+two tiles (:func:`_widths`: 192 = 128 + 64, not 256). The atomic
+sums make dQ and dM vary in their last bits from run to run on a GPU (under PyTorch's deterministic
+algorithms, :mod:`.ops` takes the chunked backward instead).
 
 Half-precision inputs: bf16 is multiplied on the tensor cores and accumulates in float32; fp16 is
 computed in float32 (its range cannot hold the unnormalised weights) with TF32 products. The
