@@ -3,8 +3,8 @@ PyTorch operations, and the package imports either way."""
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
-import pytest
 import torch
 
 from xct_estimators.nn import crab_gpu
@@ -48,25 +48,13 @@ def test_float32_takes_the_kernels_only_with_tf32(monkeypatch):
     assert not crab_gpu.on_tensor_cores(torch.float64)
 
 
-def test_deterministic_algorithms_take_the_chunked_backward(monkeypatch):
-    """The Triton backward sums dQ and dM with atomic additions, whose order varies between runs:
-    with ``torch.use_deterministic_algorithms(True)`` the chunked PyTorch backward runs instead."""
-    from xct_estimators.nn import ops
-
-    class Kernels:
-        def backward(self, *args):
-            raise AssertionError("the atomic backward ran under deterministic algorithms")
-
-    monkeypatch.setattr(crab_gpu, "usable", lambda q: True)
-    monkeypatch.setattr(crab_gpu, "module", lambda: Kernels())
-    q, k, v = (torch.randn(1, 1, 6, 4) for _ in range(3))
-    mask = torch.randn(1, 6, 6)
-    seed = torch.tensor([0])
-    forward = ops._forward_chunked(q, k, v, mask, 1.0, False, 0.0, seed)
-    args = (torch.ones(1, 1, 6, 4), q, k, v, mask, *forward, 1.0, False, 0.0, seed, [True] * 4)
-    with monkeypatch.context() as patched:
-        patched.setattr(torch, "are_deterministic_algorithms_enabled", lambda: True)
-        grads = ops._backward_cuda(*args)
-    assert [tuple(g.shape) for g in grads] == [(1, 1, 6, 4)] * 3 + [(1, 6, 6)]
-    with pytest.raises(AssertionError, match="atomic backward ran"):  # without the switch, the kernels'
-        ops._backward_cuda(*args)
+def test_deterministic_algorithms_take_the_chunked_path(monkeypatch):
+    """The Triton backward adds dQ and dM atomically, in an order that varies between runs: under
+    ``torch.use_deterministic_algorithms(True)`` both passes take the chunked PyTorch path (the
+    forward too, so that the backward finds the minimum where the forward did)."""
+    monkeypatch.setattr(crab_gpu, "module", lambda: SimpleNamespace(DTYPES=(torch.bfloat16,)))
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    q = SimpleNamespace(is_cuda=True, dtype=torch.bfloat16, device="cuda:0")  # what usable reads of a tensor
+    assert crab_gpu.usable(q)
+    monkeypatch.setattr(torch, "are_deterministic_algorithms_enabled", lambda: True)
+    assert not crab_gpu.usable(q)

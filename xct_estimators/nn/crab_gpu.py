@@ -61,8 +61,12 @@ def on_tensor_cores(dtype: torch.dtype) -> bool:
 
 
 def usable(q: torch.Tensor) -> bool:
-    """Whether the Triton kernels take CRAB's inputs like ``q`` (a CUDA tensor)."""
+    """Whether the Triton kernels take CRAB's inputs like ``q`` (a CUDA tensor). Not under
+    ``torch.use_deterministic_algorithms(True)``: their backward adds dQ and dM atomically, in an
+    order that varies (and the forward goes with it, so that both passes find the same minimum)."""
     if not q.is_cuda or module() is None or q.dtype not in module().DTYPES or not on_tensor_cores(q.dtype):
+        return False
+    if torch.are_deterministic_algorithms_enabled():
         return False
     major, _ = torch.cuda.get_device_capability(q.device)
     return major >= 8  # bfloat16 and TF32 (float32, and fp16, computed in float32) need Ampere

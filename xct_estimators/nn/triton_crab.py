@@ -29,7 +29,7 @@ B x N x N buffer is kept. A layer step multiplies 8 times (the minimum, the forw
 backward's 5) where the plain formula does 6, and a head that is not a power of two is split in
 two tiles (:func:`_widths`: 192 = 128 + 64, not 256). The atomic
 sums make dQ and dM vary in their last bits from run to run on a GPU (under PyTorch's deterministic
-algorithms, :mod:`.ops` takes the chunked backward instead).
+algorithms, :mod:`.crab_gpu` sends CRAB to the chunked path instead).
 
 Half-precision inputs: bf16 is multiplied on the tensor cores and accumulates in float32; fp16 is
 computed in float32 (its range cannot hold the unnormalised weights) with TF32 products. The
