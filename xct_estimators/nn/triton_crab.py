@@ -101,7 +101,7 @@ def _parts(ptr, rows, stride_r, stride_c, n_rows, width, WA: tl.constexpr, WB: t
 
 @triton.jit
 def _contract(xa, xb, ya, yb, WB: tl.constexpr, PRECISION: tl.constexpr):
-    """X Y^T in float32 for rows of two heads given as parts (:func:`_parts`)."""
+    """X Y^T in float32, X and Y each given as its two parts (:func:`_parts`)."""
     acc = tl.dot(xa, tl.trans(ya), input_precision=PRECISION)
     if WB > 0:
         acc = tl.dot(xb, tl.trans(yb), acc, input_precision=PRECISION)
@@ -124,7 +124,7 @@ def _write_part(ptr, rows, row_stride, n_rows, width, first, values, W: tl.const
     cols = first + tl.arange(0, W)
     at = ptr + rows[:, None].to(tl.int64) * row_stride + cols[None, :]
     inside = (rows[:, None] < n_rows) & (cols[None, :] < width)
-    if ATOMIC:
+    if ATOMIC:  # relaxed: a sum needs no ordering, and acquire-release would fence every addition
         tl.atomic_add(at, values, mask=inside, sem="relaxed")
     else:
         tl.store(at, values.to(ptr.dtype.element_ty), mask=inside)
