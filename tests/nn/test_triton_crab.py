@@ -205,7 +205,7 @@ def _compile_for_gpu(dtype: str, head_width: int) -> dict[str, int]:
         env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    return {name: int(spilled) for name, spilled in (part.split(":") for part in done.stdout.split())}
+    return {name: int(count) for name, count in (part.split(":") for part in done.stdout.split())}
 
 
 @pytest.mark.parametrize("dtype,head_width", [("fp32", 128), ("bf16", 192)])

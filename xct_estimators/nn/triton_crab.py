@@ -330,8 +330,8 @@ def _block(size: int) -> int:
 
 def _widths(width: int) -> tuple[int, int]:
     """A head width as the widths of two tiles, powers of two (the second 0 where one tile is
-    enough): 192 is 128 + 64, where a single power of two would pad it to 256. Products run over
-    at most the next multiple of 32 for widths up to 192 and from 225 (to 256 between)."""
+    enough): 192 is 128 + 64, where a single power of two would pad it to 256. The padding stays
+    within the next multiple of 32, except for widths 193 to 224 (padded to 256)."""
     whole = _block(width)
     if whole == width or width <= 16:
         return whole, 0
