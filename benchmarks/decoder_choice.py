@@ -5,14 +5,19 @@ Each candidate takes the place of :class:`~xct_estimators.nn.known_future.KnownF
 horizon; same output: additions to the head's output, zero at the start of training) in
 ``xct-bench forecast --dataset control --covariates future``'s run, everything else equal:
 
-- ``tokens``: no decoder; the horizon's covariates reach the forecast through attention only,
-  as covariate tokens (the model before the decoder);
 - ``per_step``: TiDE's temporal decoder, per target channel: each horizon step's addition is a
   residual MLP of the channel's tokens (projected) and that step's covariates;
-- ``filters``: the package's decoder (learned filters over the covariates up to each step).
+- ``filters_no_drop``: the package's decoder (learned filters over the covariates up to each
+  step), used for every training sample;
+- ``filters``: the package's decoder, which training drops for a sample at a time.
 
-    python -m benchmarks.decoder_choice --output benchmarks/results/cpu/decoder-choice/control.json  # ~12 min, 1 thread
-    python -m benchmarks.decoder_choice --dataset ETTh1 --covariates calendar --data-dir DATA
+Records named ``*-horizon-tokens.json`` were made with the network before 2026-12-02, in which the
+future covariates were also channels of tokens over window and horizon (``tokens``: those tokens
+and no decoder).
+
+    python -m benchmarks.decoder_choice --output benchmarks/results/cpu/decoder-choice/control.json  # ~10 min, 1 thread
+    python -m benchmarks.decoder_choice --dataset ETTh1 --covariates calendar --data-dir DATA \
+        --candidates filters_no_drop,filters --output benchmarks/results/cpu/decoder-choice/etth1-calendar.json
 """
 
 from __future__ import annotations
@@ -36,17 +41,6 @@ from xct_estimators.nn import known_future, model
 
 SEEDS = (2021, 2022, 2023)
 EPOCHS = None  # the preset's (a test sets fewer)
-
-
-class TokensOnly(nn.Module):
-    """No decoder: adds nothing."""
-
-    def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len):
-        super().__init__()
-        self.shape = (future_len * (out_len // future_len),)
-
-    def forward(self, channels: torch.Tensor, known: torch.Tensor) -> torch.Tensor:
-        return channels.new_zeros(channels.shape[0], *self.shape, channels.shape[1])
 
 
 class PerStep(nn.Module):
@@ -76,7 +70,15 @@ class PerStep(nn.Module):
         return out.transpose(2, 3).reshape(b, h * self.n_params, c)
 
 
-CANDIDATES = {"tokens": TokensOnly, "per_step": PerStep, "filters": known_future.KnownFutureDecoder}
+class FiltersNoDrop(known_future.KnownFutureDecoder):
+    """The package's decoder, never dropped in training."""
+
+    def __init__(self, *sizes):
+        super().__init__(*sizes)
+        self.drop = 0.0
+
+
+CANDIDATES = {"per_step": PerStep, "filters_no_drop": FiltersNoDrop, "filters": known_future.KnownFutureDecoder}
 
 
 def run(candidate: str, seed: int, args: argparse.Namespace, work_dir: Path) -> dict:
@@ -124,33 +126,47 @@ def main(argv=None) -> dict:
     return record
 
 
-def table(results: Path, root: Path) -> str:
-    """docs/forecasting.md's table: each candidate on ``control`` beside Darts' TiDE and TSMixer
-    given the same plan (the ``covariates-control`` record)."""
+def table(results: Path, root: Path, name: str = "control") -> str:
+    """docs/forecasting.md's table of the record ``name``: the earlier network's candidates (with
+    horizon tokens), today's, XCTFormer without covariates and, on ``control``, Darts' TiDE and
+    TSMixer given the same plan (from the ``covariates-*`` record)."""
     from xct_estimators.bench.tables import compact_table
 
-    path = results / "cpu" / "decoder-choice" / "control.json"
-    record = json.loads(path.read_text())
+    folder = results / "cpu" / "decoder-choice"
     spread = lambda values: f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"  # noqa: E731
-    rows = []
-    for decoder in dict.fromkeys(row["decoder"] for row in record["rows"]):
-        runs = [row for row in record["rows"] if row["decoder"] == decoder]
-        mses = [row["mse"] for row in runs]
-        rows.append([f"`{decoder}`", str(runs[0]["parameters"]), spread(mses), *(f"{m:.3f}" for m in mses)])
+    rows, sources = [], []
+    earlier, current = folder / f"{name}-horizon-tokens.json", folder / f"{name}.json"
+    for path, label in ((earlier, "{} + horizon tokens"), (current, "{}")):
+        record = json.loads(path.read_text())
+        for decoder in dict.fromkeys(row["decoder"] for row in record["rows"]):
+            runs = [row for row in record["rows"] if row["decoder"] == decoder]
+            mses = [row["mse"] for row in runs]
+            shown = label.format(f"`{decoder}`") if decoder != "tokens" else "horizon tokens only"
+            rows.append([shown, str(runs[0]["parameters"]), spread(mses), *(f"{m:.3f}" for m in mses)])
+        device = record["device"]
+        sources.append(
+            f"`{path.relative_to(root).as_posix()}` (commit {record['git_commit'][:7]}, {device['cpu']}, "
+            f"{device['cpu_threads']} thread(s); `{record['command']}`)"
+        )
     seeds = [row["seed"] for row in record["rows"] if row["decoder"] == record["rows"][0]["decoder"]]
-    darts = results / "cpu" / "covariates-control" / "results.jsonl"
+    covariates = record.get("covariates", "future")
+    darts = results / "cpu" / f"covariates-{'control' if covariates == 'future' else 'calendar'}" / "results.jsonl"
     baselines = [json.loads(line) for line in darts.read_text().splitlines() if line.strip()]
-    for name in ("tide", "tsmixer"):
-        runs = [r for r in baselines if r["model"] == name and r["run"].get("covariates") == "future"]
-        mses = [next(r["mse"] for r in runs if r["seed"] == seed) for seed in seeds]
-        rows.append([f"Darts `{name}`", "-", spread(mses), *(f"{m:.3f}" for m in mses)])
+    baselines = [r for r in baselines if r["dataset"] == record["dataset"] and r["horizon"] == record["horizon"]]
+    for baseline, given, shown in (
+        ("xctformer", None, "XCTFormer without covariates"),
+        ("tide", "future", "Darts `tide`"),
+        ("tsmixer", "future", "Darts `tsmixer`"),
+    ):
+        runs = {r["seed"]: r["mse"] for r in baselines if (r["model"], r["run"].get("covariates")) == (baseline, given)}
+        if runs:
+            mses = [runs[seed] for seed in seeds]
+            rows.append([shown, "-", spread(mses), *(f"{m:.3f}" for m in mses)])
     header = ["decoder", "parameters added", "MSE (mean ± sd)", *(f"seed {seed}" for seed in seeds)]
-    device = record["device"]
+    given = "the plan" if covariates == "future" else "hour of day and day of week"
     source = (
-        f"\n{record['dataset']}, horizon {record['horizon']}, the plan as a future covariate; MSE on the test split. "
-        f"{device['cpu']}, {device['cpu_threads']} thread(s), commit {record['git_commit'][:7]}; command: "
-        f"`{record['command']}`; record: `{path.relative_to(root).as_posix()}`; Darts' rows: "
-        f"`{darts.relative_to(root).as_posix()}`.\n"
+        f"\n{record['dataset']}, horizon {record['horizon']}, {given} as future covariates; MSE on the test split. "
+        f"Records: {'; '.join(sources)}; other rows: `{darts.relative_to(root).as_posix()}`.\n"
     )
     return compact_table(header, rows) + source
 

@@ -151,6 +151,7 @@ def estimator_parameters() -> str:
 TABLES = {
     # a table of a script's record lives in that script
     "decoder-choice": lambda: decoder_choice.table(RESULTS, ROOT),
+    "decoder-choice-calendar": lambda: decoder_choice.table(RESULTS, ROOT, "etth1-calendar"),
     "detection-ablation": lambda: detection_ablation.table(RESULTS, ROOT),
     "estimator-parameters": estimator_parameters,
     "ablation-models": ablation_models,

@@ -57,14 +57,15 @@ def test_static_covariates_are_tokens_unless_switched_off(tmp_path):
 
 
 def test_a_model_fitted_on_a_panel_names_its_channels_and_maps_its_dependencies(tmp_path):
-    from xct_estimators.explain import dependency_map
+    from xct_estimators.explain import dependency_map, horizon_dependency_map
 
     series, control = driven()
     sites = [series.with_static_covariates(pd.DataFrame({"size": [size]})) for size in (0.2, 0.8)]
     fitted = model(tmp_path, n_epochs=1)
     fitted.fit(sites, future_covariates=[control, control])
     assert fitted.channel_names_ == ["0", "1", "control"]  # Darts keeps none of a panel's series
-    assert list(dependency_map(fitted).coords["key_channel"].values) == ["0", "1", "control"]
+    assert list(dependency_map(fitted).coords["key_channel"].values) == ["0", "1"]  # the decoder reads "control"
+    assert list(horizon_dependency_map(fitted).coords["key_channel"].values) == ["control"]
 
 
 def test_calendar_encoders_and_the_preset_work_with_future_covariates(tmp_path):

@@ -4,31 +4,31 @@ the paper's forecast, and reads what it claims to read."""
 import pytest
 import torch
 
-from xct_estimators.nn import XCTFormerConfig, XCTFormerNet, model
+from xct_estimators.nn import XCTFormerConfig, XCTFormerNet, known_future, model
 
 SEQ_LEN, HORIZON, CHANNELS, FUTURE = 32, 16, 3, 1
 
 
-def _net(decoder_class, monkeypatch) -> XCTFormerNet:
+def _net(decoder_class, monkeypatch, future: int = FUTURE) -> XCTFormerNet:
     monkeypatch.setattr(model, "KnownFutureDecoder", decoder_class)
     torch.manual_seed(0)
     config = XCTFormerConfig(
-        seq_len=SEQ_LEN, out_len=HORIZON, n_channels=CHANNELS + FUTURE, patch_len=8, stride=8, d_model=8, n_heads=1,
-        d_ff=16, e_layers=1, n_future_channels=FUTURE, future_len=HORIZON,
+        seq_len=SEQ_LEN, out_len=HORIZON, n_channels=CHANNELS + future, patch_len=8, stride=8, d_model=8, n_heads=1,
+        d_ff=16, e_layers=1, n_future_channels=future, future_len=HORIZON if future else 0,
     )  # fmt: skip
     return XCTFormerNet(config).eval()
 
 
-@pytest.mark.parametrize("name", ["tokens", "per_step", "filters"])
-def test_every_candidate_starts_from_the_tokens_only_forecast(name, monkeypatch, benchmark_script):
+@pytest.mark.parametrize("name", ["per_step", "filters_no_drop", "filters"])
+def test_every_candidate_starts_from_the_forecast_without_covariates(name, monkeypatch, benchmark_script):
     candidates = benchmark_script("decoder_choice").CANDIDATES
     x, future = torch.randn(2, SEQ_LEN, CHANNELS + FUTURE), torch.randn(2, HORIZON, FUTURE)
-    baseline = _net(candidates["tokens"], monkeypatch)(x, n_outputs=CHANNELS, future=future)
+    baseline = _net(candidates[name], monkeypatch, future=0)(x[..., :CHANNELS])
     candidate = _net(candidates[name], monkeypatch)
-    assert candidate(x, n_outputs=CHANNELS, future=future).shape == (2, HORIZON, CHANNELS)
     torch.testing.assert_close(candidate(x, n_outputs=CHANNELS, future=future), baseline)
-    added = sum(p.numel() for p in candidate.known_future.parameters())
-    assert (added == 0) == (name == "tokens")
+    assert sum(p.numel() for p in candidate.known_future.parameters()) > 0
+    if name != "per_step":
+        assert candidate.known_future.drop == (known_future.DROP if name == "filters" else 0.0)
 
 
 def test_the_per_step_decoder_reads_each_step_s_covariates_only(benchmark_script):
@@ -47,4 +47,4 @@ def test_the_per_step_decoder_reads_each_step_s_covariates_only(benchmark_script
 def test_an_unknown_candidate_is_refused_with_the_choices(benchmark_script, capsys):
     with pytest.raises(SystemExit):
         benchmark_script("decoder_choice").main(["--candidates", "filters,attention"])
-    assert "unknown attention; choose from tokens, per_step, filters" in capsys.readouterr().err
+    assert "unknown attention; choose from per_step, filters_no_drop, filters" in capsys.readouterr().err

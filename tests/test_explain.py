@@ -101,7 +101,7 @@ def test_sktime_estimators_and_plot(tmp_path):
         dependency_map("model")
 
 
-def test_a_model_with_future_covariates_maps_its_window_and_its_horizon_tokens(tmp_path):
+def test_a_model_with_future_covariates_maps_its_window_tokens_and_its_decoders_filters(tmp_path):
     series = delayed_pair(400)
     plan = TimeSeries.from_values(np.sin(np.arange(420) / 6)[:, None].astype(np.float32), columns=["plan"])
     model = XCTFormerModel(
@@ -110,19 +110,21 @@ def test_a_model_with_future_covariates_maps_its_window_and_its_horizon_tokens(t
     )  # fmt: skip
     model.fit(series, future_covariates=plan)
     config = model.network_.config
-    p, c, fp = config.patch_num, config.n_channels, config.future_patch_num
+    p, c = config.patch_num, config.n_token_channels
     window, horizon = dependency_map(model), horizon_dependency_map(model)
-    assert window.shape == (2, 2, p, 5, p, 5) and list(window.key_channel.values) == ["A", "B", "C", "D", "plan"]
-    assert horizon.shape == (2, 2, p, 5, fp, 1) and list(horizon.key_channel.values) == ["plan"]
+    assert window.shape == (2, 2, p, 4, p, 4) and list(window.key_channel.values) == ["A", "B", "C", "D"]
     mask = model.network_.encoder.layers[1].attention.mask.detach().numpy()  # (heads, N, N), patch-major
-    query = 3 * c + 1  # patch 3 of B
     assert (
-        window.sel(layer=1, head=0, query_patch=3, query_channel="B", key_patch=2, key_channel="plan")
-        == mask[0, query, 2 * c + 4]
+        window.sel(layer=1, head=0, query_patch=3, query_channel="B", key_patch=2, key_channel="D")
+        == mask[0, 3 * c + 1, 2 * c + 3]
     )
-    assert (
-        horizon.sel(layer=1, head=0, query_patch=3, query_channel="B", key_patch=1, key_channel="plan")
-        == mask[0, query, p * c + 1]
-    )
+    assert horizon.shape == (8, 48, 1) and list(horizon.key_channel.values) == ["plan"]
+    decoder = model.network_.known_future
+    known = torch.zeros(1, 48 + 16, 1)
+    known[0, 48 + 4 - 7] = 1.0  # 7 steps before horizon step 4
+    with torch.no_grad():
+        steps = known[:, 1:].unfold(1, 48, 1).flatten(2)  # as the decoder cuts them
+        response = decoder.filters(steps)[0, 4] - decoder.filters.bias
+    np.testing.assert_allclose(horizon.sel(lag=7, key_channel="plan").values, response.numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="no future covariates"):
         horizon_dependency_map(XCTFormerNet(XCTFormerConfig(seq_len=32, n_channels=2, out_len=8)))

@@ -8,8 +8,8 @@ one layer and head is a ``P x C x P x C`` tensor: how strongly patch ``p`` of ch
 may draw on patch ``p'`` of channel ``c'``. :func:`dependency_map` returns it labelled with the
 channel names of the data the model was fitted on; :func:`channel_dependencies` and
 :func:`lag_dependencies` give the paper's summaries (mean ``|M|`` per channel pair, per patch lag);
-:func:`horizon_dependency_map` gives the part of the mask from the window's tokens to the
-future covariates' tokens over the horizon; :func:`attention_map` gives the attention weights
+:func:`horizon_dependency_map` gives the filters through which the known-future decoder
+reads the future covariates; :func:`attention_map` gives the attention weights
 the model actually used for one input window, through forward hooks (the forward path is
 unchanged); :func:`plot_dependency_map` draws them.
 
@@ -75,9 +75,9 @@ def dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataA
             f"The model has no full (patch, channel) mask (mixing={config.mixing!r}, use_mask={config.use_mask}): "
             "dependency maps need full CRAB attention."
         )
-    names = _channel_names(net, found, channel_names)
-    p, c = config.patch_num, config.n_channels
-    window = slice(0, config.n_grid_tokens)  # covariate tokens of the horizon and static rows follow
+    names = _channel_names(net, found, channel_names)[: config.n_token_channels]  # future covariates: no tokens
+    p, c = config.patch_num, config.n_token_channels
+    window = slice(0, config.n_grid_tokens)  # static rows follow
     values = _masks(net)[..., window, window].reshape(-1, config.n_heads, p, c, p, c)
     coords = {"layer": np.arange(len(values)), "head": np.arange(config.n_heads)}
     coords.update(query_patch=np.arange(p), query_channel=names, key_patch=np.arange(p), key_channel=names)
@@ -86,24 +86,21 @@ def dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataA
 
 
 def horizon_dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataArray:
-    """The learned CRAB mask from the input window's tokens to the future covariates' tokens over
-    the horizon: how strongly patch ``p`` of channel ``c`` may draw on horizon patch ``p'`` of a
-    future covariate. Dimensions ``layer, head, query_patch, query_channel, key_patch,
-    key_channel`` (the key channels are the future covariates). What the known-future decoder
-    adds to each step is not attention and does not appear here."""
-    dependency_map(model, channel_names)  # the same checks
+    """How the known-future decoder reads the future covariates: the weight of each learned filter
+    on each future covariate ``lag`` steps before the forecast step (0: the step itself; the
+    first steps reach back into the window). Dimensions ``filter, lag, key_channel``. Each target
+    channel mixes the filters' responses with weights its own tokens give, so how much a target
+    follows a filter depends on the window (see docs/forecasting.md)."""
     net, found = _net_and_names(model)
     config = net.config
     if not config.n_future_channels:
-        raise ValueError("The model has no future covariates, so no horizon tokens: use dependency_map(model).")
-    names = _channel_names(net, found, channel_names)
-    p, c, f, fp = config.patch_num, config.n_channels, config.n_future_channels, config.future_patch_num
-    horizon = slice(config.n_grid_tokens, config.n_grid_tokens + fp * f)
-    values = _masks(net)[..., : config.n_grid_tokens, horizon].reshape(-1, config.n_heads, p, c, fp, f)
-    coords = {"layer": np.arange(len(values)), "head": np.arange(config.n_heads)}
-    coords.update(query_patch=np.arange(p), query_channel=names, key_patch=np.arange(fp), key_channel=names[-f:])
-    description = {"description": "learned CRAB mask M from window tokens to horizon tokens of the future covariates"}
-    return xr.DataArray(values, dims=MASK_DIMS, coords=coords, name="mask", attrs=description)
+        raise ValueError("The model has no future covariates, so no known-future decoder: use dependency_map(model).")
+    names = _channel_names(net, found, channel_names)[config.n_token_channels :]
+    weight = net.known_future.filters.weight.detach().cpu().numpy()  # (filters, F * L): oldest step first
+    values = weight.reshape(-1, config.n_future_channels, config.seq_len)[..., ::-1].transpose(0, 2, 1)
+    coords = {"filter": np.arange(len(values)), "lag": np.arange(config.seq_len), "key_channel": names}
+    description = {"description": "known-future decoder: filter weight on a future covariate lag steps back"}
+    return xr.DataArray(values, dims=("filter", "lag", "key_channel"), coords=coords, name="filter", attrs=description)
 
 
 def _masks(net: XCTFormerNet) -> np.ndarray:

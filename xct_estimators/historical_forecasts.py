@@ -28,7 +28,7 @@ _GENERIC_ONLY = ("mc_dropout", "trainer", "dataloader_kwargs", "n_jobs", "roll_s
 def applies(model, num_samples: int, forecast_horizon: int, predict_likelihood_parameters: bool, predict_kwargs):
     return (
         model.model is not None
-        and not model.model.net.config.has_covariate_tokens  # this path cuts past-window inputs only
+        and not model.model.net.config.has_covariates  # this path cuts past-window inputs only
         and num_samples == 1
         and not predict_likelihood_parameters
         and model.likelihood is None

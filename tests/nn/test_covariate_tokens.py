@@ -1,5 +1,5 @@
-"""Covariate tokens: future covariates over the horizon and static covariates join the token
-sequence; without them the network is the paper's."""
+"""Covariates and tokens: static covariates join the token sequence, future covariates leave it
+for the known-future decoder; without them the network is the paper's."""
 
 import pytest
 import torch
@@ -24,16 +24,17 @@ def test_without_covariates_the_network_is_unchanged_parameter_for_parameter():
 
 def test_token_counts_and_the_learnable_mask_cover_the_covariate_tokens():
     config = XCTFormerConfig(**BASE, n_future_channels=1, future_len=8, n_static_tokens=2, static_features=4)
-    # window: 8 patches x 3 channels; horizon 8: 2 patches of the future channel; 2 static rows
-    assert (config.patch_num, config.future_patch_num) == (8, 2)
-    assert config.n_tokens == 8 * 3 + 2 * 1 + 2
+    # window: 8 patches x 2 channels (the future covariate is the decoder's); 2 static rows
+    assert (config.patch_num, config.n_token_channels) == (8, 2)
+    assert config.n_tokens == 8 * 2 + 2
     assert net(n_future_channels=1, future_len=8, n_static_tokens=2, static_features=4).encoder.layers[
         0
-    ].attention.mask.shape == (2, 28, 28)
+    ].attention.mask.shape == (2, 18, 18)
 
 
 def test_forecasts_depend_on_the_future_and_static_inputs():
     model = net(n_future_channels=1, future_len=8, n_static_tokens=2, static_features=4)
+    torch.nn.init.normal_(model.known_future.mixing.weight)  # past its zero start, as after training
     x, future, static = torch.randn(4, 32, 3), torch.randn(4, 8, 1), torch.randn(4, 2, 4)
     with torch.no_grad():
         out = model(x, n_outputs=2, future=future, static=static)
@@ -47,21 +48,20 @@ def test_forecasts_depend_on_the_future_and_static_inputs():
     assert torch.allclose(out[[0, 2, 3]], other[[0, 2, 3]]) and not torch.allclose(out[1], other[1])
 
 
-def test_a_horizon_shorter_than_a_patch_is_one_padded_patch():
+def test_a_horizon_shorter_than_a_patch_is_decoded():
     torch.manual_seed(0)
     model = XCTFormerNet(XCTFormerConfig(**{**BASE, "out_len": 6}, n_future_channels=2, future_len=3)).eval()
-    assert model.config.future_patch_num == 2  # padded to 8 values, then by the stride
     with torch.no_grad():
-        assert model(torch.randn(2, 32, 3), future=torch.randn(2, 3, 2)).shape == (2, 6, 3)  # 2 outputs a step
+        assert model(torch.randn(2, 32, 3), future=torch.randn(2, 3, 2)).shape == (2, 6, 1)  # 2 outputs a step
 
 
 @pytest.mark.parametrize(
     "covariates, message",
     [
-        (dict(n_future_channels=4, future_len=8), "n_future_channels=4 exceeds n_channels=3"),
+        (dict(n_future_channels=3, future_len=8), "n_future_channels=3 leaves none of n_channels=3"),
         (dict(n_future_channels=1), "both set"),
         (dict(n_static_tokens=1), "both set"),
-        (dict(n_future_channels=1, future_len=8, mixing="time"), "use mixing='full'"),
+        (dict(n_static_tokens=1, static_features=2, mixing="time"), "use mixing='full'"),
         (dict(n_static_tokens=-1, static_features=2), "non-negative integer"),
         (dict(n_future_channels=1, future_len=3), "out_len=8 is not a multiple of future_len=3"),
     ],
@@ -87,12 +87,18 @@ def test_a_plan_that_starts_after_the_window_is_normalised_over_window_and_horiz
     (40 values), so the one step stands at sqrt(39) deviations, not at 1 / sqrt(eps)."""
     model = net(n_future_channels=1, future_len=8)
     seen = []
-    model.tokenizer.register_forward_pre_hook(lambda module, args: seen.append(args[0]))
+    model.known_future.register_forward_pre_hook(lambda module, args: seen.append(args[1]))
     x = torch.randn(1, 32, 3)
     x[..., -1] = 0.0
     future = torch.zeros(1, 8, 1)
     future[0, 3] = 1.0
     with torch.no_grad():
         model(x, future=future)
-    window, horizon = seen
-    assert window[0, :, -1].abs().max() < 0.2 and horizon[0, 3, 0] == pytest.approx(39**0.5, rel=1e-3)
+    (known,) = seen
+    assert known[0, :32, 0].abs().max() < 0.2 and known[0, 32 + 3, 0] == pytest.approx(39**0.5, rel=1e-3)
+
+
+def test_a_time_or_channel_ablation_takes_future_covariates():
+    model = net(n_future_channels=1, future_len=8, mixing="channel")
+    with torch.no_grad():
+        assert model(torch.randn(2, 32, 3), n_outputs=2, future=torch.randn(2, 8, 1)).shape == (2, 8, 2)

@@ -1,10 +1,11 @@
 """The decoder of known future inputs: each horizon step reads the covariates up to that step,
-each target channel mixes the filters' responses by its own tokens, and it starts at zero."""
+each target channel mixes the filters' responses by its own tokens, it starts at zero, and
+training drops it for whole samples."""
 
 import torch
 
 from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
-from xct_estimators.nn.known_future import FILTERS, KnownFutureDecoder
+from xct_estimators.nn.known_future import DROP, FILTERS, KnownFutureDecoder
 
 L, H, F, C = 32, 8, 2, 3
 
@@ -13,7 +14,7 @@ def decoder(n_params=1) -> KnownFutureDecoder:
     torch.manual_seed(0)
     module = KnownFutureDecoder(patch_num=8, d_model=4, seq_len=L, n_future=F, future_len=H, out_len=H * n_params)
     torch.nn.init.normal_(module.mixing.weight)  # past the zero start, as after training
-    return module
+    return module.eval()
 
 
 def test_a_step_reads_the_covariates_up_to_it_and_none_after():
@@ -40,6 +41,17 @@ def test_each_channel_mixes_the_same_filters_by_its_own_tokens():
     mixing = module.mixing(channels).view(1, C, 3, FILTERS)
     expected = torch.stack([responses @ mixing[:, c].transpose(1, 2) for c in range(C)], dim=-1)  # (1, H, 3, C)
     torch.testing.assert_close(out, expected)
+
+
+def test_training_drops_the_decoder_for_whole_samples_and_scales_the_rest():
+    module = decoder()
+    channels, known = torch.randn(400, C, 32), torch.randn(400, L + H, F)
+    with torch.no_grad():
+        full = module(channels, known)
+        trained = module.train()(channels, known)
+    dropped = (trained == 0).flatten(1).all(dim=1)
+    torch.testing.assert_close(trained[~dropped], full[~dropped] / (1 - DROP))
+    assert 0.5 * DROP < dropped.float().mean() < 1.5 * DROP
 
 
 def test_a_network_with_future_covariates_starts_from_the_papers_forecast():

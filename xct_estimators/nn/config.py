@@ -89,7 +89,8 @@ class XCTFormerConfig:
         fits and suggests ``decop_k``. ``None`` disables the check. Default: ``16 GiB``.
     n_future_channels
         How many of the last input channels are known over the forecast horizon too (future
-        covariates): each also gets tokens for its ``future_len`` future values. Default: 0.
+        covariates): the known-future decoder reads them over window and horizon; they are not cut
+        into tokens. Default: 0.
     future_len
         Length of the future covariates' horizon (the forecast's output chunk). Default: 0.
     n_static_tokens, static_features
@@ -159,10 +160,10 @@ class XCTFormerConfig:
             value = getattr(self, name)
             if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}.")
-        if self.n_future_channels > self.n_channels:
+        if self.n_future_channels >= self.n_channels:
             raise ValueError(
-                f"n_future_channels={self.n_future_channels} exceeds n_channels={self.n_channels}: the future "
-                "covariates' past values are the last input channels."
+                f"n_future_channels={self.n_future_channels} leaves none of n_channels={self.n_channels} to cut into "
+                "tokens: the future covariates' past values are the last input channels, after the targets."
             )
         if bool(self.n_future_channels) != bool(self.future_len):
             raise ValueError("n_future_channels and future_len are both set (future covariates) or both 0.")
@@ -173,10 +174,10 @@ class XCTFormerConfig:
             )
         if bool(self.n_static_tokens) != bool(self.static_features):
             raise ValueError("n_static_tokens and static_features are both set (static covariates) or both 0.")
-        if self.has_covariate_tokens and self.mixing != "full":
+        if self.n_static_tokens and self.mixing != "full":
             raise ValueError(
-                f"mixing={self.mixing!r} regroups the (patch, channel) grid, which covariate tokens are not part "
-                "of: use mixing='full' with future or static covariates."
+                f"mixing={self.mixing!r} regroups the (patch, channel) grid, which static covariates' tokens are not "
+                "part of: use mixing='full' with static covariates."
             )
 
     # -- derived sizes -------------------------------------------------------------------
@@ -186,31 +187,28 @@ class XCTFormerConfig:
         return patch_count(self.seq_len, self.patch_len, self.stride)
 
     @property
-    def future_patch_num(self) -> int:
-        """Patches per future covariate over the horizon (padded to one patch when shorter)."""
-        if not self.n_future_channels:
-            return 0
-        return patch_count(max(self.future_len, self.patch_len), self.patch_len, self.stride)
-
-    @property
-    def has_covariate_tokens(self) -> bool:
+    def has_covariates(self) -> bool:
         return bool(self.n_future_channels or self.n_static_tokens)
 
     @property
+    def n_token_channels(self) -> int:
+        """Channels cut into tokens: all but the future covariates, which the known-future decoder reads."""
+        return self.n_channels - self.n_future_channels
+
+    @property
     def n_grid_tokens(self) -> int:
-        """Tokens of the input window: ``patch_num * n_channels``, patch-major."""
-        return self.patch_num * self.n_channels
+        """Tokens of the input window: ``patch_num * n_token_channels``, patch-major."""
+        return self.patch_num * self.n_token_channels
 
     @property
     def n_tokens(self) -> int:
-        """Tokens attention runs over: the input window's, then the future covariates' over the
-        horizon, then one per static covariate row."""
-        return self.n_grid_tokens + self.future_patch_num * self.n_future_channels + self.n_static_tokens
+        """Tokens attention runs over: the input window's, then one per static covariate row."""
+        return self.n_grid_tokens + self.n_static_tokens
 
     @property
     def attention_len(self) -> int:
         """Length of the sequences attention runs over (depends on ``mixing``)."""
-        return {"full": self.n_tokens, "time": self.patch_num, "channel": self.n_channels}[self.mixing]
+        return {"full": self.n_tokens, "time": self.patch_num, "channel": self.n_token_channels}[self.mixing]
 
     @property
     def head_dim(self) -> int:

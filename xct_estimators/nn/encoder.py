@@ -67,7 +67,7 @@ class Encoder(nn.Module):
     def __init__(self, config: XCTFormerConfig, dropout_layer=Dropout):
         super().__init__()
         self.mixing = config.mixing
-        self.n_channels = config.n_channels
+        self.n_channels = config.n_token_channels
         self.patch_num = config.patch_num
         self.layers = nn.ModuleList(EncoderLayer(config, dropout_layer) for _ in range(config.e_layers))
 

@@ -8,7 +8,10 @@ each step ``t`` of the horizon also sees ``u_t``: the normalised future covariat
 turn ``u_t`` into ``r`` responses (a lag and a decay each, for instance), and each target
 channel mixes them with weights read off its own tokens, so that channels respond differently
 and a response can scale with the channel's state. The result is added to the head's output.
-The mixing weights start at zero: training starts from the paper's forecast.
+The mixing weights start at zero: training starts from the paper's forecast. In training, each
+sample goes without the decoder with probability :data:`DROP` (the rest scaled up, as dropout
+does), so the encoder and head keep forecasting from the window alone and a covariate that says
+little (a calendar) cannot crowd out what the window says.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from torch import nn
 
 #: Number of learned filters ``r``.
 FILTERS = 8
+#: Probability that a training sample's forecast goes without the decoder (chosen on ETTh1 and
+#: control: benchmarks/results/cpu/decoder-choice).
+DROP = 0.2
 
 
 class KnownFutureDecoder(nn.Module):
@@ -27,6 +33,7 @@ class KnownFutureDecoder(nn.Module):
         super().__init__()
         self.seq_len, self.future_len = seq_len, future_len
         self.n_params = out_len // future_len  # quantile regression: an output per step and quantile
+        self.drop = DROP
         self.filters = nn.Linear(seq_len * n_future, FILTERS)
         self.mixing = nn.Linear(patch_num * d_model, FILTERS * self.n_params)
         nn.init.zeros_(self.mixing.weight)
@@ -41,4 +48,6 @@ class KnownFutureDecoder(nn.Module):
         responses = self.filters(steps)  # (B, H, r)
         mixing = self.mixing(channels).view(b, c, self.n_params, FILTERS)  # (B, C, Q, r)
         out = torch.einsum("bhr,bcqr->bhqc", responses, mixing)  # (B, H, Q, C)
+        if self.training and self.drop:
+            out = out * torch.bernoulli(out.new_full((b, 1, 1, 1), 1 - self.drop)) / (1 - self.drop)
         return out.reshape(b, self.future_len * self.n_params, c)

@@ -102,7 +102,7 @@ def check_sample(config: XCTFormerConfig) -> None:
     if needed > config.max_attention_bytes:
         raise ValueError(
             f"Too many tokens for full CRAB attention: N = {config.n_tokens} tokens "
-            f"({config.n_channels} channels x {config.patch_num} patches) need about "
+            f"({config.n_token_channels} channels x {config.patch_num} patches) need about "
             f"{_format_bytes(needed)} for one training sample's N x N scores and mask, "
             f"above max_attention_bytes = {_format_bytes(config.max_attention_bytes)}. "
             f"Set decop_k (e.g. decop_k=64) to compress the attention to N x k with DeCoP "
@@ -124,7 +124,7 @@ def check_batch(config: XCTFormerConfig, batch_size: int) -> None:
     lower = f"Lower batch_size to {fits[-1]} or less, set" if fits else "Set"
     raise ValueError(
         f"A training batch of {batch_size} windows needs about {_format_bytes(needed)} for full CRAB "
-        f"attention (N = {config.n_tokens} tokens: {config.n_channels} channels x {config.patch_num} "
+        f"attention (N = {config.n_tokens} tokens: {config.n_token_channels} channels x {config.patch_num} "
         f"patches, {config.e_layers} layer(s), {config.n_heads} head(s)), above max_attention_bytes = "
         f"{_format_bytes(bound)}. {lower} decop_k (e.g. decop_k=64) to compress the attention with DeCoP, "
         "use a larger patch_len/stride, or raise max_attention_bytes (None turns the guard off)."

@@ -7,7 +7,6 @@ from typing import Optional
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from .config import XCTFormerConfig
 from .dropout import Dropout
@@ -48,15 +47,15 @@ class XCTFormerNet(nn.Module):
     unobserved inputs may then be NaN.
 
     ``n_outputs`` decodes only the first ``n_outputs`` channels (e.g. the targets, when the
-    remaining channels are covariates that every token may attend to but nobody forecasts).
+    remaining channels are covariates that every token may attend to but nobody forecasts);
+    default: every channel but the future covariates.
 
-    Covariates add tokens that every token attends to and that are never decoded (see
-    docs/forecasting.md): ``future`` (batch, future_len, n_future_channels) holds the horizon
-    values of the last ``n_future_channels`` input channels, cut into patches like the input,
-    projected by the same patch embedding and given positions of their own; each such channel is
-    normalised with the statistics of its window and horizon together; ``static`` (batch,
-    n_static_tokens, static_features) becomes one token per row. Without them the network is the
-    paper's, parameter for parameter.
+    Covariates (see docs/forecasting.md): ``future`` (batch, future_len, n_future_channels) holds
+    the horizon values of the last ``n_future_channels`` input channels; these channels are not
+    cut into tokens: the known-future decoder reads their window and horizon values, normalised
+    with the statistics of both together, and adds to the head's output. ``static`` (batch,
+    n_static_tokens, static_features) becomes one token per row, which every token attends to
+    and nobody decodes. Without them the network is the paper's, parameter for parameter.
     """
 
     def __init__(self, config: XCTFormerConfig, dropout_layer: Callable[[float], nn.Module] = Dropout):
@@ -68,9 +67,6 @@ class XCTFormerNet(nn.Module):
         self.encoder = Encoder(config, dropout_layer)
         self.head = FlattenHead(config.patch_num, config.d_model, config.out_len, config.head_dropout, dropout_layer)
         if config.n_future_channels:
-            self.future_position = nn.Parameter(
-                torch.empty(config.future_patch_num, config.d_model).uniform_(-0.02, 0.02)
-            )
             self.known_future = KnownFutureDecoder(
                 config.patch_num, config.d_model, config.seq_len, config.n_future_channels, config.future_len,
                 config.out_len,
@@ -91,7 +87,7 @@ class XCTFormerNet(nn.Module):
     ) -> torch.Tensor:
         self._check_input(x, mask, future, static)
         c = self.config
-        n_outputs = c.n_channels if n_outputs is None else n_outputs
+        n_outputs = c.n_token_channels if n_outputs is None else n_outputs
         mean, std = instance_stats(x, mask)
         f = c.n_future_channels
         if f:  # a future covariate's statistics span its window and horizon: a plan may start after the window
@@ -101,22 +97,15 @@ class XCTFormerNet(nn.Module):
         x = (x - mean) / std
         if mask is not None:
             x = torch.where(mask.bool(), x, 0.0)
-        tokens = [self.tokenizer(x)]
-        if c.n_future_channels:
-            future = (future - mean[..., -f:]) / std[..., -f:]
-            known = torch.cat([x[..., -f:], future.to(x.dtype)], dim=1)  # (B, seq_len + future_len, F)
-            if c.future_len < c.patch_len:  # one whole patch at least
-                future = F.pad(future.transpose(1, 2), (0, c.patch_len - c.future_len), mode="replicate").transpose(
-                    1, 2
-                )
-            tokens.append(self.tokenizer(future, self.future_position))
+        tokens = [self.tokenizer(x[..., : c.n_token_channels])]
         if c.n_static_tokens:
             tokens.append(self.static_projection(static.to(x.dtype)) + self.static_position)
         encoded = self.encoder(torch.cat(tokens, dim=1) if len(tokens) > 1 else tokens[0])
-        channels = self.head.channels(encoded[:, : c.n_grid_tokens], c.n_channels, n_outputs)
+        channels = self.head.channels(encoded[:, : c.n_grid_tokens], c.n_token_channels, n_outputs)
         out = self.head(channels)
-        if c.n_future_channels:
-            out = out + self.known_future(channels, known)
+        if f:
+            known = torch.cat([x[..., -f:], ((future - mean[..., -f:]) / std[..., -f:]).to(x.dtype)], dim=1)
+            out = out + self.known_future(channels, known)  # known: (B, seq_len + future_len, F)
         return out * std[..., :n_outputs] + mean[..., :n_outputs]
 
     def _check_input(self, x: torch.Tensor, mask, future, static) -> None:

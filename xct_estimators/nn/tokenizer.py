@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -30,12 +28,9 @@ class PatchTokenizer(nn.Module):
         self.position = nn.Parameter(torch.empty(patch_num, d_model).uniform_(-0.02, 0.02))
         self.dropout = dropout_layer(dropout)
 
-    def forward(self, x: torch.Tensor, position: Optional[torch.Tensor] = None) -> torch.Tensor:
-        """Tokens of ``x``; ``position`` replaces the positional embedding (the future covariates'
-        own, for their horizon values)."""
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, _, c = x.shape
         series = F.pad(x.transpose(1, 2), (0, self.stride), mode="replicate")  # (B, C, L + s)
         patches = series.unfold(-1, self.patch_len, self.stride)  # (B, C, P, patch_len)
-        position = self.position if position is None else position
-        tokens = self.dropout(self.projection(patches) + position)  # (B, C, P, D)
+        tokens = self.dropout(self.projection(patches) + self.position)  # (B, C, P, D)
         return tokens.transpose(1, 2).reshape(b, -1, tokens.shape[-1])  # (B, P * C, D)
