@@ -77,6 +77,22 @@ def test_a_folder_with_runs_from_two_machines_gets_a_table_each(tmp_path):
     assert "- device: NVIDIA H200" in second and "| ETTh2" in second and "| ETTh1" not in second
 
 
+def test_a_machine_s_table_labels_its_rows_by_the_folder_s_settings(tmp_path):
+    """Runs with covariates on one machine and without on another: each table names its variant, and
+    a model's missing variant is a dash, never the other variant's number."""
+    where = {"git_dirty": False, "precision": "32", "command": "xct-bench forecast", "git_commit": "a" * 40}
+    runs = [
+        {**RECORD, **where, "model": model, "mse": mse, "device": {"cpu": cpu, "cpu_threads": 1, "gpu": None},
+         "run": {"model": model, **({"covariates": covariates} if covariates else {})}}
+        for model, covariates, mse, cpu in (("xctformer", None, 0.9, "Old CPU"), ("tide", None, 0.8, "Old CPU"),
+                                           ("tide", "future", 0.3, "Old CPU"), ("xctformer", "future", 0.2, "New CPU"))
+    ]  # fmt: skip
+    new, old = results_page([_write(tmp_path / "runs", runs)]).split("## `")[-2:]
+    assert "| ETTh1   | 96      | covariates=future | 0.200     |" in new
+    assert "| ETTh1   | 96      | covariates=future | -         | 0.300     |" in old
+    assert "| ETTh1   | 96      | covariates=none   | 0.900     | **0.800** |" in old
+
+
 def test_runs_on_one_cpu_with_other_thread_counts_share_its_table(tmp_path):
     where = {"git_dirty": False, "precision": "32", "command": "xct-bench forecast", "git_commit": "a" * 40}
     runs = [

@@ -60,15 +60,19 @@ def _label(variant: dict[str, str]) -> str:
     return ", ".join(f"{name}={json.loads(value)}" for name, value in variant.items()) or "-"
 
 
-def summary_table(records: list[Record], metric: str) -> str:
-    """``metric`` of one task's ``records`` as the page shows it (see the module)."""
+def summary_table(records: list[Record], metric: str, context: Optional[list[Record]] = None) -> str:
+    """``metric`` of one task's ``records`` as the page shows it (see the module). The variants,
+    and which models name them, come from ``context`` (the record folder's runs of the task, on
+    every machine; default ``records``), so one machine's table labels its rows as the others do."""
     task = TASKS[records[0].task]
     flats = [_flat(r, task.setting or r.WHERE) for r in records]
-    variants = _variants(records, flats)
+    context = records if context is None else context
+    context_flats = [_flat(r, task.setting or r.WHERE) for r in context]
+    variants = _variants(context, context_flats)
     cells: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     # a setting a model's other runs name and this one does not is that setting's default here
     named = defaultdict(set)
-    for r, flat in zip(records, flats, strict=True):
+    for r, flat in zip(context, context_flats, strict=True):
         named[r.model].update(name for name in flat if name in variants)
     runs = [
         (r, {name: flat.get(name, _default(task, name)) for name in variants if name in named[r.model]})
@@ -103,16 +107,17 @@ def _number_first(value: Any) -> tuple:
     return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
 
 
-def summary_tables(records: list[Record]) -> str:
+def summary_tables(records: list[Record], context: Optional[list[Record]] = None) -> str:
     """Each task's tables in ``records``: its ranking measure, and the paper's headline where that
-    is another (mean ± sd over seeds; the best of a row in bold)."""
+    is another (mean ± sd over seeds; the best of a row in bold). ``context``: see :func:`summary_table`."""
     sections = []
     for task in TASKS.values():
         mine = [r for r in records if r.task == task.name]
+        around = [r for r in (records if context is None else context) if r.task == task.name]
         for metric in dict.fromkeys([task.metrics[0], task.measure.key]) if mine else ():
             seeds = ", ".join(map(str, sorted({r.seed for r in mine})))
             name = METRIC_NAMES.get(metric, metric.upper())
             said = f"{task.title.capitalize()}, {name}: the mean ± sd over the seeds run ({seeds}); published: "
             if any(getattr(r, metric, None) is not None for r in mine):
-                sections.append(said + task.published_note + ".\n\n" + summary_table(mine, metric))
+                sections.append(said + task.published_note + ".\n\n" + summary_table(mine, metric, around))
     return "\n\n".join(sections)

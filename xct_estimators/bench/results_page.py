@@ -151,7 +151,7 @@ def results_page(
             machines.setdefault(_machine(record), []).append(record)
         for device, group in sorted(machines.items()):
             title = f"## `{folder}`" + (f": {device}" if len(machines) > 1 else "")
-            sections.append("\n".join([title, "", *provenance_lines(group), "", summary_tables(group)]))
+            sections.append("\n".join([title, "", *provenance_lines(group), "", summary_tables(group, records)]))
     helps = helps_section(shown, markdown_table)
     if helps:  # the conclusion first, the tables it draws on after it
         sections.insert(1, helps)
