@@ -133,7 +133,7 @@ def table(results: Path, root: Path, name: str = "control") -> str:
     from xct_estimators.bench.tables import compact_table
 
     folder = results / "cpu" / "decoder-choice"
-    spread = lambda values: f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"  # noqa: E731
+    spread = lambda values: f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"  # noqa: E731
     rows, sources = [], []
     earlier, current = folder / f"{name}-horizon-tokens.json", folder / f"{name}.json"
     for path, label in ((earlier, "{} + horizon tokens"), (current, "{}")):
@@ -142,7 +142,7 @@ def table(results: Path, root: Path, name: str = "control") -> str:
             runs = [row for row in record["rows"] if row["decoder"] == decoder]
             mses = [row["mse"] for row in runs]
             shown = label.format(f"`{decoder}`") if decoder != "tokens" else "horizon tokens only"
-            rows.append([shown, str(runs[0]["parameters"]), spread(mses), *(f"{m:.3f}" for m in mses)])
+            rows.append([shown, str(runs[0]["parameters"]), spread(mses), *(f"{m:.4f}" for m in mses)])
         device = record["device"]
         sources.append(
             f"`{path.relative_to(root).as_posix()}` (commit {record['git_commit'][:7]}, {device['cpu']}, "
@@ -161,7 +161,7 @@ def table(results: Path, root: Path, name: str = "control") -> str:
         runs = {r["seed"]: r["mse"] for r in baselines if (r["model"], r["run"].get("covariates")) == (baseline, given)}
         if runs:
             mses = [runs[seed] for seed in seeds]
-            rows.append([shown, "-", spread(mses), *(f"{m:.3f}" for m in mses)])
+            rows.append([shown, "-", spread(mses), *(f"{m:.4f}" for m in mses)])
     header = ["decoder", "parameters added", "MSE (mean ± sd)", *(f"seed {seed}" for seed in seeds)]
     given = "the plan" if covariates == "future" else "hour of day and day of week"
     source = (

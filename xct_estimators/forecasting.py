@@ -109,11 +109,11 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         prediction time), future covariates (known for ``input_chunk_length`` points before and
         ``output_chunk_length`` points after prediction time), static covariates, and
         probabilistic forecasting with :class:`~darts.utils.likelihood_models.torch.QuantileRegression`.
-        Each covariate component is a channel over the input window like a target; a future
-        covariate's values over the forecast horizon become tokens of their own, and each row of
-        static covariates one token, so attention relates every target patch to every covariate
-        patch of the past and of the horizon (docs/forecasting.md). Without future or static
-        covariates the network is the paper's.
+        Each past covariate component is a channel of tokens over the input window like a target,
+        and each row of static covariates one token, so attention relates every target patch to
+        every covariate patch; a decoder of the known future adds what the future covariates say,
+        over the window and the horizon, to each step's forecast (docs/forecasting.md). Without
+        future or static covariates the network is the paper's.
 
         Parameters
         ----------

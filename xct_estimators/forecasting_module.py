@@ -36,8 +36,8 @@ def _monte_carlo_dropout(p: float) -> nn.Module:
 
 
 class _XCTFormerModule(CompiledNetwork, PLForecastingModule):
-    """Lightning module: the past target and the covariates become channels of one network, the
-    future covariates' horizon values and the static covariates tokens of their own.
+    """Lightning module: the past target and past covariates become channels of one network, the
+    static covariates tokens of their own; the future covariates go to the known-future decoder.
 
     The network decodes only the target channels; for a likelihood its head emits
     ``output_chunk_length * nr_params`` values per target channel.

@@ -80,6 +80,8 @@ def test_missing_or_misshapen_covariates_are_clear_errors():
         model(x, future=torch.randn(2, 7, 1))
     with pytest.raises(ValueError, match=r"expects static of none \(the config has 0\)"):
         model(x, future=torch.randn(2, 8, 1), static=torch.randn(2, 1, 1))
+    with pytest.raises(ValueError, match=r"n_outputs=3: the network decodes 1 to 2 channels"):
+        model(x, n_outputs=3, future=torch.randn(2, 8, 1))
 
 
 def test_a_plan_that_starts_after_the_window_is_normalised_over_window_and_horizon():

@@ -188,6 +188,7 @@ class XCTFormerConfig:
 
     @property
     def has_covariates(self) -> bool:
+        """Whether the network takes future or static covariates."""
         return bool(self.n_future_channels or self.n_static_tokens)
 
     @property

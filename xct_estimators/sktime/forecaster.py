@@ -31,10 +31,10 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
     """XCTFormer forecaster for sktime: cross-channel, cross-time attention over patch tokens.
 
     Training and prediction are delegated to the Darts :class:`~xct_estimators.XCTFormerModel`
-    (one training path). Every column of ``y`` and of the exogenous ``X`` becomes a channel of
-    tokens; the network forecasts the columns of ``y``. ``X`` is known-future input (Darts'
-    future covariates): the rows of ``X`` passed to ``predict`` cover the forecast horizon and
-    become tokens of their own, so the forecast uses them. Rows of the horizon that ``X`` does
+    (one training path). Every column of ``y`` becomes a channel of tokens, which the network
+    forecasts. ``X`` is known-future input (Darts' future covariates): the known-future decoder
+    reads its columns over the input window and the rows passed to ``predict`` over the forecast
+    horizon, so the forecast uses them. Rows of the horizon that ``X`` does
     not reach (steps past the last ``fh`` step up to ``output_chunk_length``, or all of them when
     ``predict`` gets no ``X``) repeat the last row known. Horizons beyond ``output_chunk_length``
     (autoregressive) need ``X`` for every step.
