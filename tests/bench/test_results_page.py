@@ -83,11 +83,14 @@ def test_a_machine_s_table_labels_its_rows_by_the_folder_s_settings(tmp_path):
     where = {"git_dirty": False, "precision": "32", "command": "xct-bench forecast", "git_commit": "a" * 40}
     runs = [
         {**RECORD, **where, "model": model, "mse": mse, "device": {"cpu": cpu, "cpu_threads": 1, "gpu": None},
-         "run": {"model": model, **({"covariates": covariates} if covariates else {})}}
+         "covariates": covariates, "run": {"model": model, **({"covariates": covariates} if covariates else {})}}
         for model, covariates, mse, cpu in (("xctformer", None, 0.9, "Old CPU"), ("tide", None, 0.8, "Old CPU"),
                                            ("tide", "future", 0.3, "Old CPU"), ("xctformer", "future", 0.2, "New CPU"))
     ]  # fmt: skip
-    new, old = results_page([_write(tmp_path / "runs", runs)]).split("## `")[-2:]
+    page = results_page([_write(tmp_path / "runs", runs)])
+    new, old = page.split("## `")[-2:]
+    assert page.count("MSE with covariates against the same runs without them") == 1  # once a folder
+    assert "`tide` -62.5% (future on ETTh1), `xctformer` -77.8% (future on ETTh1)." in page  # across machines
     assert "| ETTh1   | 96      | covariates=future | 0.200     |" in new
     assert "| ETTh1   | 96      | covariates=future | -         | 0.300     |" in old
     assert "| ETTh1   | 96      | covariates=none   | 0.900     | **0.800** |" in old

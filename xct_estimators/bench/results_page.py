@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
-from .comparison import helps_section
+from .comparison import covariate_sentence, helps_section
 from .option_types import PAGE_MARK
 from .page_tables import summary_tables
 from .record import Record
@@ -152,6 +152,9 @@ def results_page(
         for device, group in sorted(machines.items()):
             title = f"## `{folder}`" + (f": {device}" if len(machines) > 1 else "")
             sections.append("\n".join([title, "", *provenance_lines(group), "", summary_tables(group, records)]))
+        covariates = covariate_sentence([r for r in records if r.task == "forecast"])
+        if covariates:  # over the folder's machines: the runs with covariates beside those without
+            sections[-1] += f"\n\n{covariates}"
     helps = helps_section(shown, markdown_table)
     if helps:  # the conclusion first, the tables it draws on after it
         sections.insert(1, helps)
