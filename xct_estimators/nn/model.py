@@ -89,10 +89,9 @@ class XCTFormerNet(nn.Module):
         c = self.config
         n_outputs = c.n_token_channels if n_outputs is None else n_outputs
         if not 0 < n_outputs <= c.n_token_channels:
-            raise ValueError(
-                f"n_outputs={n_outputs}: the network decodes 1 to {c.n_token_channels} channels (the targets and past "
-                f"covariates; the {c.n_future_channels} future covariates are inputs only)."
-            )
+            inputs_only = " (future covariates are inputs only)" if c.n_future_channels else ""
+            decodes = f"the network decodes 1 to {c.n_token_channels} channels{inputs_only}"
+            raise ValueError(f"n_outputs={n_outputs}: {decodes}.")
         mean, std = instance_stats(x, mask)
         f = c.n_future_channels
         if f:  # a future covariate's statistics span its window and horizon: a plan may start after the window
