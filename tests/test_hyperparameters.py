@@ -19,6 +19,7 @@ from xct_estimators.nn.hyperparameters import (
     ARCHITECTURE_PARAMS,
     DECOP_AUTO_DOC,
     NETWORK_PARAMS,
+    PLACEHOLDER,
     RECONSTRUCTION_DEFAULTS,
     defaults,
     hyperparameters_of,
@@ -74,8 +75,10 @@ def _documentation():
 
 @pytest.mark.parametrize("estimator", (XCTFormerConfig,) + FORECASTING + RECONSTRUCTION, ids=lambda c: c.__name__)
 def test_every_docstring_holds_each_parameters_entry_from_its_table(estimator):
-    """The docstrings are written out in the source; each entry must read as the table writes it."""
+    """Each docstring's ``{parameters}`` line became the entries as the table writes them, in the
+    style of the estimator's ecosystem; the entries in its own words stay."""
     doc = " ".join((estimator.__init__.__doc__ if estimator is XCTFormerModel else estimator.__doc__).split())
+    assert PLACEHOLDER not in doc
     style, extra, more, own_words = _documentation()[estimator]
     entries = parameter_entries(estimator, style, extra, more)
     assert set(hyperparameters_of(estimator)) <= set(entries) and all(f"{name} : " in doc for name in own_words)

@@ -33,9 +33,11 @@ from .callbacks import KeepBestValidationWeights
 from .forecasting_module import _XCTFormerModule, paper_recipe  # saved models name the module here too
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, XCTFormerNet, auto_decop_k, get_preset
 from .nn.attention import plain_attention
-from .nn.compiling import CompileOption, compile_options, uncompiled
+from .nn.compiling import COMPILE, CompileOption, compile_options, uncompiled
 from .nn.hyperparameters import (
     ARCHITECTURE_PARAMS,
+    DECOP_AUTO_DOC,
+    documented,
     hyperparameters_of,
     network_kwargs,
 )
@@ -63,6 +65,7 @@ def _check_checkpoint_matches(model, path: str) -> None:
         )
 
 
+@documented("darts", extra={"decop_k": DECOP_AUTO_DOC}, more={"compile": COMPILE})
 class XCTFormerModel(MixedCovariatesTorchModel):
     def __init__(
         self,
@@ -130,66 +133,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             the input chunk end). This will create a gap between the input and output. Predictions will start
             `output_chunk_shift` steps after the end of the target `series`. If `output_chunk_shift` is set, the
             model cannot generate autoregressive predictions (`n > output_chunk_length`).
-        patch_len
-            Length of each patch (token) cut from every channel. Default: ``16``.
-        stride
-            Step between the starts of consecutive patches (the paper: ``patch_len / 2``). Default:
-            ``8``.
-        d_model
-            Width of every token; must be divisible by ``n_heads``. Default: ``32``.
-        n_heads
-            Number of attention heads. Default: ``2``.
-        d_ff
-            Width of the hidden layer of each encoder layer's feed-forward block. Default: ``64``.
-        e_layers
-            Number of encoder layers. Default: ``2``.
-        dropout
-            Dropout on the patch tokens (after the positional embedding). Default: ``0.1``.
-        fc_dropout
-            Dropout on the attention output (before its residual) and in the feed-forward block.
-            Default: ``0.05``.
-        attn_dropout
-            Dropout on the attention weights (after AbsAct, before they multiply V). Default:
-            ``0.5``.
-        head_dropout
-            Dropout on the flattened tokens before the linear output head. Default: ``0.0``.
-        decop_k
-            ``None`` for full CRAB attention over all N = channels x patches tokens; an integer
-            ``k`` compresses the N x N attention to N x k with DeCoP (no learnable mask then).
-            ``"auto"``: the paper's rule (DeCoP with ``k=64`` above 60 channels, counting target and
-            past-covariate components). Default: ``None``.
-        use_mask
-            Ablation switch: ``False`` removes CRAB's learnable mask and its min-shift. Default:
-            ``True``.
-        activation
-            ``"absact"`` (the paper), ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)) or
-            ``"absact_clipped"`` (ablation: AbsAct's negative weights set to zero). Default:
-            ``'absact'``.
-        mixing
-            ``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own
-            channel) or ``"channel"`` (only to tokens of its own patch index); the last two are the
-            paper's ablations. Default: ``'full'``.
-        decop_variant
-            With DeCoP only: ``"paper"`` (the paper's equations) or ``"authors"`` (the authors'
-            code's value reshaping and compressor initialisation; see ``docs/decop.md``). Default:
-            ``'paper'``.
-        max_attention_bytes
-            Bound on the estimated memory of full CRAB attention, checked for one sample when the
-            model is built and for a training batch at ``fit``; above it an error names the largest
-            batch that fits and suggests ``decop_k``. ``None`` disables the check. Default: ``16
-            GiB``.
-        fused_attention
-            Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
-            N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
-            plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
-            weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
-            Default: ``True``.
-        compile
-            Compile the network with ``torch.compile`` for training and prediction (in place: saved
-            weights are the same either way). A dict passes its arguments to ``torch.compile`` (e.g.
-            ``{"mode": "max-autotune"}``). Worth it on a GPU, together with ``bf16-mixed``
-            precision; on a CPU the fused attention is already compiled code and the first steps pay
-            the compilation (see docs/scaling.md). Default: ``False``.
+        {parameters}
         use_static_covariates
             Whether the model uses the target series' static covariates (numeric; encode categorical
             ones first, e.g. with Darts' ``StaticCovariatesTransformer``) when it has them: each row

@@ -24,7 +24,7 @@ from ._devices import is_distributed
 from ._quiet import quiet_lightning
 from .nn import DEFAULT_MAX_ATTENTION_BYTES, XCTFormerConfig, get_preset, memory
 from .nn.compiling import COMPILE, CompileOption, compile_options
-from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, network_kwargs
+from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, Hyperparameter, documented, network_kwargs
 from .reconstruction_inference import ReconstructionInference
 from .reconstruction_module import _ReconstructionModule  # pickled engines name it here too
 from .training import trainer_kwargs, training_loader, validation_callbacks, validation_loader
@@ -91,6 +91,7 @@ TRAINING_PARAMETERS = {h.name: h for h in (
 # fmt: on
 
 
+@documented("darts", more=TRAINING_PARAMETERS)
 @dataclass(eq=False)
 class ReconstructionEngine(ReconstructionInference):
     """Train XCTFormer to reconstruct windows of a series; reconstruct any length.
@@ -101,113 +102,7 @@ class ReconstructionEngine(ReconstructionInference):
         Length of the windows the network sees (the paper: 1024 for imputation, 100 for anomaly
         detection). Training series must be at least this long; shorter series given after
         ``fit`` are reconstructed after the end of the training series (see :meth:`reconstruct`).
-    patch_len
-        Length of each patch (token) cut from every channel. Default: ``16``.
-    stride
-        Step between the starts of consecutive patches (the paper: ``patch_len / 2``). Default:
-        ``8``.
-    d_model
-        Width of every token; must be divisible by ``n_heads``. Default: ``32``.
-    n_heads
-        Number of attention heads. Default: ``2``.
-    d_ff
-        Width of the hidden layer of each encoder layer's feed-forward block. Default: ``64``.
-    e_layers
-        Number of encoder layers. Default: ``2``.
-    dropout
-        Dropout on the patch tokens (after the positional embedding). Default: ``0.1``.
-    fc_dropout
-        Dropout on the attention output (before its residual) and in the feed-forward block.
-        Default: ``0.05``.
-    attn_dropout
-        Dropout on the attention weights (after AbsAct, before they multiply V). Default: ``0.3``.
-    decop_k
-        ``None`` for full CRAB attention over all N = channels x patches tokens; an integer ``k``
-        compresses the N x N attention to N x k with DeCoP (no learnable mask then). Default:
-        ``None``.
-    use_mask
-        Ablation switch: ``False`` removes CRAB's learnable mask and its min-shift. Default:
-        ``True``.
-    activation
-        ``"absact"`` (the paper), ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)) or
-        ``"absact_clipped"`` (ablation: AbsAct's negative weights set to zero). Default:
-        ``'absact'``.
-    mixing
-        ``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own
-        channel) or ``"channel"`` (only to tokens of its own patch index); the last two are the
-        paper's ablations. Default: ``'full'``.
-    max_attention_bytes
-        Bound on the estimated memory of full CRAB attention, checked for one sample when the model
-        is built and for a training batch at ``fit``; above it an error names the largest batch that
-        fits and suggests ``decop_k``. ``None`` disables the check. Default: ``16 GiB``.
-    fused_attention
-        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
-        N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
-        plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
-        weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
-        Default: ``True``.
-    n_epochs
-        Maximum number of training epochs; early stopping on the validation loss ends training
-        sooner (see ``patience``). Default: ``50``.
-    batch_size
-        Training batch size. Default: ``32``.
-    learning_rate
-        Peak learning rate of Adam's per-batch one-cycle schedule (``pct_start=0.4``, spread over
-        ``n_epochs``); Adam runs torch's fused implementation where the device has one. Default:
-        ``0.005``.
-    patience
-        Epochs without a lower validation loss before training stops (the paper's code: 6); the best
-        validation epoch's weights are restored at the end. ``None`` trains all ``n_epochs`` (the
-        best epoch's weights are still restored when there is validation data). Default: ``3``.
-    validation_fraction
-        Share of the training data, taken from its end, held out as validation windows (never
-        trained on) when ``fit`` gets no validation data; enlarged to one window when shorter.
-        ``0``: no validation, no early stopping, the last epoch's weights. Default: ``0.1``.
-    patience_after_warmup
-        Count ``patience`` only once the one-cycle learning rate has peaked (after 40 % of
-        ``n_epochs``): the validation loss often rises while the rate warms up. ``False``: count
-        from the first epoch, as the paper's code does (``xct-bench`` uses this). Default: ``True``.
-    mask_rate
-        Imputation mode: the share of observed points hidden at random in each training window; the
-        loss is the MSE on those points, and validation windows get fixed, seeded masks of the same
-        rate. ``None``: anomaly mode, plain reconstruction MSE. Default: ``None``.
-    fill
-        What the network sees at hidden points: ``"linear"`` (per-window linear interpolation from
-        the observed points) or ``"zero"`` (the paper: zero after instance normalisation, with the
-        mask passed to the network). The loss is on the hidden points either way. Default:
-        ``'linear'``.
-    window_stride
-        Step between inference windows; overlapping reconstructions are averaged. ``None``:
-        ``window_length // 2``. Default: ``None``.
-    train_stride
-        Step between training (and validation) windows. Default: ``1``.
-    random_state
-        Seed for weights, training order and masks. Default: ``None``.
-    accelerator
-        Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``. Default: ``'auto'``.
-    devices
-        Lightning devices; several train data-parallel (``ddp_spawn``) and reconstruct on one.
-        Default: ``'auto'``.
-    precision
-        Lightning precision: ``"32"``, or ``"bf16-mixed"`` / ``"16-mixed"`` for mixed precision
-        (sums in float32). Default: ``'32'``.
-    progress_bar
-        Show Lightning's progress bar while training. Default: ``False``.
-    inference_device
-        Where reconstruction and scoring run (e.g. ``"cpu"``, ``"cuda:1"``). ``None``: the device
-        training ran on, as Lightning chose it; a saved engine loaded where that device is missing
-        falls back to the CPU with a warning. Default: ``None``.
-    pl_trainer_kwargs
-        More keyword arguments for the Lightning ``Trainer`` (e.g. ``{"strategy": "ddp"}`` or
-        ``{"gradient_clip_val": 1.0}``); they win over ``accelerator``, ``devices`` and
-        ``precision``, and their ``callbacks`` are added to the engine's own (best weights, early
-        stopping). Default: ``None``.
-    compile
-        Compile the network with ``torch.compile`` for training and prediction (in place: saved
-        weights are the same either way). A dict passes its arguments to ``torch.compile`` (e.g.
-        ``{"mode": "max-autotune"}``). Worth it on a GPU, together with ``bf16-mixed`` precision; on
-        a CPU the fused attention is already compiled code and the first steps pay the compilation
-        (see docs/scaling.md). Default: ``False``.
+    {parameters}
     """
 
     window_length: int = 96

@@ -9,7 +9,7 @@ from typing import Literal, Optional
 from .._checks import is_positive_int, positive_int
 from . import memory
 from .absact import FUSED_ACTIVATIONS
-from .hyperparameters import ABLATIONS, defaults
+from .hyperparameters import ABLATIONS, defaults, documented
 
 MIXINGS = ("full", "time", "channel")
 DECOP_VARIANTS = ("paper", "authors")
@@ -25,6 +25,7 @@ def patch_count(seq_len: int, patch_len: int, stride: int) -> int:
     return (seq_len - patch_len) // stride + 2
 
 
+@documented("darts")
 @dataclass(frozen=True)
 class XCTFormerConfig:
     """Hyperparameters of :class:`~xct_estimators.nn.XCTFormerNet`.
@@ -37,56 +38,7 @@ class XCTFormerConfig:
         Number of channels (variates) in the input window.
     out_len
         Length of the output: the horizon for forecasting, ``seq_len`` for reconstruction.
-    patch_len
-        Length of each patch (token) cut from every channel. Default: ``16``.
-    stride
-        Step between the starts of consecutive patches (the paper: ``patch_len / 2``). Default:
-        ``8``.
-    d_model
-        Width of every token; must be divisible by ``n_heads``. Default: ``32``.
-    n_heads
-        Number of attention heads. Default: ``2``.
-    d_ff
-        Width of the hidden layer of each encoder layer's feed-forward block. Default: ``64``.
-    e_layers
-        Number of encoder layers. Default: ``2``.
-    dropout
-        Dropout on the patch tokens (after the positional embedding). Default: ``0.1``.
-    fc_dropout
-        Dropout on the attention output (before its residual) and in the feed-forward block.
-        Default: ``0.05``.
-    attn_dropout
-        Dropout on the attention weights (after AbsAct, before they multiply V). Default: ``0.5``.
-    head_dropout
-        Dropout on the flattened tokens before the linear output head. Default: ``0.0``.
-    decop_k
-        ``None`` for full CRAB attention over all N = channels x patches tokens; an integer ``k``
-        compresses the N x N attention to N x k with DeCoP (no learnable mask then). Default:
-        ``None``.
-    use_mask
-        Ablation switch: ``False`` removes CRAB's learnable mask and its min-shift. Default:
-        ``True``.
-    activation
-        ``"absact"`` (the paper), ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)) or
-        ``"absact_clipped"`` (ablation: AbsAct's negative weights set to zero). Default:
-        ``'absact'``.
-    mixing
-        ``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own
-        channel) or ``"channel"`` (only to tokens of its own patch index); the last two are the
-        paper's ablations. Default: ``'full'``.
-    decop_variant
-        With DeCoP only: ``"paper"`` (the paper's equations) or ``"authors"`` (the authors' code's
-        value reshaping and compressor initialisation; see ``docs/decop.md``). Default: ``'paper'``.
-    fused_attention
-        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
-        N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
-        plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
-        weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
-        Default: ``True``.
-    max_attention_bytes
-        Bound on the estimated memory of full CRAB attention, checked for one sample when the model
-        is built and for a training batch at ``fit``; above it an error names the largest batch that
-        fits and suggests ``decop_k``. ``None`` disables the check. Default: ``16 GiB``.
+    {parameters}
     n_future_channels
         How many of the last input channels are known over the forecast horizon too (future
         covariates): the known-future decoder reads them over window and horizon; they are not cut

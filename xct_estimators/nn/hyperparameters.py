@@ -2,9 +2,9 @@
 rules on them: when DeCoP replaces full CRAB, and the ablations as overrides.
 
 :class:`~xct_estimators.nn.XCTFormerConfig`'s fields, every estimator's signature, and the name
-lists of the adapters, ``xct-bench --arch`` and the tuner come from :data:`HYPERPARAMETERS`. The
-estimators' docstrings hold each entry written out (:func:`parameter_entries` gives it), and
-``tests/test_hyperparameters.py`` checks that they agree with the table.
+lists of the adapters, ``xct-bench --arch`` and the tuner come from :data:`HYPERPARAMETERS`. So do
+the estimators' docstrings: :func:`documented` writes each entry (:func:`parameter_entries`) where
+a docstring says ``{parameters}``.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def architecture_type(name: str) -> type:
     return float if BY_NAME[name].type == "float" else int
 
 
-# -- documentation: each estimator's docstring holds these entries, written out -----------------
+# -- documentation: each estimator's docstring gets these entries from the table -----------------
 
 _WIDTH = 100
 
@@ -160,3 +160,29 @@ def parameter_entries(cls, style: str, extra: dict | None = None, more: dict | N
         text = text if style == "sktime" else f"{text} Default: ``{default}``."
         entries[name] = "\n".join([head, *textwrap.wrap(text, _WIDTH, initial_indent="    ", subsequent_indent="    ")])
     return entries
+
+
+#: The line of a docstring that :func:`documented` replaces with the entries.
+PLACEHOLDER = "{parameters}"
+
+
+def documented(style: str, extra: dict | None = None, more: dict | None = None, own_words: tuple = ()):
+    """Class decorator: the ``{parameters}`` line of the class's docstring (or of its ``__init__``'s,
+    as Darts writes it) becomes the entry of each hyperparameter the class takes, in its signature's
+    order, as :func:`parameter_entries` writes it; the entries named in ``own_words`` stay written
+    out in the docstring. One home for each entry: its table."""
+
+    def decorate(cls):
+        entries = parameter_entries(cls, style, extra, more)
+        holder = cls if PLACEHOLDER in (cls.__doc__ or "") else cls.__init__
+        if holder.__doc__ is None:  # python -OO
+            return cls
+        lines = holder.__doc__.split("\n")
+        at = next(i for i, line in enumerate(lines) if line.strip() == PLACEHOLDER)
+        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+        ours = [entry for name, entry in entries.items() if name not in own_words]
+        written = [indent + line for entry in ours for line in entry.split("\n")]
+        holder.__doc__ = "\n".join(lines[:at] + written + lines[at + 1 :])
+        return cls
+
+    return decorate

@@ -13,7 +13,8 @@ from .. import training
 from .._checks import NotFittedError
 from .._quiet import quiet_lightning
 from ..nn import DEFAULT_MAX_ATTENTION_BYTES
-from ..nn.hyperparameters import network_kwargs
+from ..nn.compiling import COMPILE
+from ..nn.hyperparameters import DECOP_AUTO_DOC, documented, network_kwargs
 from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION, TRAINING_PARAMETERS
@@ -27,6 +28,7 @@ _TEST_PARAMS = dict(input_chunk_length=6, **TINY, pl_trainer_kwargs={"enable_pro
 _HARDWARE = {name: TRAINING_PARAMETERS[name] for name in ("accelerator", "devices", "precision")}
 
 
+@documented("sktime", extra={"decop_k": DECOP_AUTO_DOC}, more={**_HARDWARE, "compile": COMPILE})
 class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
     """XCTFormer forecaster for sktime: cross-channel, cross-time attention over patch tokens.
 
@@ -47,49 +49,7 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
     output_chunk_length : int or None, default=None
         Steps predicted at once. ``None``: the largest step of the ``fh`` seen in ``fit`` (1 if
         ``fit`` sees no ``fh``). Longer horizons are forecast autoregressively.
-    patch_len : int, default=16
-        Length of each patch (token) cut from every channel.
-    stride : int, default=8
-        Step between the starts of consecutive patches (the paper: ``patch_len / 2``).
-    d_model : int, default=32
-        Width of every token; must be divisible by ``n_heads``.
-    n_heads : int, default=2
-        Number of attention heads.
-    d_ff : int, default=64
-        Width of the hidden layer of each encoder layer's feed-forward block.
-    e_layers : int, default=2
-        Number of encoder layers.
-    dropout : float, default=0.1
-        Dropout on the patch tokens (after the positional embedding).
-    fc_dropout : float, default=0.05
-        Dropout on the attention output (before its residual) and in the feed-forward block.
-    attn_dropout : float, default=0.5
-        Dropout on the attention weights (after AbsAct, before they multiply V).
-    head_dropout : float, default=0.0
-        Dropout on the flattened tokens before the linear output head.
-    decop_k : int, "auto" or None, default=None
-        ``None`` for full CRAB attention over all N = channels x patches tokens; an integer ``k``
-        compresses the N x N attention to N x k with DeCoP (no learnable mask then). ``"auto"``: the
-        paper's rule (DeCoP with ``k=64`` above 60 channels, counting target and past-covariate
-        components).
-    use_mask : bool, default=True
-        Ablation switch: ``False`` removes CRAB's learnable mask and its min-shift.
-    activation : {"absact", "softmax", "absact_clipped"}, default='absact'
-        ``"absact"`` (the paper), ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)) or
-        ``"absact_clipped"`` (ablation: AbsAct's negative weights set to zero).
-    mixing : {"full", "time", "channel"}, default='full'
-        ``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own
-        channel) or ``"channel"`` (only to tokens of its own patch index); the last two are the
-        paper's ablations.
-    max_attention_bytes : int or None, default=16 GiB
-        Bound on the estimated memory of full CRAB attention, checked for one sample when the model is
-        built and for a training batch at ``fit``; above it an error names the largest batch that fits
-        and suggests ``decop_k``. ``None`` disables the check.
-    fused_attention : bool, default=True
-        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
-        N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
-        plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
-        weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
+    {parameters}
     n_epochs, batch_size : int, default=10, 32
         Training epochs and batch size.
     learning_rate : float, default=1e-3
@@ -118,19 +78,6 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         More keyword arguments for the Lightning trainer; they win over ``accelerator``,
         ``devices`` and ``precision``. Training is quiet unless they say otherwise
         (``{"enable_progress_bar": True}`` shows the bar).
-    accelerator : str, default='auto'
-        Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``.
-    devices : int, str or list, default='auto'
-        Lightning devices; several train data-parallel (``ddp_spawn``) and reconstruct on one.
-    precision : str, default='32'
-        Lightning precision: ``"32"``, or ``"bf16-mixed"`` / ``"16-mixed"`` for mixed precision
-        (sums in float32).
-    compile : bool or dict, default=False
-        Compile the network with ``torch.compile`` for training and prediction (in place: saved
-        weights are the same either way). A dict passes its arguments to ``torch.compile`` (e.g.
-        ``{"mode": "max-autotune"}``). Worth it on a GPU, together with ``bf16-mixed`` precision; on
-        a CPU the fused attention is already compiled code and the first steps pay the compilation
-        (see docs/scaling.md).
 
     Attributes
     ----------

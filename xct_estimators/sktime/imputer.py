@@ -7,7 +7,7 @@ import pandas as pd
 from sktime.transformations.base import BaseTransformer
 
 from ..nn import DEFAULT_MAX_ATTENTION_BYTES
-from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS
+from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS, documented
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import (
     DEFAULT_FILL,
@@ -15,11 +15,13 @@ from ..reconstruction import (
     DEFAULT_MAX_EPOCHS,
     DEFAULT_PATIENCE,
     DEFAULT_VALIDATION_FRACTION,
+    TRAINING_PARAMETERS,
     preset_params,
 )
 from ._engine_params import TEST_PARAMS, FittedNetwork, build_engine
 
 
+@documented("sktime", more=TRAINING_PARAMETERS, own_words=("mask_rate", "fill"))  # no anomaly mode here
 class XCTFormerImputer(FittedNetwork, BaseTransformer):
     """Impute missing values with XCTFormer, a cross-channel, cross-time transformer.
 
@@ -37,96 +39,7 @@ class XCTFormerImputer(FittedNetwork, BaseTransformer):
         continuation of the training data (with a warning).
     mask_rate : float, default=0.25
         Share of observed points hidden in each training window (the paper: 0.125 to 0.5).
-    patch_len : int, default=16
-        Length of each patch (token) cut from every channel.
-    stride : int, default=8
-        Step between the starts of consecutive patches (the paper: ``patch_len / 2``).
-    d_model : int, default=32
-        Width of every token; must be divisible by ``n_heads``.
-    n_heads : int, default=2
-        Number of attention heads.
-    d_ff : int, default=64
-        Width of the hidden layer of each encoder layer's feed-forward block.
-    e_layers : int, default=2
-        Number of encoder layers.
-    dropout : float, default=0.1
-        Dropout on the patch tokens (after the positional embedding).
-    fc_dropout : float, default=0.05
-        Dropout on the attention output (before its residual) and in the feed-forward block.
-    attn_dropout : float, default=0.3
-        Dropout on the attention weights (after AbsAct, before they multiply V).
-    decop_k : int or None, default=None
-        ``None`` for full CRAB attention over all N = channels x patches tokens; an integer ``k``
-        compresses the N x N attention to N x k with DeCoP (no learnable mask then).
-    use_mask : bool, default=True
-        Ablation switch: ``False`` removes CRAB's learnable mask and its min-shift.
-    activation : {"absact", "softmax", "absact_clipped"}, default='absact'
-        ``"absact"`` (the paper), ``"softmax"`` (ablation; scores scaled by 1/sqrt(d)) or
-        ``"absact_clipped"`` (ablation: AbsAct's negative weights set to zero).
-    mixing : {"full", "time", "channel"}, default='full'
-        ``"full"`` (every token attends to every token), ``"time"`` (only to tokens of its own
-        channel) or ``"channel"`` (only to tokens of its own patch index); the last two are the
-        paper's ablations.
-    max_attention_bytes : int or None, default=16 GiB
-        Bound on the estimated memory of full CRAB attention, checked for one sample when the model
-        is built and for a training batch at ``fit``; above it an error names the largest batch that
-        fits and suggests ``decop_k``. ``None`` disables the check.
-    fused_attention : bool, default=True
-        Run CRAB's chain from Q, K, V to the weighted values as one autograd function that keeps no N x
-        N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; gradients equal
-        plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N
-        weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md).
-    n_epochs : int, default=50
-        Maximum number of training epochs; early stopping on the validation loss ends training
-        sooner (see ``patience``).
-    batch_size : int, default=32
-        Training batch size.
-    learning_rate : float, default=0.005
-        Peak learning rate of Adam's per-batch one-cycle schedule (``pct_start=0.4``, spread over
-        ``n_epochs``); Adam runs torch's fused implementation where the device has one.
-    patience : int or None, default=3
-        Epochs without a lower validation loss before training stops (the paper's code: 6); the best
-        validation epoch's weights are restored at the end. ``None`` trains all ``n_epochs`` (the
-        best epoch's weights are still restored when there is validation data).
-    validation_fraction : float, default=0.1
-        Share of the training data, taken from its end, held out as validation windows (never
-        trained on) when ``fit`` gets no validation data; enlarged to one window when shorter.
-        ``0``: no validation, no early stopping, the last epoch's weights.
-    patience_after_warmup : bool, default=True
-        Count ``patience`` only once the one-cycle learning rate has peaked (after 40 % of
-        ``n_epochs``): the validation loss often rises while the rate warms up. ``False``: count
-        from the first epoch, as the paper's code does (``xct-bench`` uses this).
-    window_stride : int or None, default=None
-        Step between inference windows; overlapping reconstructions are averaged. ``None``:
-        ``window_length // 2``.
-    train_stride : int, default=1
-        Step between training (and validation) windows.
-    random_state : int or None, default=None
-        Seed for weights, training order and masks.
-    accelerator : str, default='auto'
-        Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``.
-    devices : int, str or list, default='auto'
-        Lightning devices; several train data-parallel (``ddp_spawn``) and reconstruct on one.
-    precision : str, default='32'
-        Lightning precision: ``"32"``, or ``"bf16-mixed"`` / ``"16-mixed"`` for mixed precision
-        (sums in float32).
-    progress_bar : bool, default=False
-        Show Lightning's progress bar while training.
-    inference_device : str or None, default=None
-        Where reconstruction and scoring run (e.g. ``"cpu"``, ``"cuda:1"``). ``None``: the device
-        training ran on, as Lightning chose it; a saved engine loaded where that device is missing
-        falls back to the CPU with a warning.
-    pl_trainer_kwargs : dict or None, default=None
-        More keyword arguments for the Lightning ``Trainer`` (e.g. ``{"strategy": "ddp"}`` or
-        ``{"gradient_clip_val": 1.0}``); they win over ``accelerator``, ``devices`` and
-        ``precision``, and their ``callbacks`` are added to the engine's own (best weights, early
-        stopping).
-    compile : bool or dict, default=False
-        Compile the network with ``torch.compile`` for training and prediction (in place: saved
-        weights are the same either way). A dict passes its arguments to ``torch.compile`` (e.g.
-        ``{"mode": "max-autotune"}``). Worth it on a GPU, together with ``bf16-mixed`` precision; on
-        a CPU the fused attention is already compiled code and the first steps pay the compilation
-        (see docs/scaling.md).
+    {parameters}
     fill : {"zero", "linear"}, default="linear"
         What the network sees at missing points: a per-window linear interpolation of the
         observed points (measured better on ETTh1 at every mask rate, ``benchmarks/imputer_defaults.py``) or
