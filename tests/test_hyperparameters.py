@@ -195,3 +195,16 @@ def test_the_plain_and_fused_paths_train_alike_without_dropout():
         assert engine.network_.config.fused_attention is fused
         out[fused] = engine.reconstruct(values)
     np.testing.assert_allclose(out[True], out[False], rtol=1e-5, atol=1e-5)
+
+
+def test_a_class_without_the_placeholder_is_refused_by_name():
+    from xct_estimators.nn.hyperparameters import documented
+
+    class Undocumented:
+        """No parameters line."""
+
+        def __init__(self, d_model=32):
+            self.d_model = d_model
+
+    with pytest.raises(ValueError, match=r"Undocumented's docstring needs a line \{parameters\}"):
+        documented("sktime")(Undocumented)

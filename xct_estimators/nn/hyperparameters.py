@@ -10,6 +10,7 @@ a docstring says ``{parameters}``.
 from __future__ import annotations
 
 import inspect
+import sys
 import textwrap
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -174,9 +175,11 @@ def documented(style: str, extra: dict | None = None, more: dict | None = None, 
 
     def decorate(cls):
         entries = parameter_entries(cls, style, extra, more)
-        holder = cls if PLACEHOLDER in (cls.__doc__ or "") else cls.__init__
-        if holder.__doc__ is None:  # python -OO
+        if sys.flags.optimize >= 2:  # python -OO: no docstrings to write into
             return cls
+        holder = next((h for h in (cls, cls.__init__) if PLACEHOLDER in (h.__doc__ or "")), None)
+        if holder is None:
+            raise ValueError(f"{cls.__name__}'s docstring needs a line {PLACEHOLDER} where its parameters go.")
         lines = holder.__doc__.split("\n")
         at = next(i for i, line in enumerate(lines) if line.strip() == PLACEHOLDER)
         indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
