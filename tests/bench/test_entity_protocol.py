@@ -1,5 +1,6 @@
 """The per-entity protocol and ``--scoring`` against a plain-numpy rebuild of their rules."""
 
+import argparse
 import json
 import subprocess
 import sys
@@ -140,3 +141,27 @@ def test_the_command_records_each_protocol_and_scoring_and_refuses_an_unknown_on
         ("random", "entity", None),  # a detector without per-channel errors scores its own way
     }
     assert all(r["n_entities"] == 2 for r in records if r["protocol"] == "entity")
+
+
+def test_a_smoothing_span_is_a_centred_moving_mean_of_the_step_scores():
+    rng = np.random.default_rng(2)
+    train, test = rng.normal(size=(600, 3)).astype(np.float32), rng.normal(size=(700, 3)).astype(np.float32)
+    labels = np.zeros(700, dtype=bool)
+    labels[300:360] = True
+    test[300:360, 1] += 2
+    detector = WindowMeanDetector(50)
+    measured = evaluate_point(detector, train, test, labels, 1.0, ["standardize/max/25"])["standardize/max/25"]
+    train_errors, test_errors = detector.point_errors(train)[0], detector.point_errors(test)[0]
+    z = (test_errors - train_errors.mean(axis=0)) / train_errors.std(axis=0)
+    smoothed = pd.Series(z.max(axis=1)).rolling(25, center=True, min_periods=1).mean()  # pandas' centre: 12 back
+    assert measured["auc_pr"] == pytest.approx(average_precision_score(labels, smoothed))
+    assert measured["auc_roc"] == pytest.approx(roc_auc_score(labels, smoothed))
+
+
+@pytest.mark.parametrize("name", ["standardize/max/0", "standardize/max/x", "none/mean/2.5"])
+def test_a_bad_smoothing_span_is_refused_with_the_form(name):
+    from xct_estimators.bench.detect.scoring import scoring_list
+
+    form = "smoothing span .* positive number of steps.*scaling/aggregation\\[/span\\]"
+    with pytest.raises(argparse.ArgumentTypeError, match=form):
+        scoring_list(name)

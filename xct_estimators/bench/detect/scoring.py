@@ -1,11 +1,16 @@
 """``--scoring``: how a reconstructor's per-channel errors become a step's score
-(:mod:`xct_estimators.channel_scores`), named ``scaling/aggregation``: ``none/mean`` is the
+(:mod:`xct_estimators.channel_scores`), named ``scaling/aggregation[/span]``: ``none/mean`` is the
 paper's score, ``standardize/max`` standardises each channel's error by its training errors and
-takes the largest, ``standardize/3`` the mean of the three largest."""
+takes the largest, ``standardize/3`` the mean of the three largest; a third part, as in
+``standardize/max/100``, smooths the step scores by a centred moving mean over that many steps
+(an anomaly lasts many steps, a reconstruction's noise does not: Telemanom's smoothed errors,
+Hundman et al., KDD 2018)."""
 
 from __future__ import annotations
 
 import argparse
+
+import numpy as np
 
 from ...channel_scores import Aggregation, ErrorScale, check_scoring, step_scores
 from ..option_types import csv
@@ -14,12 +19,26 @@ from ..option_types import csv
 PAPER_SCORING = "none/mean"
 
 
-def parse_scoring(name: str) -> tuple[str, Aggregation]:
-    """``"standardize/3"`` -> ``("standardize", 3)``; ``ValueError`` naming the choices."""
-    scaling, _, aggregation = name.partition("/")
+def parse_scoring(name: str) -> tuple[str, Aggregation, int]:
+    """``"standardize/3"`` -> ``("standardize", 3, 1)``, ``"none/mean/100"`` -> ``("none", "mean", 100)``;
+    ``ValueError`` naming the choices."""
+    scaling, _, rest = name.partition("/")
+    aggregation, _, span = rest.partition("/")
     parsed = int(aggregation) if aggregation.isdigit() else aggregation
     check_scoring(scaling, parsed)
-    return scaling, parsed
+    if span and not (span.isdigit() and int(span) >= 1):
+        raise ValueError(f"the smoothing span (a third part) must be a positive number of steps, got {span!r}.")
+    return scaling, parsed, int(span or 1)
+
+
+def moving_mean(scores: np.ndarray, span: int) -> np.ndarray:
+    """Each step's mean over the ``span`` steps centred on it (fewer at the ends)."""
+    if span <= 1:
+        return scores
+    sums = np.concatenate([[0.0], np.cumsum(scores, dtype=np.float64)])
+    steps = np.arange(len(scores))
+    start, stop = np.maximum(steps - span // 2, 0), np.minimum(steps + span - span // 2, len(scores))
+    return (sums[stop] - sums[start]) / (stop - start)
 
 
 def scoring_list(text: str) -> list[str]:
@@ -30,7 +49,8 @@ def scoring_list(text: str) -> list[str]:
             parse_scoring(name)
         except ValueError as error:
             raise argparse.ArgumentTypeError(
-                f"{name!r}: {error} Write a scoring as scaling/aggregation, e.g. none/mean or standardize/max."
+                f"{name!r}: {error} Write a scoring as scaling/aggregation[/span], e.g. none/mean, "
+                "standardize/max or standardize/max/100."
             ) from None
     return names
 
@@ -48,7 +68,9 @@ def scored(detector, train, test, scorings) -> dict:
     scale = ErrorScale.of(train_errors)
     out = {}
     for scoring in scorings:
-        scaling, aggregation = parse_scoring(scoring)
-        train_scores, test_scores = (step_scores(e, scale, scaling, aggregation) for e in (train_errors, test_errors))
+        scaling, aggregation, span = parse_scoring(scoring)
+        train_scores, test_scores = (
+            moving_mean(step_scores(e, scale, scaling, aggregation), span) for e in (train_errors, test_errors)
+        )
         out[scoring] = (train_scores, test_scores, n_windows)
     return out

@@ -26,8 +26,9 @@ class DetectSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendS
     )
     scoring: list[str] = option(
         [PAPER_SCORING],
-        "comma-separated scaling/aggregation pairs for the reconstructors under point and entity: none/mean (the "
-        "paper), standardize/mean, standardize/max, standardize/K (the mean of the K largest channel scores)",
+        "comma-separated scaling/aggregation[/span] for the reconstructors under point and entity: none/mean (the "
+        "paper), standardize/mean, standardize/max, standardize/K (the mean of the K largest channel scores); a "
+        "span, as in standardize/max/100, smooths the step scores by a centred moving mean over that many steps",
         type=scoring_list,
     )
     window_length: int = option(
