@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
-RECORDS = ("detect-entity", "detect-window")
+RECORDS = ("detect-entity", "detect-window", "detect-smoothed")
 PAPER_SCORING = "none/mean"
 
 
