@@ -84,12 +84,18 @@ def test_entity_measures_match_a_plain_numpy_rebuild(tmp_path, scoring):
     assert metrics["auc_pr"] == pytest.approx(auc_pr) and metrics["auc_roc"] == pytest.approx(auc_roc)
 
 
+def noise_with_an_anomaly(seed, n_train, n_test, anomaly, channel, shift):
+    """Standard-normal training and test rows; ``shift`` added to one channel over ``anomaly``."""
+    rng = np.random.default_rng(seed)
+    train, test = (rng.normal(size=(n, 3)).astype(np.float32) for n in (n_train, n_test))
+    labels = np.zeros(n_test, dtype=bool)
+    labels[anomaly] = True
+    test[anomaly, channel] += shift
+    return train, test, labels
+
+
 def test_the_papers_point_scoring_is_unchanged_by_the_scoring_option():
-    rng = np.random.default_rng(1)
-    train, test = rng.normal(size=(800, 3)).astype(np.float32), rng.normal(size=(900, 3)).astype(np.float32)
-    labels = np.zeros(900, dtype=bool)
-    labels[300:340] = True
-    test[300:340, 2] += 4
+    train, test, labels = noise_with_an_anomaly(1, 800, 900, slice(300, 340), channel=2, shift=4)
     detector = WindowMeanDetector(100)
     measured = evaluate_point(detector, train, test, labels, 1.0, ["none/mean", "standardize/max"])
     paper = measured["none/mean"]
@@ -144,11 +150,7 @@ def test_the_command_records_each_protocol_and_scoring_and_refuses_an_unknown_on
 
 
 def test_a_smoothing_span_is_a_centred_moving_mean_of_the_step_scores():
-    rng = np.random.default_rng(2)
-    train, test = rng.normal(size=(600, 3)).astype(np.float32), rng.normal(size=(700, 3)).astype(np.float32)
-    labels = np.zeros(700, dtype=bool)
-    labels[300:360] = True
-    test[300:360, 1] += 2
+    train, test, labels = noise_with_an_anomaly(2, 600, 700, slice(300, 360), channel=1, shift=2)
     detector = WindowMeanDetector(50)
     measured = evaluate_point(detector, train, test, labels, 1.0, ["standardize/max/25"])["standardize/max/25"]
     train_errors, test_errors = detector.point_errors(train)[0], detector.point_errors(test)[0]
