@@ -155,7 +155,8 @@ def test_a_smoothing_span_is_a_centred_moving_mean_of_the_step_scores():
     measured = evaluate_point(detector, train, test, labels, 1.0, ["standardize/max/25"])["standardize/max/25"]
     train_errors, test_errors = detector.point_errors(train)[0], detector.point_errors(test)[0]
     z = (test_errors - train_errors.mean(axis=0)) / train_errors.std(axis=0)
-    smoothed = pd.Series(z.max(axis=1)).rolling(25, center=True, min_periods=1).mean()  # pandas' centre: 12 back
+    window = np.ones(25)  # 12 steps either side, fewer at the ends
+    smoothed = np.convolve(z.max(axis=1), window, "same") / np.convolve(np.ones(len(z)), window, "same")
     assert measured["auc_pr"] == pytest.approx(average_precision_score(labels, smoothed))
     assert measured["auc_roc"] == pytest.approx(roc_auc_score(labels, smoothed))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+import pandas as pd
 
 from ...channel_scores import Aggregation, ErrorScale, check_scoring, step_scores
 from ..option_types import csv
@@ -32,13 +33,10 @@ def parse_scoring(name: str) -> tuple[str, Aggregation, int]:
 
 
 def moving_mean(scores: np.ndarray, span: int) -> np.ndarray:
-    """Each step's mean over the ``span`` steps centred on it (fewer at the ends)."""
+    """Each step's mean over the ``span`` steps centred on it (fewer at the ends; NaN steps left out)."""
     if span <= 1:
         return scores
-    sums = np.concatenate([[0.0], np.cumsum(scores, dtype=np.float64)])
-    steps = np.arange(len(scores))
-    start, stop = np.maximum(steps - span // 2, 0), np.minimum(steps + span - span // 2, len(scores))
-    return (sums[stop] - sums[start]) / (stop - start)
+    return pd.Series(scores).rolling(span, center=True, min_periods=1).mean().to_numpy()
 
 
 def scoring_list(text: str) -> list[str]:
