@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-import pandas as pd
 
 from ...channel_scores import Aggregation, ErrorScale, check_scoring, step_scores
 from ..option_types import csv
@@ -36,6 +35,8 @@ def moving_mean(scores: np.ndarray, span: int) -> np.ndarray:
     """Each step's mean over the ``span`` steps centred on it (fewer at the ends; NaN steps left out)."""
     if span <= 1:
         return scores
+    import pandas as pd  # lazily: the CLI parses --scoring before any heavy import
+
     return pd.Series(scores).rolling(span, center=True, min_periods=1).mean().to_numpy()
 
 
