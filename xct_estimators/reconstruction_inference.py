@@ -5,6 +5,7 @@ device (:class:`ReconstructionInference`, a base of
 from __future__ import annotations
 
 import warnings
+from typing import Optional
 
 import numpy as np
 import torch
@@ -145,12 +146,29 @@ class ReconstructionInference:
             torch.onnx.export(module, (x, visible), path, **options)
         return path
 
-    def score(self, values: np.ndarray) -> np.ndarray:
-        """Per-point squared reconstruction error, (time, channels); NaN where unobserved."""
+    def score(self, values: np.ndarray, hidden_passes: Optional[int] = None) -> np.ndarray:
+        """Per-point squared reconstruction error, (time, channels); NaN where unobserved.
+
+        ``hidden_passes=K`` (an integer >= 2) judges each point by what its context says it should
+        be: K reconstructions, each hiding every K-th point of each channel (shifted by one step per
+        channel), and each point's error taken from the one where it was hidden. A reconstruction
+        from the point itself can copy an anomaly; this one cannot. Meant for an engine trained with
+        ``mask_rate`` (to fill hidden points); K times the work of ``None`` (every point seen).
+        """
         if self.module is None:
             raise NotFittedError("The engine has not been fitted yet: call fit() first.")
+        if hidden_passes is not None and not (type(hidden_passes) is int and hidden_passes >= 2):
+            raise ValueError(f"hidden_passes must be None or an integer >= 2, got {hidden_passes!r}.")
         values = self.check_values(values, fitting=False)
-        return (self._reconstruct_checked(values) - values) ** 2
+        if hidden_passes is None:
+            return (self._reconstruct_checked(values) - values) ** 2
+        phase = (np.arange(len(values))[:, None] + np.arange(values.shape[1])) % hidden_passes
+        errors = np.full(values.shape, np.nan, dtype=np.float32)
+        for k in range(hidden_passes):
+            hidden = (phase == k) & ~np.isnan(values)
+            reconstruction = self._reconstruct_checked(np.where(hidden, np.nan, values))
+            errors[hidden] = ((reconstruction - values) ** 2)[hidden]
+        return errors
 
 
 class _WindowReconstruction(torch.nn.Module):

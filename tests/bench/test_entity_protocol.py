@@ -165,6 +165,6 @@ def test_a_smoothing_span_is_a_centred_moving_mean_of_the_step_scores():
 def test_a_bad_smoothing_span_is_refused_with_the_form(name):
     from xct_estimators.bench.detect.scoring import scoring_list
 
-    form = "smoothing span .* positive number of steps.*scaling/aggregation\\[/span\\]"
+    form = "smoothing span .* positive number of steps.*scaling/aggregation\\[/span\\[/channels\\]\\]"
     with pytest.raises(argparse.ArgumentTypeError, match=form):
         scoring_list(name)

@@ -109,7 +109,11 @@ DEFAULT_IMPUTATION_MODELS = ("xctformer", "linear", "sktime_imputer")
 DETECTION_PROTOCOLS = ("tslib", "point", "entity")
 DETECTION_MODELS = {
     "xctformer": "XCTFormer reconstruction (the paper's preset, or --arch overrides)",
+    "xctformer_masked": "XCTFormer trained to fill hidden points (imputation's way, mask rate 0.25); a point's "
+    "score is its error when hidden, so an anomaly cannot be copied (4 passes; --protocol point or entity)",
     "window_mean": "no training: each window reconstructed by its per-channel mean (a floor)",
+    "interpolation": "no training: each point predicted by the mean of its two neighbours in time (the floor of "
+    "xctformer_masked; --protocol point or entity)",
     "random": "uniform random scores from the run's seed: what each measure gives to noise",
     "darts_kmeans": "darts.ad.KMeansScorer(k=8, window=10) on the training series",
     "darts_iforest": "darts.ad.PyODScorer(pyod IForest, window=10) (needs pyod: pip install pyod)",

@@ -19,9 +19,9 @@ from .tables import compute_label
 from .tasks import TASKS, Measure
 
 #: The paper's model, with either input fill of the imputation benchmark.
-XCTFORMER = ("xctformer", "xctformer_linear")
+XCTFORMER = ("xctformer", "xctformer_linear", "xctformer_masked")
 #: Baselines that train nothing and draw nothing at random: one run gives their value for every seed.
-UNTRAINED = (NAIVE, "linear", "sktime_imputer", "window_mean")
+UNTRAINED = (NAIVE, "linear", "sktime_imputer", "window_mean", "interpolation")
 #: Fields of a record that make two models' numbers comparable: the same data, task and protocol.
 _SAME_TEST = (
     *("task", "dataset", "data_sha256", "horizon", "mask_rate", "protocol"),

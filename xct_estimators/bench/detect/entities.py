@@ -5,7 +5,8 @@ time; ``<name>_channels.csv`` in the data folder says where each entity's rows s
 entity's training and test rows are standardised with its own training statistics, one model is
 fitted on all entities' training rows together (a window may straddle two entities, as in the
 pooled protocols), and each entity is scored on its own: its threshold from its own train and test
-scores, its error scale (``--scoring standardize/...``) from its own training errors. The
+scores, its error scale (``--scoring standardize/...``) from its own training errors (a channel is
+continuous, ``--scoring .../continuous``, if it is in any entity's training rows). The
 measures are averaged over the entities with at least one anomaly in their test rows.
 """
 
@@ -72,8 +73,9 @@ def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, sc
     """scoring -> the measures of each entity scored on its own, averaged over the entities with an
     anomaly; ``n_entities`` of them, ``n_windows`` summed. Each entity is reconstructed once."""
     per_entity, n_windows = {scoring: [] for scoring in scorings}, 0
+    fitted_on = [entity.train for entity in entities]
     for entity in (e for e in entities if e.labels.any()):
-        entity_scores = scored(detector, entity.train, entity.test, scorings)
+        entity_scores = scored(detector, entity.train, entity.test, scorings, fitted_on)
         for scoring, (train_scores, test_scores, _) in entity_scores.items():
             limit = threshold(train_scores, test_scores, anomaly_ratio)
             per_entity[scoring].append(detection_metrics(test_scores, entity.labels, limit))

@@ -1,10 +1,13 @@
 """``--scoring``: how a reconstructor's per-channel errors become a step's score
-(:mod:`xct_estimators.channel_scores`), named ``scaling/aggregation[/span]``: ``none/mean`` is the
-paper's score, ``standardize/max`` standardises each channel's error by its training errors and
-takes the largest, ``standardize/3`` the mean of the three largest; a third part, as in
+(:mod:`xct_estimators.channel_scores`), named ``scaling/aggregation[/span[/channels]]``: ``none/mean``
+is the paper's score, ``standardize/max`` standardises each channel's error by its training errors
+and takes the largest, ``standardize/3`` the mean of the three largest; a third part, as in
 ``standardize/max/100``, smooths the step scores by a centred moving mean over that many steps
 (an anomaly lasts many steps, a reconstruction's noise does not: Telemanom's smoothed errors,
-Hundman et al., KDD 2018)."""
+Hundman et al., KDD 2018); a fourth, ``continuous``, scores only the channels with more than two
+distinct values in the training array: measurements, not 0/1 flags such as SMAP's and MSL's
+command channels (the model still reads every channel). Both are fixed from the training data alone.
+"""
 
 from __future__ import annotations
 
@@ -12,23 +15,50 @@ import argparse
 
 import numpy as np
 
-from ...channel_scores import Aggregation, ErrorScale, check_scoring, step_scores
+from ...channel_scores import MIN_RELATIVE_SPREAD, Aggregation, ErrorScale, check_scoring, step_scores
 from ..option_types import csv
 
 #: The paper's score: raw squared errors averaged over the channels.
 PAPER_SCORING = "none/mean"
 
 
-def parse_scoring(name: str) -> tuple[str, Aggregation, int]:
-    """``"standardize/3"`` -> ``("standardize", 3, 1)``, ``"none/mean/100"`` -> ``("none", "mean", 100)``;
-    ``ValueError`` naming the choices."""
+#: ``--scoring``'s fourth part: which channels' errors are scored.
+CHANNEL_CHOICES = ("all", "continuous")
+
+
+def parse_scoring(name: str) -> tuple[str, Aggregation, int, str]:
+    """``"standardize/3"`` -> ``("standardize", 3, 1, "all")``, ``"none/mean/100/continuous"`` ->
+    ``("none", "mean", 100, "continuous")``; ``ValueError`` naming the choices."""
     scaling, _, rest = name.partition("/")
-    aggregation, _, span = rest.partition("/")
+    aggregation, _, rest = rest.partition("/")
+    span, _, channels = rest.partition("/")
     parsed = int(aggregation) if aggregation.isdigit() else aggregation
-    check_scoring(scaling, parsed)
+    if scaling != "local":
+        check_scoring(scaling, parsed)
+    else:
+        check_scoring("none", parsed)
     if span and not (span.isdigit() and int(span) >= 1):
         raise ValueError(f"the smoothing span (a third part) must be a positive number of steps, got {span!r}.")
-    return scaling, parsed, int(span or 1)
+    if channels and channels not in CHANNEL_CHOICES:
+        raise ValueError(f"the channels (a fourth part) must be one of {CHANNEL_CHOICES}, got {channels!r}.")
+    return scaling, parsed, int(span or 1), channels or "all"
+
+
+def local_variance(values: np.ndarray, span: int, floor: np.ndarray) -> np.ndarray:
+    """Each point's channel variance over the ``span`` steps centred on it, at least ``floor``."""
+    import pandas as pd  # lazily, as in moving_mean
+
+    variance = pd.DataFrame(values).rolling(span, center=True, min_periods=2).var().bfill().to_numpy()
+    return np.maximum(np.nan_to_num(variance), floor)
+
+
+def continuous_channels(*arrays: np.ndarray) -> np.ndarray:
+    """Which columns take more than two distinct values in at least one of ``arrays`` (each
+    standardised on its own, so a 0/1 flag stays two-valued in each); every column if none does."""
+    keep = np.array(
+        [any(np.unique(a[~np.isnan(a[:, c]), c]).size > 2 for a in arrays) for c in range(arrays[0].shape[1])]
+    )
+    return keep if keep.any() else np.ones_like(keep)
 
 
 def moving_mean(scores: np.ndarray, span: int) -> np.ndarray:
@@ -48,28 +78,36 @@ def scoring_list(text: str) -> list[str]:
             parse_scoring(name)
         except ValueError as error:
             raise argparse.ArgumentTypeError(
-                f"{name!r}: {error} Write a scoring as scaling/aggregation[/span], e.g. none/mean, "
-                "standardize/max or standardize/max/100."
+                f"{name!r}: {error} Write a scoring as scaling/aggregation[/span[/channels]], e.g. none/mean, "
+                "standardize/max, standardize/max/100 or none/mean/100/continuous."
             ) from None
     return names
 
 
-def scored(detector, train, test, scorings) -> dict:
+def scored(detector, train, test, scorings, fitted_on=()) -> dict:
     """scoring -> (train scores, test scores, test windows) of a fitted bench detector, from one
-    reconstruction of each array; the error scale comes from the training array. Detectors without
-    per-channel errors (Darts' scorers, random) give their own point scores under every scoring."""
+    reconstruction of each array; the error scale comes from the training array, the continuous
+    channels from the arrays ``fitted_on`` (the detector's training data; default ``train``).
+    Detectors without per-channel errors (Darts' scorers, random) give their own point scores under
+    every scoring."""
     if not hasattr(detector, "point_errors"):
         train_scores, _ = detector.point_scores(train)
         test_scores, n_windows = detector.point_scores(test)
         return {scoring: (train_scores, test_scores, n_windows) for scoring in scorings}
     train_errors, _ = detector.point_errors(train)
     test_errors, n_windows = detector.point_errors(test)
-    scale = ErrorScale.of(train_errors)
+    picked = {"all": slice(None), "continuous": continuous_channels(*(fitted_on or [train]))}
     out = {}
     for scoring in scorings:
-        scaling, aggregation, span = parse_scoring(scoring)
-        train_scores, test_scores = (
-            moving_mean(step_scores(e, scale, scaling, aggregation), span) for e in (train_errors, test_errors)
-        )
+        scaling, aggregation, span, channels = parse_scoring(scoring)
+        errors = (train_errors[:, picked[channels]], test_errors[:, picked[channels]])
+        if scaling == "local":  # relative to how much the input itself moves there
+            values = (train[:, picked[channels]], test[:, picked[channels]])
+            floor = MIN_RELATIVE_SPREAD * np.maximum(np.nanvar(values[0], axis=0), np.finfo(np.float32).tiny)
+            length = detector.settings["window_length"]
+            errors = tuple(e / local_variance(v, length, floor) for e, v in zip(errors, values, strict=True))
+            scaling = "none"
+        scale = ErrorScale.of(errors[0])
+        train_scores, test_scores = (moving_mean(step_scores(e, scale, scaling, aggregation), span) for e in errors)
         out[scoring] = (train_scores, test_scores, n_windows)
     return out

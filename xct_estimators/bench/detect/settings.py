@@ -26,9 +26,11 @@ class DetectSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendS
     )
     scoring: list[str] = option(
         [PAPER_SCORING],
-        "comma-separated scaling/aggregation[/span] for the reconstructors under point and entity: none/mean (the "
-        "paper), standardize/mean, standardize/max, standardize/K (the mean of the K largest channel scores); a "
-        "span, as in standardize/max/100, smooths the step scores by a centred moving mean over that many steps",
+        "comma-separated scaling/aggregation[/span[/channels]] for the reconstructors under point and entity: "
+        "none/mean (the paper), standardize/mean, standardize/max, standardize/K (the mean of the K largest channel "
+        "scores); a span, as in standardize/max/100, smooths the step scores by a centred moving mean over that many "
+        "steps; channels all or continuous, as in none/mean/100/continuous, scores only the channels with more than "
+        "two distinct training values (not 0/1 flags)",
         type=scoring_list,
     )
     window_length: int = option(
