@@ -214,3 +214,27 @@ def test_short_batches_after_fit_continue_the_training_series():
     with pytest.warns(UserWarning, match="continuation"):
         scored = scorer.score(series[300:])
     assert len(scored) == 10
+
+
+@pytest.fixture(scope="module")
+def filling_engine():
+    return ReconstructionEngine(mask_rate=0.25, fill="linear", **{**FAST, "n_epochs": 1}).fit(mixed_sines(300, 3))
+
+
+def test_hidden_passes_take_each_points_error_from_the_pass_that_hid_it(filling_engine):
+    values = mixed_sines(120, 3, seed=4)
+    values[7, 1] = np.nan  # unobserved: no error
+    errors = filling_engine.score(values, hidden_passes=3)
+    assert errors.shape == values.shape and np.isnan(errors[7, 1]) and np.isfinite(np.delete(errors.ravel(), 7 * 3 + 1)).all()
+    steps, channels = np.meshgrid(np.arange(120), np.arange(3), indexing="ij")
+    for t, c in [(0, 0), (10, 2), (61, 1), (119, 0)]:
+        hidden = ((steps + channels) % 3 == (t + c) % 3) & ~np.isnan(values)  # the pass that hides (t, c)
+        alone = filling_engine.reconstruct(np.where(hidden, np.nan, values))
+        assert errors[t, c] == pytest.approx((alone[t, c] - values[t, c]) ** 2, rel=1e-5)
+    assert not np.allclose(errors, filling_engine.score(values), equal_nan=True)  # not the seen-point error
+
+
+@pytest.mark.parametrize("passes", [0, 1, True, 2.0, "4"])
+def test_a_bad_number_of_hidden_passes_is_refused(filling_engine, passes):
+    with pytest.raises(ValueError, match="hidden_passes must be None or an integer >= 2"):
+        filling_engine.score(mixed_sines(60, 3), hidden_passes=passes)
