@@ -136,7 +136,15 @@ def _averaged(values: np.ndarray, length: int, stride: int, reconstruct) -> tupl
     return total / count, len(starts)
 
 
-class XCTFormerBenchDetector:
+class _PerChannelErrors:
+    """A detector with per-channel ``point_errors``: its point score is their mean (the paper's)."""
+
+    def point_scores(self, values):
+        errors, n_windows = self.point_errors(values)
+        return np.nanmean(errors, axis=1), n_windows
+
+
+class XCTFormerBenchDetector(_PerChannelErrors):
     """A :class:`~xct_estimators.reconstruction.ReconstructionEngine` in anomaly mode."""
 
     def __init__(self, engine, validation_share: float = 0.2, hidden_passes: Optional[int] = None):
@@ -167,16 +175,12 @@ class XCTFormerBenchDetector:
 
         return chunked_window_energies(values, length, energies_of, progress=progress)
 
-    def point_scores(self, values):
-        errors, n_windows = self.point_errors(values)
-        return np.nanmean(errors, axis=1), n_windows
-
     def point_errors(self, values):
         passes = self.hidden_passes or 1
         return self.engine.score(values, self.hidden_passes), passes * len(self.engine.window_starts(len(values)))
 
 
-class WindowMeanDetector:
+class WindowMeanDetector(_PerChannelErrors):
     """Each window reconstructed by its per-channel mean: no training, deterministic."""
 
     def __init__(self, window_length: int):
@@ -195,17 +199,13 @@ class WindowMeanDetector:
             values, length, lambda w: _reconstruction_energy(w, self.reconstruct_windows(w)), progress=progress
         )
 
-    def point_scores(self, values):
-        errors, n_windows = self.point_errors(values)
-        return errors.mean(axis=1), n_windows
-
     def point_errors(self, values):
         stride = self.settings["window_stride"]
         reconstruction, n_windows = _averaged(values, self.window_length, stride, self.reconstruct_windows)
         return np.square(reconstruction - values), n_windows
 
 
-class InterpolationDetector:
+class InterpolationDetector(_PerChannelErrors):
     """Each point predicted from its two neighbours in time (their mean, one at the ends): no
     training, deterministic; the floor of ``xctformer_masked``, whose passes hide no two
     neighbouring steps of a channel, so linear interpolation is exactly this."""
@@ -217,10 +217,6 @@ class InterpolationDetector:
 
     def fit(self, train: np.ndarray) -> InterpolationDetector:
         return self
-
-    def point_scores(self, values):
-        errors, n_windows = self.point_errors(values)
-        return errors.mean(axis=1), n_windows
 
     def point_errors(self, values):
         values = np.asarray(values, dtype=np.float64)
