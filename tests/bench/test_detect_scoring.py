@@ -69,17 +69,17 @@ def test_per_entity_a_channel_is_continuous_if_it_is_in_any_entitys_training_row
     two_valued = first[0].copy()
     two_valued[:, 0] = np.arange(len(two_valued)) % 2
     entities = [Entity("A", two_valued, first[1], first[2]), Entity("B", *second)]
-    measured = evaluate_entities(InterpolationDetector(), entities, 1.0, ["none/mean/25/continuous"])
+    measured = evaluate_entities(InterpolationDetector(50), entities, 1.0, ["none/mean/25/continuous", "local/max"])
     expected = []
     for entity in entities:
-        errors = InterpolationDetector().point_errors(entity.test)[0][:, 0]  # channel 0 in both entities
+        errors = InterpolationDetector(50).point_errors(entity.test)[0][:, 0]  # channel 0 in both entities
         expected.append(average_precision_score(entity.labels, smoothed(errors, 25)))
     assert measured["none/mean/25/continuous"]["auc_pr"] == pytest.approx(np.mean(expected))
 
 
 def test_interpolation_predicts_each_point_by_its_two_neighbours():
     values = np.array([[1.0, 0.0], [3.0, 2.0], [2.0, 4.0], [7.0, 6.0]])
-    errors, _ = InterpolationDetector().point_errors(values)
+    errors, _ = InterpolationDetector(50).point_errors(values)
     predicted = np.array([[3.0, 2.0], [1.5, 2.0], [5.0, 4.0], [2.0, 4.0]])
     assert np.array_equal(errors, (values - predicted) ** 2)
 

@@ -212,8 +212,8 @@ class InterpolationDetector(_PerChannelErrors):
 
     points_only = True
 
-    def __init__(self):
-        self.settings = {"prediction": "mean of the two neighbouring steps"}
+    def __init__(self, window_length: int):
+        self.settings = {"prediction": "mean of the two neighbouring steps", "window_length": window_length}
 
     def fit(self, train: np.ndarray) -> InterpolationDetector:
         return self
@@ -309,7 +309,7 @@ def build_detector(model: str, engine_factory, window_length: int, seed: int):
     if model == "window_mean":
         return WindowMeanDetector(window_length)
     if model == "interpolation":
-        return InterpolationDetector()
+        return InterpolationDetector(window_length)  # the window of --scoring local/...
     if model == "random":
         return RandomDetector(seed)
     if model in ("darts_kmeans", "darts_iforest"):
