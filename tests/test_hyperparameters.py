@@ -118,6 +118,7 @@ def test_the_reconstruction_estimators_take_the_engines_parameters_in_its_order(
     engine = inspect.signature(ReconstructionEngine.__init__).parameters
     own = inspect.signature(estimator.__init__).parameters
     task_only = {"self", "alpha", "component_wise", "mask_rate", "fill", "error_scaling", "channel_aggregation"}
+    task_only.add("hidden_passes")
     assert [n for n in own if n not in task_only] == [n for n in engine if n not in task_only]
     assert all(own[n].default == engine[n].default for n in own if n not in task_only)
 
@@ -131,8 +132,8 @@ def test_the_scorer_hands_every_argument_to_its_engine():
     changed.update(patience=None, validation_fraction=0.3, patience_after_warmup=False, window_stride=10)
     changed.update(train_stride=2, random_state=9, accelerator="cpu", devices=1, precision="bf16-mixed")
     changed.update(progress_bar=True, inference_device="cpu", pl_trainer_kwargs={"gradient_clip_val": 1.0})
-    changed.update(compile={"mode": "reduce-overhead"}, fused_attention=False)
-    scoring = {"self", "component_wise", "error_scaling", "channel_aggregation"}
+    changed.update(compile={"mode": "reduce-overhead"}, fused_attention=False, mask_rate=0.5, fill="zero")
+    scoring = {"self", "component_wise", "error_scaling", "channel_aggregation", "hidden_passes"}
     scorer_parameters = set(inspect.signature(XCTFormerScorer.__init__).parameters) - scoring
     assert set(changed) == scorer_parameters
     engine = XCTFormerScorer(**changed).engine

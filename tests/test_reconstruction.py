@@ -238,3 +238,17 @@ def test_hidden_passes_take_each_points_error_from_the_pass_that_hid_it(filling_
 def test_a_bad_number_of_hidden_passes_is_refused(filling_engine, passes):
     with pytest.raises(ValueError, match="hidden_passes must be None or an integer >= 2"):
         filling_engine.score(mixed_sines(60, 3), hidden_passes=passes)
+
+
+def test_the_detector_and_the_scorer_score_hidden_points_with_hidden_passes():
+    tiny = {**FAST, "n_epochs": 1, "mask_rate": 0.25, "hidden_passes": 3, "error_scaling": "none"}
+    X = pd.DataFrame(mixed_sines(300, 3))
+    detector = XCTFormerAnomalyDetector(**tiny).fit(X)
+    hidden = detector.engine_.score(X.to_numpy(), hidden_passes=3)
+    assert np.allclose(detector.transform_scores(X)["score"], np.nanmean(hidden, axis=1), rtol=1e-5)
+    scorer = XCTFormerScorer(**tiny).fit(TimeSeries.from_dataframe(X))
+    scores = scorer.score(TimeSeries.from_dataframe(X)).values()[:, 0]
+    assert np.allclose(scores, np.nanmean(scorer.engine.score(X.to_numpy(), hidden_passes=3), axis=1), rtol=1e-5)
+    for estimator in (XCTFormerAnomalyDetector, XCTFormerScorer):
+        with pytest.raises(ValueError, match="hidden_passes must be None or an integer >= 2, got 1"):
+            estimator(hidden_passes=1)

@@ -70,6 +70,10 @@ TRAINING_PARAMETERS = {h.name: h for h in (
     _H("fill", DEFAULT_FILL, '{"linear", "zero"}', 'What the network sees at hidden points: ``"linear"`` (per-window '
        'linear interpolation from the observed points) or ``"zero"`` (the paper: zero after instance normalisation, '
        "with the mask passed to the network). The loss is on the hidden points either way."),
+    _H("hidden_passes", None, "int or None", "Anomaly scores: ``None`` judges each point by reconstructions that "
+       "see it (the paper); an integer ``K >= 2`` by its error when hidden, in ``K`` passes that each hide every "
+       "``K``-th step of a channel (:meth:`ReconstructionEngine.score`): a reconstruction cannot copy an anomaly it "
+       "does not see. ``K`` times the scoring work; give ``mask_rate`` too, so that the network learns to fill."),
     _H("window_stride", None, "int or None", "Step between inference windows; overlapping reconstructions are "
        "averaged. ``None``: ``window_length // 2``."),
     _H("train_stride", 1, "int", "Step between training (and validation) windows."),

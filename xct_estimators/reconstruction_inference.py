@@ -20,6 +20,12 @@ from .reconstruction_module import _ReconstructionModule
 from .windows import covering_starts
 
 
+def check_hidden_passes(hidden_passes) -> None:
+    """Refuse a ``hidden_passes`` that is neither None nor an integer >= 2."""
+    if hidden_passes is not None and not (type(hidden_passes) is int and hidden_passes >= 2):
+        raise ValueError(f"hidden_passes must be None or an integer >= 2, got {hidden_passes!r}.")
+
+
 def _available(device: torch.device) -> bool:
     if device.type == "cuda":
         return torch.cuda.is_available()
@@ -157,8 +163,7 @@ class ReconstructionInference:
         """
         if self.module is None:
             raise NotFittedError("The engine has not been fitted yet: call fit() first.")
-        if hidden_passes is not None and not (type(hidden_passes) is int and hidden_passes >= 2):
-            raise ValueError(f"hidden_passes must be None or an integer >= 2, got {hidden_passes!r}.")
+        check_hidden_passes(hidden_passes)
         values = self.check_values(values, fitting=False)
         if hidden_passes is None:
             return (self._reconstruct_checked(values) - values) ** 2

@@ -23,6 +23,7 @@ from .nn import DEFAULT_MAX_ATTENTION_BYTES
 from .nn.compiling import CompileOption
 from .nn.hyperparameters import RECONSTRUCTION_DEFAULTS, documented
 from .reconstruction import (
+    DEFAULT_FILL,
     DEFAULT_LEARNING_RATE,
     DEFAULT_MAX_EPOCHS,
     DEFAULT_PATIENCE,
@@ -31,6 +32,7 @@ from .reconstruction import (
     ReconstructionEngine,
     preset_params,
 )
+from .reconstruction_inference import check_hidden_passes
 
 
 @documented("darts", more=TRAINING_PARAMETERS)
@@ -41,7 +43,8 @@ class XCTFormerScorer(FittableAnomalyScorer):
     ``score(series)`` returns a TimeSeries of squared reconstruction errors, each component's
     standardised by its mean and spread on the fitted series (``error_scaling``), then aggregated
     over the components (``channel_aggregation``; ``component_wise=True``: one per component).
-    ``error_scaling="none"`` with ``"mean"`` is the paper's score. Use it with ``darts.ad``
+    ``error_scaling="none"`` with ``"mean"`` is the paper's score; with ``mask_rate`` and
+    ``hidden_passes`` each point's error is taken where it was hidden from the network. Use it with ``darts.ad``
     detectors (``QuantileDetector``, ``ThresholdDetector``) and ``eval_metric``.
 
     Parameters
@@ -92,6 +95,8 @@ class XCTFormerScorer(FittableAnomalyScorer):
         patience: Optional[int] = DEFAULT_PATIENCE,
         validation_fraction: float = DEFAULT_VALIDATION_FRACTION,
         patience_after_warmup: bool = True,
+        mask_rate: Optional[float] = None,
+        fill: str = DEFAULT_FILL,
         window_stride: Optional[int] = None,
         train_stride: int = 1,
         random_state: Optional[int] = None,
@@ -107,10 +112,12 @@ class XCTFormerScorer(FittableAnomalyScorer):
         component_wise: bool = False,
         error_scaling: str = DEFAULT_ERROR_SCALING,
         channel_aggregation: Aggregation = DEFAULT_CHANNEL_AGGREGATION,
+        hidden_passes: Optional[int] = None,
     ):
         super().__init__(is_univariate=not component_wise, window=1, window_agg=False)
         check_scoring(error_scaling, channel_aggregation)
-        self.component_wise = component_wise
+        check_hidden_passes(hidden_passes)
+        self.component_wise, self.hidden_passes = component_wise, hidden_passes
         self.error_scaling, self.channel_aggregation = error_scaling, channel_aggregation
         network = dict(window_length=window_length, patch_len=patch_len, stride=stride, d_model=d_model)
         network.update(n_heads=n_heads, d_ff=d_ff, e_layers=e_layers, dropout=dropout, fc_dropout=fc_dropout)
@@ -118,6 +125,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
         network.update(mixing=mixing, max_attention_bytes=max_attention_bytes, fused_attention=fused_attention)
         training = dict(n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate, patience=patience)
         training.update(validation_fraction=validation_fraction, patience_after_warmup=patience_after_warmup)
+        training.update(mask_rate=mask_rate, fill=fill)
         training.update(window_stride=window_stride, train_stride=train_stride, random_state=random_state)
         hardware = dict(accelerator=accelerator, devices=devices, precision=precision, progress_bar=progress_bar)
         hardware.update(inference_device=inference_device, pl_trainer_kwargs=pl_trainer_kwargs, compile=compile)
@@ -131,6 +139,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
     def __setstate__(self, state: dict) -> None:
         if "error_scaling" not in state:  # saved before the choice existed: the paper's score
             state = {**PAPER_SCORE, "error_scale_": None, **state}
+        state = {"hidden_passes": None, **state}  # saved before hidden passes: every point seen
         vars(self).update(state)
 
     def __str__(self):
@@ -141,7 +150,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
         values = np.concatenate([s.values(copy=False) for s in series])
         self.engine.fit(values)
         self._components = [str(c) for c in series[0].components]
-        self.error_scale_ = ErrorScale.of(self.engine.score(values))
+        self.error_scale_ = ErrorScale.of(self.engine.score(values, self.hidden_passes))
 
     @property
     def network_(self):
@@ -157,7 +166,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
     def _score_core(self, series: Sequence[TimeSeries], *args, **kwargs) -> Sequence[TimeSeries]:
         out = []
         for s in series:
-            errors = self.engine.score(s.values(copy=False))
+            errors = self.engine.score(s.values(copy=False), self.hidden_passes)
             if self.component_wise:
                 errors = scaled(errors, self.error_scale_, self.error_scaling)
             else:

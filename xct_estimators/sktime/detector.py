@@ -20,6 +20,7 @@ from ..nn import DEFAULT_MAX_ATTENTION_BYTES
 from ..nn.hyperparameters import RECONSTRUCTION_DEFAULTS, documented
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import (
+    DEFAULT_FILL,
     DEFAULT_LEARNING_RATE,
     DEFAULT_MAX_EPOCHS,
     DEFAULT_PATIENCE,
@@ -27,6 +28,7 @@ from ..reconstruction import (
     TRAINING_PARAMETERS,
     preset_params,
 )
+from ..reconstruction_inference import check_hidden_passes
 from ._engine_params import TEST_PARAMS, FittedNetwork, build_engine
 
 
@@ -38,7 +40,9 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
     time step comes from its squared reconstruction errors: each channel's standardised by its
     mean and spread on the training data (``error_scaling``), then aggregated over the channels
     (``channel_aggregation``); ``error_scaling="none"`` with ``"mean"`` is the paper's score, the
-    raw errors averaged over the channels. The threshold is
+    raw errors averaged over the channels. With ``mask_rate`` and ``hidden_passes`` the network learns
+    to fill hidden points and each point's error is taken where it was hidden, so an anomaly cannot
+    be copied from the input (``xct-bench detect --models xctformer_masked``). The threshold is
     fixed at ``fit``: the ``1 - alpha`` quantile of the training scores (``threshold_``), and
     ``predict`` flags the steps whose score exceeds it, so a short batch gets the same labels
     as the whole series would (``alpha`` is the expected anomaly ratio, the paper uses 1 %,
@@ -104,6 +108,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         alpha=0.01,
         error_scaling=DEFAULT_ERROR_SCALING,
         channel_aggregation=DEFAULT_CHANNEL_AGGREGATION,
+        hidden_passes=None,
         window_length=96,
         patch_len=16,
         stride=8,
@@ -124,6 +129,8 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         patience=DEFAULT_PATIENCE,
         validation_fraction=DEFAULT_VALIDATION_FRACTION,
         patience_after_warmup=True,
+        mask_rate=None,
+        fill=DEFAULT_FILL,
         window_stride=None,
         train_stride=1,
         random_state=None,
@@ -140,6 +147,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         self.alpha = alpha
         self.error_scaling = error_scaling
         self.channel_aggregation = channel_aggregation
+        self.hidden_passes = hidden_passes
         self.window_length = window_length
         self.patch_len = patch_len
         self.stride = stride
@@ -160,6 +168,8 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         self.patience = patience
         self.validation_fraction = validation_fraction
         self.patience_after_warmup = patience_after_warmup
+        self.mask_rate = mask_rate
+        self.fill = fill
         self.window_stride = window_stride
         self.train_stride = train_stride
         self.random_state = random_state
@@ -176,6 +186,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be a number in (0, 1) (the expected anomaly share), got {alpha!r}.")
         check_scoring(error_scaling, channel_aggregation)
+        check_hidden_passes(hidden_passes)
 
     def __setstate__(self, state: dict) -> None:
         if "engine_" in state and "error_scale_" not in state:  # fitted before the choice: the paper's score
@@ -192,14 +203,14 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         self.columns_ = list(X.columns)
         values = X.to_numpy(np.float64)
         self.engine_ = build_engine(self).fit(values)
-        errors = self.engine_.score(values)
+        errors = self.engine_.score(values, self.hidden_passes)
         self.error_scale_ = ErrorScale.of(errors)
         self.train_scores_ = step_scores(errors, self.error_scale_, self.error_scaling, self.channel_aggregation)
         self.threshold_ = float(np.nanquantile(self.train_scores_, 1.0 - self.alpha))
         return self
 
     def _step_scores(self, X) -> np.ndarray:
-        errors = self.engine_.score(X.to_numpy(np.float64))  # NaN where unobserved: left out
+        errors = self.engine_.score(X.to_numpy(np.float64), self.hidden_passes)  # NaN where unobserved: left out
         return step_scores(errors, self.error_scale_, self.error_scaling, self.channel_aggregation)
 
     def _transform_scores(self, X):

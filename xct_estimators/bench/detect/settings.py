@@ -30,7 +30,8 @@ class DetectSettings(TrainingSettings, CommonSettings, ComputeSettings, BackendS
         "none/mean (the paper), standardize/mean, standardize/max, standardize/K (the mean of the K largest channel "
         "scores); a span, as in standardize/max/100, smooths the step scores by a centred moving mean over that many "
         "steps; channels all or continuous, as in none/mean/100/continuous, scores only the channels with more than "
-        "two distinct training values (not 0/1 flags)",
+        "two distinct training values (not 0/1 flags); the scaling local, as in local/mean/100/continuous, divides "
+        "each error by its input's variance over the window centred on the step",
         type=scoring_list,
     )
     window_length: int = option(
