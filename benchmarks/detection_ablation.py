@@ -15,7 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
-RECORDS = ("detect-entity", "detect-window", "detect-smoothed")
+RECORDS = ("detect-entity", "detect-window", "detect-smoothed", "detect-continuous")
 PAPER_SCORING = "none/mean"
 
 
