@@ -147,6 +147,14 @@ def test_the_command_records_each_protocol_and_scoring_and_refuses_an_unknown_on
         ("random", "entity", None),  # a detector without per-channel errors scores its own way
     }
     assert all(r["n_entities"] == 2 for r in records if r["protocol"] == "entity")
+    points = run_detect(tmp_path, "--models", "interpolation", "--protocol", "tslib,entity", "--scoring",
+                        "none/mean/50/continuous")  # fmt: skip
+    assert points.returncode == 0 and "skip: interpolation scores points, not windows" in points.stdout
+    assert "already in results" not in points.stdout
+    records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert [(r["protocol"], r["settings"]["scoring"]) for r in records if r["model"] == "interpolation"] == [
+        ("entity", "none/mean/50/continuous")
+    ]
 
 
 def test_a_smoothing_span_is_a_centred_moving_mean_of_the_step_scores():

@@ -423,7 +423,7 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
                 own = {**plain_settings(detector.settings), **_scoring_setting(scoring)}
                 runs[protocol, scoring] = {**base, "settings": own, "protocol": protocol}
         todo = [key for key, run in runs.items() if identity(run) not in finished]
-        if not todo:
+        if runs and not todo:
             print(f"skip (already in results): {dataset} {model} seed {args.seed}")
         for group in ([k for k in todo if k[0] != "entity"], [k for k in todo if k[0] == "entity"]):
             if group:
