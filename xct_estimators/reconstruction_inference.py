@@ -167,6 +167,14 @@ class ReconstructionInference:
         values = self.check_values(values, fitting=False)
         if hidden_passes is None:
             return (self._reconstruct_checked(values) - values) ** 2
+        if self.mask_rate is None:
+            warnings.warn(
+                "hidden_passes with an engine trained without mask_rate: the network never learned to fill hidden "
+                "points, so its errors there are close to those of their linear interpolation. Train with mask_rate "
+                "(e.g. 0.25) to score hidden points.",
+                UserWarning,
+                stacklevel=2,
+            )
         phase = (np.arange(len(values))[:, None] + np.arange(values.shape[1])) % hidden_passes
         errors = np.full(values.shape, np.nan, dtype=np.float32)
         for k in range(hidden_passes):
