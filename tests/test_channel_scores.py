@@ -108,3 +108,12 @@ def test_the_scorer_in_a_darts_ad_pipeline():
     model.fit(train)
     labels = TimeSeries.from_values((np.arange(400) // 10 == 20).astype(float)[:, None])
     assert model.eval_metric(labels, test, metric="AUC_ROC")["XCTFormerScorer_w=1"] > 0.9
+
+
+def test_the_scorer_with_hidden_passes_keeps_darts_scorer_cases():
+    train, test = TimeSeries.from_values(sines()), TimeSeries.from_values(sines(400))
+    scorer = XCTFormerScorer(mask_rate=0.25, hidden_passes=2, component_wise=True, **FAST).fit(train)
+    scores = scorer.score([test, test])
+    assert [s.values().shape for s in scores] == [(400, sines().shape[1])] * 2 and np.isfinite(scores[0].values()).all()
+    with pytest.raises(ValueError, match="pass the same columns"):
+        scorer.score(TimeSeries.from_values(sines(400)[:, :1]))
