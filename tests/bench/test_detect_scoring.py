@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score
 
+from xct_estimators.bench.detect.detectors import InterpolationDetector, WindowMeanDetector
 from xct_estimators.bench.detect.entities import Entity, evaluate_entities
-from xct_estimators.bench.detect.protocol import InterpolationDetector, WindowMeanDetector, evaluate_point
+from xct_estimators.bench.detect.protocol import evaluate_point
 from xct_estimators.bench.detect.scoring import continuous_channels, scoring_list
 
 

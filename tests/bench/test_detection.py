@@ -4,10 +4,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, precision_recall_fscore_support, roc_auc_score
 
+from xct_estimators.bench.detect.detectors import DartsScorerDetector, WindowMeanDetector, chunked_window_energies
 from xct_estimators.bench.detect.protocol import (
-    DartsScorerDetector,
-    WindowMeanDetector,
-    chunked_window_energies,
     evaluate_point,
     evaluate_tslib,
     point_adjust,
@@ -139,7 +137,8 @@ def test_darts_scorers_give_one_score_per_step_and_their_windows(name):
 def test_random_scores_are_noise_that_point_adjustment_rewards():
     """The `random` model: repeatable from its seed, the train and test arrays drawn apart, chance
     under AUC-ROC, yet a high point-adjusted F1 on long anomaly segments (Kim et al., AAAI 2022)."""
-    from xct_estimators.bench.detect.protocol import RandomDetector, evaluate_point
+    from xct_estimators.bench.detect.detectors import RandomDetector
+    from xct_estimators.bench.detect.protocol import evaluate_point
 
     train, test = np.zeros((3000, 2), dtype=np.float32), np.zeros((4000, 2), dtype=np.float32)
     labels = np.zeros(4000, dtype=bool)

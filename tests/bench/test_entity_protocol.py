@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from xct_estimators.bench.detect.detectors import WindowMeanDetector
 from xct_estimators.bench.detect.entities import evaluate_entities, load_entities, training_rows
-from xct_estimators.bench.detect.protocol import WindowMeanDetector, evaluate_point
+from xct_estimators.bench.detect.protocol import evaluate_point
 
 LENGTHS = ((400, 500), (300, 450), (500, 600))  # (train, test) rows of each entity
 
