@@ -23,6 +23,14 @@ def build_engine(estimator) -> ReconstructionEngine:
     return ReconstructionEngine(**{name: value for name, value in params.items() if name in ENGINE_PARAMS})
 
 
+def store_parameters(estimator, arguments: dict) -> None:
+    """Each constructor argument as the attribute of its name, and nothing else (the scikit-learn
+    and sktime contract for ``__init__``); called as ``store_parameters(self, locals())``."""
+    for name in inspect.signature(type(estimator).__init__).parameters:
+        if name != "self":
+            setattr(estimator, name, arguments[name])
+
+
 class LoadsOlderPickles:
     """An estimator pickled before one of its parameters existed loads with that parameter's default."""
 

@@ -29,7 +29,7 @@ from ..reconstruction import (
     preset_params,
 )
 from ..reconstruction_inference import check_hidden_passes
-from ._engine_params import TEST_PARAMS, FittedNetwork, build_engine
+from ._engine_params import TEST_PARAMS, FittedNetwork, build_engine, store_parameters
 
 
 @documented("sktime", more=TRAINING_PARAMETERS)
@@ -144,44 +144,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         pl_trainer_kwargs=None,
         compile=False,
     ):
-        self.alpha = alpha
-        self.error_scaling = error_scaling
-        self.channel_aggregation = channel_aggregation
-        self.hidden_passes = hidden_passes
-        self.window_length = window_length
-        self.patch_len = patch_len
-        self.stride = stride
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.d_ff = d_ff
-        self.e_layers = e_layers
-        self.dropout = dropout
-        self.fc_dropout = fc_dropout
-        self.attn_dropout = attn_dropout
-        self.decop_k = decop_k
-        self.use_mask = use_mask
-        self.activation = activation
-        self.mixing = mixing
-        self.n_epochs = n_epochs
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.patience = patience
-        self.validation_fraction = validation_fraction
-        self.patience_after_warmup = patience_after_warmup
-        self.mask_rate = mask_rate
-        self.fill = fill
-        self.window_stride = window_stride
-        self.train_stride = train_stride
-        self.random_state = random_state
-        self.accelerator = accelerator
-        self.devices = devices
-        self.precision = precision
-        self.progress_bar = progress_bar
-        self.max_attention_bytes = max_attention_bytes
-        self.fused_attention = fused_attention
-        self.inference_device = inference_device
-        self.pl_trainer_kwargs = pl_trainer_kwargs
-        self.compile = compile
+        store_parameters(self, locals())
         super().__init__()
         if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must be a number in (0, 1) (the expected anomaly share), got {alpha!r}.")

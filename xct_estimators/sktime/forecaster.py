@@ -18,7 +18,7 @@ from ..nn.hyperparameters import DECOP_AUTO_DOC, documented, network_kwargs
 from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION, TRAINING_PARAMETERS
-from ._engine_params import TINY, LoadsOlderPickles
+from ._engine_params import TINY, LoadsOlderPickles, store_parameters
 from ._frames import check_regular_index, check_x_matches_y, check_x_rows, instance_levels, instances, is_panel
 
 LR_SCHEDULES = ("one_cycle", None)
@@ -160,38 +160,7 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         pl_trainer_kwargs=None,
         compile=False,
     ):
-        self.input_chunk_length = input_chunk_length
-        self.output_chunk_length = output_chunk_length
-        self.patch_len = patch_len
-        self.stride = stride
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.d_ff = d_ff
-        self.e_layers = e_layers
-        self.dropout = dropout
-        self.fc_dropout = fc_dropout
-        self.attn_dropout = attn_dropout
-        self.head_dropout = head_dropout
-        self.decop_k = decop_k
-        self.use_mask = use_mask
-        self.activation = activation
-        self.mixing = mixing
-        self.max_attention_bytes = max_attention_bytes
-        self.fused_attention = fused_attention
-        self.n_epochs = n_epochs
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.patience = patience
-        self.validation_fraction = validation_fraction
-        self.lr_schedule = lr_schedule
-        self.quantiles = quantiles
-        self.refit_on_update = refit_on_update
-        self.random_state = random_state
-        self.accelerator = accelerator
-        self.devices = devices
-        self.precision = precision
-        self.pl_trainer_kwargs = pl_trainer_kwargs
-        self.compile = compile
+        store_parameters(self, locals())
         super().__init__()
         self.set_tags(**{"capability:pred_int": quantiles is not None})
         # sktime 1.2 creates these only when remember_data is True at construction; 1.3 always.
