@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any, Optional
 
 import numpy as np
@@ -114,22 +115,14 @@ class XCTFormerScorer(FittableAnomalyScorer):
         channel_aggregation: Aggregation = DEFAULT_CHANNEL_AGGREGATION,
         hidden_passes: Optional[int] = None,
     ):
+        arguments = locals()
         super().__init__(is_univariate=not component_wise, window=1, window_agg=False)
         check_scoring(error_scaling, channel_aggregation)
         check_hidden_passes(hidden_passes)
         self.component_wise, self.hidden_passes = component_wise, hidden_passes
         self.error_scaling, self.channel_aggregation = error_scaling, channel_aggregation
-        network = dict(window_length=window_length, patch_len=patch_len, stride=stride, d_model=d_model)
-        network.update(n_heads=n_heads, d_ff=d_ff, e_layers=e_layers, dropout=dropout, fc_dropout=fc_dropout)
-        network.update(attn_dropout=attn_dropout, decop_k=decop_k, use_mask=use_mask, activation=activation)
-        network.update(mixing=mixing, max_attention_bytes=max_attention_bytes, fused_attention=fused_attention)
-        training = dict(n_epochs=n_epochs, batch_size=batch_size, learning_rate=learning_rate, patience=patience)
-        training.update(validation_fraction=validation_fraction, patience_after_warmup=patience_after_warmup)
-        training.update(mask_rate=mask_rate, fill=fill)
-        training.update(window_stride=window_stride, train_stride=train_stride, random_state=random_state)
-        hardware = dict(accelerator=accelerator, devices=devices, precision=precision, progress_bar=progress_bar)
-        hardware.update(inference_device=inference_device, pl_trainer_kwargs=pl_trainer_kwargs, compile=compile)
-        self.engine = ReconstructionEngine(**network, **training, **hardware)
+        engine = {field.name for field in fields(ReconstructionEngine)}  # every other argument is the engine's
+        self.engine = ReconstructionEngine(**{name: value for name, value in arguments.items() if name in engine})
 
     @classmethod
     def from_preset(cls, dataset: str, **overrides) -> XCTFormerScorer:
