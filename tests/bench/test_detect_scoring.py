@@ -89,3 +89,8 @@ def test_interpolation_predicts_each_point_by_its_two_neighbours():
 def test_a_bad_channel_part_or_aggregation_is_refused(name):
     with pytest.raises(argparse.ArgumentTypeError, match="scaling/aggregation\\[/span\\[/channels\\]\\]"):
         scoring_list(name)
+
+
+def test_an_unknown_scaling_names_every_scaling_the_bench_takes():
+    with pytest.raises(argparse.ArgumentTypeError, match="scaling .* one of \\('standardize', 'none', 'local'\\)"):
+        scoring_list("locl/mean/100")

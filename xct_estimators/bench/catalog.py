@@ -107,10 +107,14 @@ DEFAULT_IMPUTATION_MODELS = ("xctformer", "linear", "sktime_imputer")
 
 # -- anomaly detection ---------------------------------------------------------------------------
 DETECTION_PROTOCOLS = ("tslib", "point", "entity")
+#: ``xctformer_masked``: its training hides this share of the points (the imputation benchmark's
+#: middle rate), and its scoring hides as much in each of its passes.
+MASKED_RATE, HIDDEN_PASSES = 0.25, 4
 DETECTION_MODELS = {
     "xctformer": "XCTFormer reconstruction (the paper's preset, or --arch overrides)",
-    "xctformer_masked": "XCTFormer trained to fill hidden points (imputation's way, mask rate 0.25); a point's "
-    "score is its error when hidden, so an anomaly cannot be copied (4 passes; --protocol point or entity)",
+    "xctformer_masked": f"XCTFormer trained to fill hidden points (imputation's way, mask rate {MASKED_RATE}); a "
+    f"point's score is its error when hidden, so an anomaly cannot be copied ({HIDDEN_PASSES} passes; --protocol "
+    "point or entity)",
     "window_mean": "no training: each window reconstructed by its per-channel mean (a floor)",
     "interpolation": "no training: each point predicted by the mean of its two neighbours in time (the floor of "
     "xctformer_masked; --protocol point or entity)",

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..._optional import optional_import
 from ...nn.hyperparameters import ABLATIONS
-from ..catalog import DETECTION_MODELS
+from ..catalog import DETECTION_MODELS, HIDDEN_PASSES, MASKED_RATE
 from ..models import ABLATION_MODELS, without_later_defaults
 
 
@@ -47,9 +47,6 @@ def chunked_window_energies(
 
 #: Window of the Darts scorers: ten steps of context for a per-step score.
 DARTS_SCORER_WINDOW = 10
-#: ``xctformer_masked``: its training hides this share of the points (the imputation benchmark's
-#: middle rate), and its scoring hides as much in each of its passes.
-MASKED_RATE, HIDDEN_PASSES = 0.25, 4
 
 
 def _reconstruction_energy(windows: np.ndarray, reconstruction: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 
 from ..datasets import load_anomaly_dataset, resolve_data_dir
 from .metrics import detection_metrics, threshold
-from .scoring import scored
+from .scoring import continuous_channels, parse_scoring, scored
 
 #: The columns of ``<name>_channels.csv`` (telemanom's channel table, rows in array order).
 ENTITY_COLUMNS = ("chan_id", "train_start", "train_len", "test_start", "test_len")
@@ -73,9 +73,10 @@ def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, sc
     """scoring -> the measures of each entity scored on its own, averaged over the entities with an
     anomaly; ``n_entities`` of them, ``n_windows`` summed. Each entity is reconstructed once."""
     per_entity, n_windows = {scoring: [] for scoring in scorings}, 0
-    fitted_on = [entity.train for entity in entities]
+    wanted = any(parse_scoring(scoring)[3] == "continuous" for scoring in scorings)
+    continuous = continuous_channels(*(entity.train for entity in entities)) if wanted else None
     for entity in (e for e in entities if e.labels.any()):
-        entity_scores = scored(detector, entity.train, entity.test, scorings, fitted_on)
+        entity_scores = scored(detector, entity.train, entity.test, scorings, continuous)
         for scoring, (train_scores, test_scores, _) in entity_scores.items():
             limit = threshold(train_scores, test_scores, anomaly_ratio)
             per_entity[scoring].append(detection_metrics(test_scores, entity.labels, limit))

@@ -15,13 +15,15 @@ import argparse
 
 import numpy as np
 
-from ...channel_scores import MIN_RELATIVE_SPREAD, Aggregation, ErrorScale, check_scoring, step_scores
+from ...channel_scores import ERROR_SCALINGS, MIN_RELATIVE_SPREAD, Aggregation, ErrorScale, check_scoring, step_scores
 from ..option_types import csv
 
 #: The paper's score: raw squared errors averaged over the channels.
 PAPER_SCORING = "none/mean"
 
 
+#: ``--scoring``'s first part: the estimators' error scalings, and ``local`` (bench only: it reads the input).
+SCALINGS = (*ERROR_SCALINGS, "local")
 #: ``--scoring``'s fourth part: which channels' errors are scored.
 CHANNEL_CHOICES = ("all", "continuous")
 
@@ -33,10 +35,9 @@ def parse_scoring(name: str) -> tuple[str, Aggregation, int, str]:
     aggregation, _, rest = rest.partition("/")
     span, _, channels = rest.partition("/")
     parsed = int(aggregation) if aggregation.isdigit() else aggregation
-    if scaling != "local":
-        check_scoring(scaling, parsed)
-    else:
-        check_scoring("none", parsed)
+    if scaling not in SCALINGS:
+        raise ValueError(f"the scaling (a first part) must be one of {SCALINGS}, got {scaling!r}.")
+    check_scoring("none" if scaling == "local" else scaling, parsed)  # local: raw errors over the input's variance
     if span and not (span.isdigit() and int(span) >= 1):
         raise ValueError(f"the smoothing span (a third part) must be a positive number of steps, got {span!r}.")
     if channels and channels not in CHANNEL_CHOICES:
@@ -84,25 +85,27 @@ def scoring_list(text: str) -> list[str]:
     return names
 
 
-def scored(detector, train, test, scorings, fitted_on=()) -> dict:
+def scored(detector, train, test, scorings, continuous=None) -> dict:
     """scoring -> (train scores, test scores, test windows) of a fitted bench detector, from one
     reconstruction of each array; the error scale comes from the training array, the continuous
-    channels from the arrays ``fitted_on`` (the detector's training data; default ``train``).
-    Detectors without per-channel errors (Darts' scorers, random) give their own point scores under
-    every scoring."""
+    channels are ``continuous`` (a mask; default :func:`continuous_channels` of ``train``, when a
+    scoring asks). Detectors without per-channel errors (Darts' scorers, random) give their own
+    point scores under every scoring."""
     if not hasattr(detector, "point_errors"):
         train_scores, _ = detector.point_scores(train)
         test_scores, n_windows = detector.point_scores(test)
         return {scoring: (train_scores, test_scores, n_windows) for scoring in scorings}
     train_errors, _ = detector.point_errors(train)
     test_errors, n_windows = detector.point_errors(test)
-    picked = {"all": slice(None), "continuous": continuous_channels(*(fitted_on or [train]))}
     out = {}
     for scoring in scorings:
         scaling, aggregation, span, channels = parse_scoring(scoring)
-        errors = (train_errors[:, picked[channels]], test_errors[:, picked[channels]])
+        if channels == "continuous" and continuous is None:
+            continuous = continuous_channels(train)
+        picked = continuous if channels == "continuous" else slice(None)
+        errors = (train_errors[:, picked], test_errors[:, picked])
         if scaling == "local":  # relative to how much the input itself moves there
-            values = (train[:, picked[channels]], test[:, picked[channels]])
+            values = (train[:, picked], test[:, picked])
             floor = MIN_RELATIVE_SPREAD * np.maximum(np.nanvar(values[0], axis=0), np.finfo(np.float32).tiny)
             length = detector.settings["window_length"]
             errors = tuple(e / local_variance(v, length, floor) for e, v in zip(errors, values, strict=True))
