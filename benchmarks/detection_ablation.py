@@ -26,7 +26,7 @@ def _spread(values: list[float]) -> str:
 
 
 def _runs(results: Path) -> tuple[dict, list[Path]]:
-    """(dataset, protocol, model, scoring, window) -> {seed: record}, and the record files read."""
+    """(dataset, protocol, model, scoring, window, epochs) -> {seed: record}, and the record files read."""
     runs, paths = defaultdict(dict), []
     for name in RECORDS:
         path = results / "cpu" / name / "results.jsonl"
@@ -37,31 +37,34 @@ def _runs(results: Path) -> tuple[dict, list[Path]]:
             record = json.loads(line)
             window = record["settings"].get("window_length")  # reconstructors only: the others score their own way
             scoring = record["settings"].get("scoring", PAPER_SCORING) if window else "-"
-            key = (record["dataset"], record["protocol"], record["model"], scoring, window)
+            epochs = record["settings"].get("n_epochs") if window else None
+            key = (record["dataset"], record["protocol"], record["model"], scoring, window, epochs)
             runs[key][record["seed"]] = record
     return runs, paths
 
 
 def table(results: Path, root: Path) -> str:
-    """One row per (dataset, protocol, model, scoring, window): VUS-PR and AUC-PR over seeds."""
+    """One row per (dataset, protocol, model, scoring, window, epochs): VUS-PR and AUC-PR over seeds."""
     from xct_estimators.bench.paper import TSB_AD_VUS_PR
     from xct_estimators.bench.results_page import distinct_commands
     from xct_estimators.bench.tables import compact_table
 
     runs, paths = _runs(results)
     rows = []
-    order = lambda key: (key[0], key[1] != "point", key[2] != "xctformer", key[2], key[4] or 0, key[3])  # noqa: E731
+    order = lambda key: (key[0], key[1] != "point", key[2] != "xctformer", key[2], key[4] or 0, key[3], key[5] or 0)  # noqa: E731
     for key in sorted(runs, key=order):
-        dataset, protocol, model, scoring, window = key
+        dataset, protocol, model, scoring, window, epochs = key
         seeds = runs[key]
         vus = [r["vus_pr"] for r in seeds.values()]
         auc = [r["auc_pr"] for r in seeds.values()]
-        rows.append([dataset, protocol, f"`{model}`", scoring, window or "-", _spread(vus), _spread(auc)])
+        rows.append(
+            [dataset, protocol, f"`{model}`", scoring, window or "-", epochs or "-", _spread(vus), _spread(auc)]
+        )
     for model, board in TSB_AD_VUS_PR.items():
         for dataset, value in board.items():
-            rows.append([dataset, "TSB-AD's series", f"TSB-AD {model}", "-", "-", f"{value:.3f}", "-"])
+            rows.append([dataset, "TSB-AD's series", f"TSB-AD {model}", "-", "-", "-", f"{value:.3f}", "-"])
     rows.sort(key=lambda row: row[0])  # stable: each dataset's runs, then TSB-AD's rows
-    header = ["dataset", "protocol", "model", "scoring", "window", "VUS-PR (mean ± sd)", "AUC-PR (mean ± sd)"]
+    header = ["dataset", "protocol", "model", "scoring", "window", "epochs", "VUS-PR (mean ± sd)", "AUC-PR (mean ± sd)"]
     ran = [SimpleNamespace(command=r["command"], seed=r["seed"]) for seeds in runs.values() for r in seeds.values()]
     commands = distinct_commands(ran)
     commits = sorted({r["git_commit"][:7] for seeds in runs.values() for r in seeds.values()})

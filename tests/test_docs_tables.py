@@ -59,3 +59,20 @@ def test_the_versions_table_says_what_pyproject_requires_and_records_ran(benchma
     assert required["torch"].startswith(">=") and required["darts"].startswith(">=")
     assert f"| torch | {required['torch']} |" in table
     assert "tested (CPU)" in table and "commit " in table
+
+
+def test_the_detection_ablation_never_pools_runs_of_other_epochs_as_seeds(benchmark_script, tmp_path):
+    ablation = benchmark_script("detection_ablation")
+    folder = tmp_path / "cpu" / ablation.RECORDS[0]
+    folder.mkdir(parents=True)
+    lines = []
+    for seed, epochs, vus in ((1, 5, 0.7), (2, 5, 0.8), (1, 10, 0.1)):
+        settings = {"window_length": 100, "n_epochs": epochs, "scoring": "none/mean/100"}
+        lines.append(json.dumps({
+            "dataset": "MSL", "protocol": "entity", "model": "xctformer", "seed": seed, "settings": settings,
+            "vus_pr": vus, "auc_pr": vus / 2, "command": f"xct-bench detect --epochs {epochs}", "git_commit": "0" * 40,
+        }))  # fmt: skip
+    (folder / "results.jsonl").write_text("\n".join(lines) + "\n")
+    table = ablation.table(tmp_path, tmp_path)
+    assert "| MSL | entity | `xctformer` | none/mean/100 | 100 | 5 | 0.750 ± 0.071 | 0.375 ± 0.035 |" in table
+    assert "| MSL | entity | `xctformer` | none/mean/100 | 100 | 10 | 0.100 (1 seed) | 0.050 (1 seed) |" in table
