@@ -27,11 +27,6 @@ TSLIB_CSVS = {
     "traffic": "traffic/traffic.csv",
 }
 ANOMALY_DATASETS = ("MSL", "SMAP")
-#: The paper's datasets whose benchmark files this project could not obtain, and why.
-UNOBTAINED_DATA = {
-    name: "its files were not obtainable from the sources this project can reach (too large), so nothing was run"
-    for name in ("electricity", "traffic", "SMD", "SWaT", "PSM")
-}
 FORECAST_DATASETS = ("synthetic", "control", "sites", *ETT_KINDS, *TSLIB_CSVS)
 #: ``xct-bench forecast --covariates``: the covariates a run gives the models that take them.
 COVARIATE_MODES = {

@@ -12,7 +12,6 @@ from . import paper
 from .catalog import DATA_DIR_ENV
 from .option_types import csv_of, markdown_page
 from .settings import DEFAULT_OUTPUT, ExplainSettings, TuneSettings, default, options
-from .tables import compact_table
 from .tasks import TASKS
 
 EPILOG = f"""\
@@ -139,28 +138,3 @@ def settings_from(args: argparse.Namespace):
     """The typed settings of a parsed training command: nothing below the command line sees ``args``."""
     cls = args.settings_cls
     return cls(**{name: getattr(args, name) for name in cls.__dataclass_fields__ if hasattr(args, name)})
-
-
-def _option_names(action) -> str:
-    names = ", ".join(f"`{name}`" for name in action.option_strings) or f"`{action.metavar or action.dest}`"
-    if action.choices and not isinstance(action.choices, dict):
-        names += " {" + ",".join(map(str, action.choices)) + "}"
-    return names
-
-
-def option_reference() -> str:
-    """Every subcommand and option with its help, as Markdown (the benchmarks guide's reference)."""
-    (subcommands,) = (a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    helps = {choice.dest: choice.help for choice in subcommands._choices_actions}
-    parts = []
-    for name, sub in subcommands.choices.items():
-        formatter = sub._get_formatter()
-        rows = [
-            [_option_names(action), formatter._expand_help(action).replace("|", "\\|").replace("\n", " ")]
-            for action in sub._actions
-            if not isinstance(action, argparse._HelpAction)
-        ]
-        models = f"\n```\n{sub.epilog}\n```\n" if sub.epilog else ""
-        table = compact_table(["option", "meaning"], rows)
-        parts.append(f"#### `xct-bench {name}`\n\n{helps[name]}.\n\n{table}{models}")
-    return "\n".join(parts)

@@ -2,8 +2,7 @@
 
 A record's ``run`` field holds every setting that changes its numbers (task, dataset, horizon or
 mask rate, model and its settings, epochs, look-back, protocol, strides, seed, ...); two records
-are the same run exactly when their ``run`` fields are equal. Records written before ``run``
-existed are keyed by :data:`KEY_FIELDS` and so never match a new run.
+are the same run exactly when their ``run`` fields are equal.
 """
 
 from __future__ import annotations
@@ -20,19 +19,6 @@ from .record import Record
 from .tasks import TASKS
 
 RESULTS_FILE = "results.jsonl"
-#: The identity of records written before the ``run`` field (kept readable, never resumed).
-KEY_FIELDS = (
-    "dataset",
-    "task",
-    "horizon",
-    "mask_rate",
-    "model",
-    "seed",
-    "protocol",
-    "eval_stride",
-    "train_stride",
-    "arch",
-)
 
 
 def parse_record(value) -> Optional[Record]:
@@ -52,15 +38,11 @@ def identity(run: dict) -> tuple:
 
 
 def run_key(record: Record) -> tuple:
-    """The identity of a run: its ``run`` settings as sorted JSON, else the legacy fields."""
+    """The identity of a record's run: its ``run`` settings as sorted JSON (a line without them,
+    written before 0.1.0, is its own run and never matches a new one)."""
     if record.run is not None:
         return identity(record.run)
-    values = record.to_json()
-    return ("legacy", *(_hashable(values.get(field)) for field in KEY_FIELDS))
-
-
-def _hashable(value):
-    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
+    return ("record", json.dumps(record.to_json(), sort_keys=True, default=str))
 
 
 class ResultStore:
