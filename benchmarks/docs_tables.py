@@ -19,37 +19,12 @@ from pathlib import Path
 from benchmarks import decoder_choice, detection_ablation
 from benchmarks.measure.estimates import STEP_RECORDS
 from benchmarks.measure.gpu_report import compile_modes_table
-from xct_estimators.bench.parser import build_parser
+from benchmarks.measure.option_reference import option_reference
 from xct_estimators.bench.tables import compact_table
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
-
-
-def _option_names(action) -> str:
-    names = ", ".join(f"`{name}`" for name in action.option_strings) or f"`{action.metavar or action.dest}`"
-    if action.choices and not isinstance(action.choices, dict):
-        names += " {" + ",".join(map(str, action.choices)) + "}"
-    return names
-
-
-def option_reference() -> str:
-    """Every subcommand and option with its help, as Markdown (the benchmarks guide's reference)."""
-    (subcommands,) = (a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    helps = {choice.dest: choice.help for choice in subcommands._choices_actions}
-    parts = []
-    for name, sub in subcommands.choices.items():
-        formatter = sub._get_formatter()
-        rows = [
-            [_option_names(action), formatter._expand_help(action).replace("|", "\\|").replace("\n", " ")]
-            for action in sub._actions
-            if not isinstance(action, argparse._HelpAction)
-        ]
-        models = f"\n```\n{sub.epilog}\n```\n" if sub.epilog else ""
-        table = compact_table(["option", "meaning"], rows)
-        parts.append(f"#### `xct-bench {name}`\n\n{helps[name]}.\n\n{table}{models}")
-    return "\n".join(parts)
 
 
 def _latest(pattern: str) -> Path:
