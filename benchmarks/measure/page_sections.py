@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchmarks.measure.estimates import RECORDS, STEP_RECORDS
 from benchmarks.measure.gpu_report import kernel_tables, step_tables
 from benchmarks.measure.queue import QUEUE, Runs
 from xct_estimators.bench import paper
@@ -55,13 +56,32 @@ def converged_section(folder: Path) -> str:
     return "\n".join(lines)
 
 
+CUT_SHORT = "- cut short by its time limit: the networks not shown were not measured"
+
+
+def current_checks() -> dict[str, list[str]]:
+    """GPU -> the kernel checks the estimates and docs read (``estimates.STEP_RECORDS``)."""
+    found: dict[str, list[str]] = {}
+    for path in STEP_RECORDS:
+        folder = str((RECORDS / path).parent.relative_to(RECORDS.parent.parent))
+        gpu = json.loads((RECORDS.parent.parent / folder / "report.json").read_text())["environment"]["gpu"]
+        found.setdefault(gpu, []).append(folder)
+    return found
+
+
 def kernel_section(folder: Path) -> str:
     """A ``gpu_check.py --kernel-only`` record: the CRAB kernel's correctness and speed, and the
-    training steps on either attention path, with one sentence of what they show."""
+    training steps on either attention path, with one sentence of what they show; an older check
+    of a GPU that has a current one (:func:`current_checks`) in that sentence alone."""
     report = json.loads((Path(folder) / "report.json").read_text())
     environment = report["environment"]
     checks = report.get("kernel_correctness", [])
-    said = [f"The fused kernels match the float64 formula in {sum(r['ok'] for r in checks)} of {len(checks)} cases"]
+    passed = f"{sum(r['ok'] for r in checks)} of {len(checks)} cases"
+    if all("tolerance" in r for r in checks):  # the check that calls the Triton kernels themselves
+        said = [f"The Triton kernels match the float64 formula in {passed}"]
+    else:  # an older check: float32 through whatever fused path the device took, Triton or not
+        path = environment["fused CRAB on the device"].split(" (")[0]
+        said = [f"The fused path the device took in float32 ({path}) matches the float64 formula in {passed}"]
     for row in report.get("kernel_speed", []):
         if row["path"] == "fused" and row.get("percent_of_peak") is not None:
             said.append(
@@ -72,17 +92,23 @@ def kernel_section(folder: Path) -> str:
             if fused in row["ms"] and plain in row["ms"]:
                 ratio = row["ms"][fused] / row["ms"][plain]
                 said.append(f"{row['preset']}'s {fused} step takes {ratio:.2f}x the plain path's")
+    current = current_checks().get(environment["gpu"], [])
+    older = bool(current) and str(folder) not in current  # its sentence stays; the newer check's tables stand
+    status = "" if report.get("finished") else CUT_SHORT
+    if older:
+        status = f"- an older check of this GPU than `{'` and `'.join(current)}`: its tables are in its report.md"
     lines = [
         f"## `{folder}`: the CRAB kernel on a GPU",
         "",
         f"- device: {environment['gpu']}",
         f"- code: commit {environment['git commit'][:7]}; torch {environment['torch']}",
         f"- command: `python {environment['command']}`",
-        "" if report.get("finished") else "- cut short by its time limit: the networks not shown were not measured",
+        status,
         "",
         "; ".join(said) + ".",
-        *(demoted("\n".join(kernel_tables(report, passed_cases=False) + step_tables(report))).splitlines()),
     ]
+    if not older:
+        lines += demoted("\n".join(kernel_tables(report, passed_cases=False) + step_tables(report))).splitlines()
     return "\n".join(lines)
 
 

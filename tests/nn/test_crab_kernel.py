@@ -147,7 +147,7 @@ def test_a_cached_build_loads_past_a_dead_processs_lock(fresh_loader, monkeypatc
 
     if crab_kernel.load() is None:
         pytest.skip(f"the CRAB kernel is unavailable here: {crab_kernel.unavailable_reason()}")
-    built = Path(crab_kernel.load().__file__)
+    built = crab_kernel.cached_library(crab_kernel.load().__name__)  # not __file__: a fresh build's folder is gone
     monkeypatch.setattr(crab_kernel, "_loaded", {})
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
     library = crab_kernel.cached_library(built.stem)

@@ -6,6 +6,7 @@ window length); a run without such a setting (a baseline) stands in every varian
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import statistics
 from collections import defaultdict
@@ -43,6 +44,23 @@ def _variants(records: list[Record], flats: list[dict[str, str]]) -> list[str]:
     return sorted(varying)
 
 
+def _rows(variants: list[dict[str, str]]) -> list[tuple]:
+    """The rows of one (dataset, where): the runs' variants joined wherever they agree on the
+    settings they share (a window-mean run beside the XCTFormer runs of its window length), the
+    largest kept; every run stands in each row that holds its variant."""
+    rows = {tuple(sorted(v.items())) for v in variants}
+    grown = True
+    while grown:
+        grown = False
+        for a, b in itertools.combinations(sorted(rows), 2):
+            first, second = dict(a), dict(b)
+            if all(first[k] == second[k] for k in first.keys() & second.keys()):
+                joined = tuple(sorted({**first, **second}.items()))
+                grown |= joined not in rows
+                rows.add(joined)
+    return [row for row in rows if not any(set(row) < set(other) for other in rows)]
+
+
 def _default(task, name: str) -> str:
     """The value a run records no ``name`` for: its command's default (JSON)."""
     field = task.settings.__dataclass_fields__.get(name)
@@ -60,10 +78,13 @@ def _label(variant: dict[str, str]) -> str:
     return ", ".join(f"{name}={json.loads(value)}" for name, value in variant.items()) or "-"
 
 
-def summary_table(records: list[Record], metric: str, context: Optional[list[Record]] = None) -> str:
+def summary_table(
+    records: list[Record], metric: str, context: Optional[list[Record]] = None, published_only: bool = False
+) -> str:
     """``metric`` of one task's ``records`` as the page shows it (see the module). The variants,
     and which models name them, come from ``context`` (the record folder's runs of the task, on
-    every machine; default ``records``), so one machine's table labels its rows as the others do."""
+    every machine; default ``records``), so one machine's table labels its rows as the others do.
+    ``published_only``: only the rows with a published number ("" when none has one)."""
     task = TASKS[records[0].task]
     flats = [_flat(r, task.setting or r.WHERE) for r in records]
     context = records if context is None else context
@@ -78,13 +99,15 @@ def summary_table(records: list[Record], metric: str, context: Optional[list[Rec
         (r, {name: flat.get(name, _default(task, name)) for name in variants if name in named[r.model]})
         for r, flat in zip(records, flats, strict=True)
     ]
-    full = {(r.dataset, r.where, tuple(v.items())) for r, v in runs if len(v) == len(variants)}
+    by_cell = defaultdict(list)
     for r, variant in runs:
-        rows = [row for row in full if row[:2] == (r.dataset, r.where) and set(variant.items()) <= set(row[2])]
-        for row in rows or [(r.dataset, r.where, tuple(variant.items()))]:
-            value = getattr(r, metric, None)
-            if value is not None:
-                cells[row][r.model].append(value)
+        by_cell[r.dataset, r.where].append(variant)
+    rows_of = {cell: _rows(found) for cell, found in by_cell.items()}
+    for r, variant in runs:
+        value = getattr(r, metric, None)
+        for row in rows_of[r.dataset, r.where] if value is not None else ():
+            if variant.items() <= dict(row).items():
+                cells[r.dataset, r.where, row][r.model].append(value)
     known = list(task.models)  # the catalog's order: XCTFormer first, then the baselines
     models = sorted({r.model for r in records}, key=lambda m: (known.index(m) if m in known else len(known), m))
     table = []
@@ -95,12 +118,14 @@ def summary_table(records: list[Record], metric: str, context: Optional[list[Rec
         shown = [f"**{_cell(cells[row][m])}**" if m == best else _cell(cells[row][m]) if m in means else "-"
                  for m in models]  # fmt: skip
         published: Optional[float] = task.published(row[0], row[1], metric)
+        if published_only and published is None:
+            continue
         table.append([row[0], row[1], _label(dict(row[2])), *shown, "-" if published is None else f"{published:.3f}"])
     setting = task.setting or records[0].WHERE
     header = ["dataset", setting.replace("_", " "), "variant" if variants else "", *models, "published"]
     if not variants:
         header, table = [*header[:2], *header[3:]], [[*line[:2], *line[3:]] for line in table]
-    return markdown_table(header, table)
+    return markdown_table(header, table) if table else ""
 
 
 def _number_first(value: Any) -> tuple:
@@ -118,6 +143,11 @@ def summary_tables(records: list[Record], context: Optional[list[Record]] = None
             seeds = ", ".join(map(str, sorted({r.seed for r in mine})))
             name = METRIC_NAMES.get(metric, metric.upper())
             said = f"{task.title.capitalize()}, {name}: the mean ± sd over the seeds run ({seeds}); published: "
-            if any(getattr(r, metric, None) is not None for r in mine):
-                sections.append(said + task.published_note + ".\n\n" + summary_table(mine, metric, around))
+            measured = {r.model for r in mine if getattr(r, metric, None) is not None}
+            # the paper's headline, where it is not the measure, only beside the paper's number
+            headline = metric != task.measure.key
+            table = summary_table(mine, metric, around, published_only=headline)
+            if table and len(measured) >= min(2, len({r.model for r in mine})):  # else it compares nothing
+                said += task.published_note + (". Only the rows a published number applies to" if headline else "")
+                sections.append(said + ".\n\n" + table)
     return "\n\n".join(sections)

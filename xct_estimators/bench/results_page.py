@@ -33,6 +33,13 @@ AUC-PR, AUC-ROC and VUS-ROC beside the point-adjusted F1) and its times are in i
 `results.jsonl` and in `xct-bench report --output FOLDER`.
 """
 
+#: A folder whose records no table compares: VUS-PR missing (recorded before it) and the
+#: point-adjusted F1 outside the paper's protocol, where the paper's number does not apply.
+NO_TABLE = (
+    "No table: these records hold neither the ranking measure for two models nor the paper's headline under "
+    "its own protocol; their metrics are in the folder's `results.jsonl` and `xct-bench report --output FOLDER`."
+)
+
 
 def _commit(record: Record) -> str:
     if record.git_commit is None:
@@ -151,7 +158,8 @@ def results_page(
             machines.setdefault(_machine(record), []).append(record)
         for device, group in sorted(machines.items()):
             title = f"## `{folder}`" + (f": {device}" if len(machines) > 1 else "")
-            sections.append("\n".join([title, "", *provenance_lines(group), "", summary_tables(group, records)]))
+            tables = summary_tables(group, records) or NO_TABLE
+            sections.append("\n".join([title, "", *provenance_lines(group), "", tables]))
         covariates = covariate_sentence([r for r in records if r.task == "forecast"])
         if covariates:  # over the folder's machines: the runs with covariates beside those without
             sections[-1] += f"\n\n{covariates}"

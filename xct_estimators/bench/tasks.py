@@ -95,7 +95,7 @@ def _errors(published: Optional[tuple[float, float]], metric: str) -> Optional[f
 
 
 def _detection_reference(dataset: str, protocol: str, metric: str) -> Optional[float]:
-    if metric == "f1_adjusted" and dataset in paper.ANOMALY:
+    if metric == "f1_adjusted" and dataset in paper.ANOMALY and protocol == "tslib":  # the paper's own protocol
         return paper.ANOMALY[dataset][2] / 100
     return paper.TSB_AD_VUS_PR["KMeansAD"].get(dataset) if metric == "vus_pr" and protocol == "entity" else None
 
