@@ -1,6 +1,6 @@
 """CHANGELOG.md is Keep a Changelog, written for users: an ``[Unreleased]`` section, then one
 section per release (the current version first, with its date), the standard subsections only,
-one-line bullets and no measured numbers."""
+short bullets and no measured numbers."""
 
 import re
 from pathlib import Path
@@ -33,3 +33,11 @@ def test_the_first_release_is_told_in_a_few_user_bullets():
     bullets = re.findall(r"^- ", release, flags=re.M)
     assert 15 <= len(bullets) <= 30
     assert measured_numbers(text) == []
+
+
+def test_each_unreleased_entry_says_its_change_in_two_lines_at_most():
+    unreleased = sections((ROOT / "CHANGELOG.md").read_text())[0][1]
+    entries = re.findall(r"^- .*\n(?:  .*\n)*", unreleased, flags=re.M)
+    assert entries
+    long = [entry.splitlines()[0] for entry in entries if entry.count("\n") > 2]
+    assert long == [], "a CHANGELOG entry says what changed for a user in one or two lines"
