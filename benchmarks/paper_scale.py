@@ -19,9 +19,10 @@ is done (rerun the same command to go on). A run starts only when its estimate f
 left of ``--budget-s``; none is cut in the middle, and one that does not fit gives its turn to
 the next entries' shorter runs.
 
-Estimates: the training step measured on a GPU (the check that ``estimates.STEP_RECORDS`` names)
-of the network nearest in work per step, scaled by each network's FLOPs and batch, times the
-windows each epoch and evaluation see, then fitted to what the XCTFormer runs already recorded on
+Estimates: a network's training step bounded by those measured on a GPU (the check that
+``estimates.STEP_RECORDS`` names) for the networks around it in work per step
+(:func:`~benchmarks.measure.estimates.step_seconds`), times the windows each epoch and evaluation
+see, then fitted to what the XCTFormer runs already recorded on
 a GPU took against their own estimate: training by a factor (the FLOPs leave out the loader and
 the loop), evaluation by a fixed part (compiling the inference graphs) plus a factor. They are
 upper bounds where early stopping ends training sooner. The device image lacks Darts: install the

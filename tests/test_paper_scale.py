@@ -7,6 +7,7 @@ import pytest
 
 from benchmarks.measure import estimates, queue
 from xct_estimators.bench.tasks import TASKS
+from xct_estimators.nn.presets import get_preset
 
 
 @pytest.fixture
@@ -128,6 +129,22 @@ def test_each_network_is_estimated_from_the_measured_one_nearest_in_work_per_ste
     assert estimates._nearest("ETTm1", "impute", steps, None)[0] == ("ETTh1", "impute", None)
     # a measured network's estimate is its own step, at its own batch
     assert estimates.step_seconds("Weather", "impute", "bf16", steps) == steps[("Weather", "impute", None)]["bf16"]
+
+
+def test_a_step_is_bounded_by_the_measured_networks_around_it_in_work():
+    """Scaled up from the nearest smaller network (a GPU's throughput only grows with the work),
+    never above the nearest larger one's step, and never scaled down from a larger one."""
+    steps = estimates.step_record()
+    work = {name: estimates._forward_flops(name, "impute") * get_preset(name, "impute").batch_size
+            for name in ("ETTh1", "ETTh2", "ETTm1")}  # fmt: skip
+    msl = steps[("MSL", "anomaly", None)]
+    msl_work = estimates._forward_flops("MSL", "anomaly") * msl["batch"]
+    etth1 = steps[("ETTh1", "impute", None)]
+    assert work["ETTh1"] < work["ETTm1"] < msl_work and work["ETTh2"] < work["ETTh1"]
+    for mode in ("fp32", "bf16+compile"):
+        scaled_up = etth1[mode] * work["ETTm1"] / work["ETTh1"]
+        assert estimates.step_seconds("ETTm1", "impute", mode, steps) == min(scaled_up, msl[mode])
+        assert estimates.step_seconds("ETTh2", "impute", mode, steps) == etth1[mode]  # less work, no less time
     with pytest.raises(ValueError, match="another GPU or commit"):
         estimates.step_record((*estimates.STEP_RECORDS, "gpu_check/2026-11-27-h100-networks/compile_modes.jsonl"))
 

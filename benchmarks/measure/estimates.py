@@ -1,6 +1,6 @@
-"""How long a paper-scale run takes on a GPU, before it runs: the training step measured on a GPU
-(``benchmarks/results/gpu_check/*/compile_modes.jsonl``), scaled by each network's FLOPs and batch
-and the windows each epoch and evaluation see, then fitted to what the runs already recorded on a
+"""How long a paper-scale run takes on a GPU, before it runs: its training step bounded by those
+measured on a GPU (``benchmarks/results/gpu_check/*/compile_modes.jsonl``) for the networks around
+it in work per step, times the windows each epoch and evaluation see, then fitted to what the runs already recorded on a
 GPU took against their own estimate."""
 
 from __future__ import annotations
@@ -83,8 +83,8 @@ def _forward_flops(dataset: str, task: str, out_len: Optional[int] = None) -> in
 
 
 def _nearest(dataset: str, task: str, steps: dict, horizon: Optional[int]) -> tuple[tuple, dict]:
-    """The measured network closest in FLOPs per training step to ``dataset``'s preset for ``task``:
-    a GPU's throughput grows with the work per step, so the estimate scales from the nearest size."""
+    """The measured network closest in FLOPs per training step to ``dataset``'s preset for ``task``,
+    whose warm-up (compiling) stands for the preset's."""
     preset = get_preset(dataset, COMMAND_TASKS[task])
     target = math.log(_forward_flops(dataset, COMMAND_TASKS[task], horizon) * preset.batch_size)
     measured = [key for key in steps if key != "source"]
@@ -93,11 +93,22 @@ def _nearest(dataset: str, task: str, steps: dict, horizon: Optional[int]) -> tu
 
 
 def step_seconds(dataset: str, task: str, mode: str, steps: dict, horizon: Optional[int] = None) -> float:
-    """One training step of ``dataset``'s preset at its batch (forecasting: for ``horizon``): the
-    nearest measured network's step (:func:`_nearest`), scaled by FLOPs per window and the batch."""
-    key, measured = _nearest(dataset, task, steps, horizon)
-    ratio = _forward_flops(dataset, COMMAND_TASKS[task], horizon) / _forward_flops(*key)
-    return measured[mode] * ratio * get_preset(dataset, COMMAND_TASKS[task]).batch_size / measured["batch"]
+    """One training step of ``dataset``'s preset at its batch (forecasting: for ``horizon``), bounded
+    by the measured networks around it in work per step (FLOPs x batch): the nearest below scaled up
+    by the work (a GPU's throughput only grows with the work) and the nearest above as it is (less
+    work takes no longer); the smaller bound. ``KeyError`` when either was not measured in ``mode``
+    (the plain path is measured only where its attention weights fit)."""
+    work = _forward_flops(dataset, COMMAND_TASKS[task], horizon) * get_preset(dataset, COMMAND_TASKS[task]).batch_size
+    measured = {key: _forward_flops(*key) * steps[key]["batch"] for key in steps if key != "source"}
+    below = [key for key in measured if measured[key] <= work]
+    above = [key for key in measured if measured[key] >= work]
+    bounds = []
+    if below:
+        key = max(below, key=measured.__getitem__)
+        bounds.append(steps[key][mode] * work / measured[key])
+    if above:
+        bounds.append(steps[min(above, key=measured.__getitem__)][mode])
+    return min(bounds)
 
 
 #: The two parts of a run that the calibration scales apart: the evaluation's share of its time
