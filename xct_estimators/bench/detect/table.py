@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import paper
 from ..comparison import winner_sentence
 from ..tables import TIME_HEADER, compute_cells, compute_header, fmt, markdown_table, time_cells
+from ..tasks import DETECT
 from .record import DetectRecord
 
 
@@ -29,12 +29,11 @@ def anomaly_table(records: list[DetectRecord]) -> str:
     records = sorted(records, key=lambda r: (r.dataset, r.protocol, -r.f1_adjusted))
     rows = []
     for r in records:
-        ref = paper.ANOMALY.get(r.dataset)
-        published = ref and ref[2] / 100
+        published = DETECT.published(r.dataset, r.protocol, "f1_adjusted")  # under the paper's protocol only
         run = [r.dataset, r.protocol, r.model, _detection_setting(r), *compute_cells([r], records)]
         run += [fmt(r.anomaly_ratio, "g"), r.n_windows or "-"]
         honest = (r.f1, r.auc_pr, r.auc_roc, r.vus_pr, r.vus_roc)
-        best = paper.TSB_AD_VUS_PR["KMeansAD"].get(r.dataset) if r.protocol == "entity" else None
+        best = DETECT.published(r.dataset, r.protocol, "vus_pr")
         scores = map(fmt, (*honest, best, r.f1_adjusted, published))
         rows.append([*run, *scores, *time_cells(r)])
     header = (
