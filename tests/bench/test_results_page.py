@@ -123,3 +123,6 @@ def test_runs_of_one_setting_show_one_command_that_runs_them_all():
         "xct-bench forecast --dataset ETTh1 --epochs 2 --data-dir DATA",
         "xct-bench forecast --dataset ETTh1,ETTh2 --horizons 96,336 --models naive,tide --seeds 2021,2022",
     ]
+    # a list left at its default is not merged into one given: the command would drop the default
+    records = [record(2021, "xct-bench detect --dataset MSL"), record(2021, "xct-bench detect --protocol point")]
+    assert distinct_commands(records) == ["xct-bench detect --dataset MSL", "xct-bench detect --protocol point"]

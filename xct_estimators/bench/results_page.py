@@ -119,12 +119,14 @@ def distinct_commands(records: list[Record]) -> list[str]:
                 kept += [[option, PLACES[option]]] if PLACES[option] else []
             elif option not in ("--seed", "--seeds"):
                 kept.append([option] if value is None else [option, value])
-        merged, seeds = groups.setdefault((tuple(program), tuple(map(tuple, kept))), ({}, set()))
+        # a list given and one left at its default are other settings: merging would drop the default
+        setting = (tuple(program), tuple(map(tuple, kept)), tuple(sorted(lists)))
+        merged, seeds = groups.setdefault(setting, ({}, set()))
         for option, values in lists.items():
             merged.setdefault(option, []).extend(v for v in values if v not in merged.get(option, []))
         seeds.add(record.seed)
     commands = []
-    for (program, kept), (merged, seeds) in groups.items():
+    for (program, kept, _), (merged, seeds) in groups.items():
         words = [*program, *(w for option, values in merged.items() for w in (option, ",".join(_ordered(values))))]
         words += [w for pair in kept for w in pair]
         words += ["--seeds", ",".join(map(str, sorted(seeds)))] if len(seeds) > 1 else []
