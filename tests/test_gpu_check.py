@@ -135,7 +135,7 @@ def test_the_kernel_table_names_the_time_of_each_kernel():
     [
         (["bfloat16", "float16"], "Triton kernels in bfloat16, float16; float32 without TF32: PyTorch operations"),
         (["bfloat16", "float16", "float32"], "Triton kernels in bfloat16, float16, float32"),
-        ([], "PyTorch operations (GPU too old for Triton)"),
+        ([], "PyTorch operations (compute capability 7.5; the kernels need 8.0)"),
     ],
 )
 def test_the_environment_names_the_dtypes_the_triton_kernels_take(monkeypatch, dtypes, expected):
@@ -145,6 +145,7 @@ def test_the_environment_names_the_dtypes_the_triton_kernels_take(monkeypatch, d
     monkeypatch.setattr(kernel.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(kernel, "_triton_dtypes", lambda: dtypes)
     monkeypatch.setattr(kernel.crab_gpu, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(kernel.torch.cuda, "get_device_capability", lambda device=None: (7, 5))
     assert kernel._device_path() == expected
 
 

@@ -210,8 +210,14 @@ def _device_path() -> str:
     if not torch.cuda.is_available():
         return "no GPU"
     dtypes = _triton_dtypes()
-    if not dtypes:
-        return f"PyTorch operations ({crab_gpu.unavailable_reason() or 'GPU too old for Triton'})"
+    if not dtypes:  # the reason crab_gpu.usable said no, not a guess
+        major, minor = torch.cuda.get_device_capability(0)
+        reason = crab_gpu.unavailable_reason() or (
+            "deterministic algorithms on"
+            if torch.are_deterministic_algorithms_enabled()
+            else f"compute capability {major}.{minor}; the kernels need 8.0"
+        )
+        return f"PyTorch operations ({reason})"
     rest = "" if "float32" in dtypes else "; float32 without TF32: PyTorch operations"
     return f"Triton kernels in {', '.join(dtypes)}{rest}"
 
