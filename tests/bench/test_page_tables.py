@@ -86,3 +86,17 @@ def test_a_baseline_sits_on_the_row_of_each_xctformer_setting_it_agrees_with():
         "n_epochs=5, window_length=100, window_stride=50": ["**0.600**", "0.550", "0.100"],
         "n_epochs=5, window_length=50, window_stride=25": ["**0.500**", "0.400", "0.100"],
     }
+
+
+def test_runs_with_no_setting_in_common_are_not_crossed_into_every_combination():
+    def run(model, settings, mse):
+        found = {"task": "forecast", "dataset": "ETTh1", "horizon": 96, "model": model, "seed": 1}
+        found["settings"] = settings
+        return ForecastRecord.from_json(
+            {**found, "run": found, "mse": mse, "mae": mse, "fit_seconds": 1, "eval_seconds": 1}
+        )
+
+    records = [run("xctformer", {"d_model": d}, 0.1 * d) for d in (1, 2, 3)]
+    records += [run("tide", {"hidden": h}, 0.2 * h) for h in (1, 2, 3)]
+    found = [row[2] for row in rows(summary_table(records, "mse"))]
+    assert found == [*(f"d_model={d}" for d in (1, 2, 3)), *(f"hidden={h}" for h in (1, 2, 3))]  # 6 rows, not 9

@@ -45,16 +45,18 @@ def _variants(records: list[Record], flats: list[dict[str, str]]) -> list[str]:
 
 
 def _rows(variants: list[dict[str, str]]) -> list[tuple]:
-    """The rows of one (dataset, where): the runs' variants joined wherever they agree on the
-    settings they share (a window-mean run beside the XCTFormer runs of its window length), the
-    largest kept; every run stands in each row that holds its variant."""
+    """The rows of one (dataset, where): the runs' variants joined where they share settings and
+    agree on them (a window-mean run beside the XCTFormer runs of its window length; runs with no
+    setting in common stay apart, not crossed), the largest kept; every run stands in each row that
+    holds its variant."""
     rows = {tuple(sorted(v.items())) for v in variants}
     grown = True
     while grown:
         grown = False
         for a, b in itertools.combinations(sorted(rows), 2):
             first, second = dict(a), dict(b)
-            if all(first[k] == second[k] for k in first.keys() & second.keys()):
+            shared = first.keys() & second.keys()
+            if shared and all(first[k] == second[k] for k in shared):
                 joined = tuple(sorted({**first, **second}.items()))
                 grown |= joined not in rows
                 rows.add(joined)
