@@ -130,7 +130,7 @@ def table(results: Path, root: Path, name: str = "control") -> str:
     """docs/forecasting.md's table of the record ``name``: the earlier network's candidates (with
     horizon tokens), today's, XCTFormer without covariates and, on ``control``, Darts' TiDE and
     TSMixer given the same plan (from the ``covariates-*`` record)."""
-    from xct_estimators.bench.tables import compact_table
+    from benchmarks.measure import compact_table
 
     folder = results / "cpu" / "decoder-choice"
     spread = lambda values: f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"  # noqa: E731

@@ -45,9 +45,9 @@ def _runs(results: Path) -> tuple[dict, list[Path]]:
 
 def table(results: Path, root: Path) -> str:
     """One row per (dataset, protocol, model, scoring, window, epochs): VUS-PR and AUC-PR over seeds."""
+    from benchmarks.measure import compact_table
     from xct_estimators.bench.paper import TSB_AD_VUS_PR
     from xct_estimators.bench.results_page import distinct_commands
-    from xct_estimators.bench.tables import compact_table
 
     runs, paths = _runs(results)
     rows = []

@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 from benchmarks import decoder_choice, detection_ablation
+from benchmarks.measure import compact_table
 from benchmarks.measure.estimates import STEP_RECORDS
 from benchmarks.measure.gpu_report import compile_modes_table
 from benchmarks.measure.option_reference import option_reference
-from xct_estimators.bench.tables import compact_table
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

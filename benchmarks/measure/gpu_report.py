@@ -6,9 +6,9 @@ import json
 import time
 from pathlib import Path
 
+from benchmarks.measure import compact_table
 from benchmarks.measure.converged import CONVERGED_RUNS
 from benchmarks.measure.networks import CHUNK_MODES, INFERENCE_MODES, MODES
-from xct_estimators.bench.tables import compact_table
 
 
 def markdown(report: dict) -> str:

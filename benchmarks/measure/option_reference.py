@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.measure import compact_table
 from xct_estimators.bench.parser import build_parser
-from xct_estimators.bench.tables import compact_table
 
 
 def _option_names(action) -> str:

@@ -21,12 +21,6 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
-def compact_table(header: list[str], rows: list[list]) -> str:
-    """A markdown table without padding (the docs' generated blocks), ending in a newline."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(map(str, row)) + " |" for row in rows]) + "\n"
-
-
 def forecast_setting(record: ForecastRecord) -> str:
     """What tells two runs of one model apart in a table: features, look-back, epochs, future covariates."""
     if record.features is None:
