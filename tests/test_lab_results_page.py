@@ -56,3 +56,15 @@ def test_the_page_names_what_the_paper_reports_and_no_record_covers(tmp_path):
     assert rows[("forecast", "ETTh2", "96, 192, 336, 720")] == NOT_RUN
     assert "not obtainable" in rows[("forecast", "electricity", "96, 192, 336, 720")]
     assert not any(dataset == "MSL" for _, dataset, _ in rows) and ("detect", "SMAP", "all") in rows
+
+
+def test_an_older_gpu_check_shows_its_sentence_and_the_current_one_its_tables_from_any_path():
+    from benchmarks.measure.page_sections import kernel_section
+
+    current = (ROOT / "benchmarks/results/gpu_check/2026-11-28-h200-2").resolve()  # in estimates.STEP_RECORDS
+    older = (ROOT / "benchmarks/results/gpu_check/2026-11-28-h200").resolve()
+    assert "### Training step" in kernel_section(current)  # an absolute path is the same folder
+    text = kernel_section(older)
+    assert "### " not in text
+    assert "an older check of this GPU than `benchmarks/results/gpu_check/2026-11-28-h200-2`" in text
+    assert "The fused path the device took in float32 (PyTorch operations) matches" in text  # not "Triton kernels"

@@ -1,7 +1,7 @@
 """How long a paper-scale run takes on a GPU, before it runs: its training step bounded by those
 measured on a GPU (``benchmarks/results/gpu_check/*/compile_modes.jsonl``) for the networks around
-it in work per step, times the windows each epoch and evaluation see, then fitted to what the runs already recorded on a
-GPU took against their own estimate."""
+it in work per step, times the windows each epoch and evaluation see, then fitted to what the runs
+already recorded on a GPU took against their own estimate."""
 
 from __future__ import annotations
 

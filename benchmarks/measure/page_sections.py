@@ -59,12 +59,12 @@ def converged_section(folder: Path) -> str:
 CUT_SHORT = "- cut short by its time limit: the networks not shown were not measured"
 
 
-def current_checks() -> dict[str, list[str]]:
-    """GPU -> the kernel checks the estimates and docs read (``estimates.STEP_RECORDS``)."""
-    found: dict[str, list[str]] = {}
+def current_checks() -> dict[str, list[Path]]:
+    """GPU -> the kernel checks the estimates and docs read (``estimates.STEP_RECORDS``), resolved."""
+    found: dict[str, list[Path]] = {}
     for path in STEP_RECORDS:
-        folder = str((RECORDS / path).parent.relative_to(RECORDS.parent.parent))
-        gpu = json.loads((RECORDS.parent.parent / folder / "report.json").read_text())["environment"]["gpu"]
+        folder = (RECORDS / path).parent.resolve()
+        gpu = json.loads((folder / "report.json").read_text())["environment"]["gpu"]
         found.setdefault(gpu, []).append(folder)
     return found
 
@@ -77,11 +77,12 @@ def kernel_section(folder: Path) -> str:
     environment = report["environment"]
     checks = report.get("kernel_correctness", [])
     passed = f"{sum(r['ok'] for r in checks)} of {len(checks)} cases"
-    if all("tolerance" in r for r in checks):  # the check that calls the Triton kernels themselves
-        said = [f"The Triton kernels match the float64 formula in {passed}"]
-    else:  # an older check: float32 through whatever fused path the device took, Triton or not
+    said = []
+    if checks and all("tolerance" in r for r in checks):  # the check that calls the Triton kernels themselves
+        said.append(f"The Triton kernels match the float64 formula in {passed}")
+    elif checks:  # an older check: float32 through whatever fused path the device took, Triton or not
         path = environment["fused CRAB on the device"].split(" (")[0]
-        said = [f"The fused path the device took in float32 ({path}) matches the float64 formula in {passed}"]
+        said.append(f"The fused path the device took in float32 ({path}) matches the float64 formula in {passed}")
     for row in report.get("kernel_speed", []):
         if row["path"] == "fused" and row.get("percent_of_peak") is not None:
             said.append(
@@ -93,10 +94,11 @@ def kernel_section(folder: Path) -> str:
                 ratio = row["ms"][fused] / row["ms"][plain]
                 said.append(f"{row['preset']}'s {fused} step takes {ratio:.2f}x the plain path's")
     current = current_checks().get(environment["gpu"], [])
-    older = bool(current) and str(folder) not in current  # its sentence stays; the newer check's tables stand
+    older = bool(current) and Path(folder).resolve() not in current  # its sentence stays, not its tables
     status = "" if report.get("finished") else CUT_SHORT
     if older:
-        status = f"- an older check of this GPU than `{'` and `'.join(current)}`: its tables are in its report.md"
+        names = "` and `".join(str(path.relative_to(RECORDS.parent.parent.resolve())) for path in current)
+        status = f"- an older check of this GPU than `{names}`: its tables are in its report.md"
     lines = [
         f"## `{folder}`: the CRAB kernel on a GPU",
         "",
