@@ -24,7 +24,8 @@ Estimates: a network's training step bounded by those measured on a GPU (the che
 (:func:`~benchmarks.measure.estimates.step_seconds`), times the windows each epoch and evaluation
 see, then fitted to what the XCTFormer runs already recorded on
 a GPU took against their own estimate: training by a factor (the FLOPs leave out the loader and
-the loop), evaluation by a fixed part (compiling the inference graphs) plus a factor. They are
+the loop), evaluation by a fixed part (compiling the inference graphs) plus a factor; a training
+the queue already recorded for that entry on the same GPU and mode stands for its own. They are
 upper bounds where early stopping ends training sooner. The device image lacks Darts: install the
 two wheels that ``gpu_check.py``'s docstring names (and PyOD's for ``darts_iforest``).
 """
@@ -36,11 +37,11 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from benchmarks.measure.estimates import RECORDS, calibration, step_record
+from benchmarks.measure.estimates import QUEUE_RECORDS, RECORDS, calibration, step_record
 from benchmarks.measure.queue import UNIT_MINUTES, QueueOptions, bf16_safe, converged_record, plan, run_queue
 from xct_estimators.bench.catalog import DATA_DIR_ENV
 
-DEFAULT_OUTPUT = RECORDS / "paper_scale"
+DEFAULT_OUTPUT = RECORDS / QUEUE_RECORDS
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -204,3 +204,53 @@ def test_each_entry_trains_on_the_path_the_gpu_check_measured_faster():
     assert not weather.on_plain_path("bf16+compile", unmeasured)  # never measured plain: it may not fit
     msl = next(e for e in queue.QUEUE if e.title == "MSL detection")
     assert msl.plain is False and not msl.on_plain_path("fp32", steps)  # its records' path, whatever is faster
+
+
+def test_a_unit_trains_as_long_as_the_queue_measured_that_entry_on_the_estimates_gpu(tmp_path, monkeypatch):
+    steps = estimates.step_record()
+    smap = next(e for e in queue.QUEUE if e.title == "SMAP detection")
+    estimated = dict(smap.units("bf16+compile", steps))["xctformer"]
+
+    def record(gpu, compiled, fit_seconds):
+        run = {"task": "detect", "dataset": "SMAP", "model": "xctformer", "seed": 2021, "protocol": "point"}
+        return {**run, "run": run, "device": {"gpu": gpu}, "fit_seconds": fit_seconds, "eval_seconds": 1.0,
+                "compile": compiled, "precision": "bf16-mixed"}  # fmt: skip
+
+    folder = tmp_path / estimates.QUEUE_RECORDS / "detect"
+    folder.mkdir(parents=True)
+    lines = [record(steps["source"]["gpu"], True, 60.0), record("another GPU", True, 6000.0),
+             record(steps["source"]["gpu"], False, 9000.0)]  # fmt: skip
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    monkeypatch.setattr(estimates, "RECORDS", tmp_path)
+    assert estimates.measured_training("detect", "SMAP", "bf16+compile", steps["source"]["gpu"]) == 60.0
+    assert estimates.measured_training("detect", "MSL", "bf16+compile", steps["source"]["gpu"]) is None
+    parts = estimates.run_seconds("detect", "SMAP", smap.protocol, "bf16+compile", steps)
+    assert dict(smap.units("bf16+compile", steps))["xctformer"] == pytest.approx((60.0 + parts["evaluate"]) / 60)
+    assert (60.0 + parts["evaluate"]) / 60 < estimated
+
+
+def test_the_queue_weighs_each_run_by_its_own_unit(tmp_path, monkeypatch, capsys):
+    """Not by the entry's total: XCTFormer's run starts when its own estimate fits."""
+    msl = next(e for e in queue.QUEUE if e.title == "MSL detection")
+    steps = estimates.step_record()
+    units = dict(msl.units("fp32", steps, estimates.calibration(steps)))
+    assert msl.unit_name("xctformer") == "xctformer"
+    assert queue.QUEUE[3].unit_name("linear", 0.25) == "linear mask rate 0.25"
+
+    class Job:
+        def __init__(self, model):
+            self.run, self.label = {"model": model}, f"MSL {model}"
+
+    ran = []
+    monkeypatch.setattr(type(queue.TASKS["detect"]), "plan", lambda *a, **k: [Job("window_mean"), Job("xctformer")])
+    monkeypatch.setattr(queue.Runs, "settings", lambda self, options, fast: type("S", (), {"output": tmp_path})())
+    import xct_estimators.bench.backends as backends
+
+    monkeypatch.setattr(backends, "execute", lambda jobs, *a, **k: ran.extend(j.run["model"] for j in jobs))
+    options = queue.QueueOptions(output=tmp_path, data_dir=None, accelerator="gpu", smoke=False, argv=[])
+    between = (units["xctformer"] + units["window_mean"] + sum(units.values())) / 2  # both, not the entry's all
+    outcome = msl.run(options, queue.Budget(60 * between), fast=False, minutes=sum(units.values()))
+    assert ran == ["window_mean", "xctformer"] and outcome == "ran 2 run(s)"
+    ran.clear()
+    outcome = msl.run(options, queue.Budget(60 * units["xctformer"] / 2), fast=False, minutes=0.0)
+    assert ran == ["window_mean"] and outcome.startswith("stopped before MSL xctformer: needs about")

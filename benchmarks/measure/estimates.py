@@ -158,12 +158,16 @@ def fit_line(points: list[tuple[float, float]], overhead: bool = True) -> Fit:
     return Fit(max(max(m - slope * e for e, m in points), 0.0), slope)
 
 
-def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[str, str], Fit]:
-    """(task, part) -> how the XCTFormer runs recorded on a GPU took against their FLOP estimate
-    (:func:`fit_line`): the FLOPs leave out the data loader, scoring on the CPU, compiling the
-    inference graphs, another GPU. A task with no such record takes the fit of all records of
-    that part; none at all, the estimate as it is."""
-    trainings: dict[tuple, dict] = {}
+def record_mode(record: dict) -> str:
+    """The mode of :data:`ESTIMATE_MODES` (and `` plain`` for CRAB's plain path) a record trained in."""
+    mode = "bf16+compile" if record.get("compile") else "fp32" if record.get("precision") == "32" else "bf16"
+    return mode + (" plain" if record["run"].get("settings", {}).get("fused_attention") is False else "")
+
+
+def gpu_trainings(pattern: str = "**/results.jsonl") -> list[dict]:
+    """Each XCTFormer training recorded on a GPU under ``RECORDS/pattern``: {"record": its first
+    record, "protocols": those it was evaluated under, "evaluate": their seconds added up}."""
+    trainings: dict[str, dict] = {}
     for path in RECORDS.glob(pattern):
         for record in map(json.loads, filter(str.strip, path.read_text().splitlines())):
             if not (record.get("device") or {}).get("gpu") or not str(record.get("model")).startswith("xctformer"):
@@ -173,13 +177,19 @@ def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[st
             run = trainings.setdefault(key, {"record": record, "protocols": [], "evaluate": 0.0})
             run["protocols"].append(record.get("protocol"))
             run["evaluate"] += record["eval_seconds"]
+    return list(trainings.values())
+
+
+def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[str, str], Fit]:
+    """(task, part) -> how the XCTFormer runs recorded on a GPU took against their FLOP estimate
+    (:func:`fit_line`): the FLOPs leave out the data loader, scoring on the CPU, compiling the
+    inference graphs, another GPU. A task with no such record takes the fit of all records of
+    that part; none at all, the estimate as it is."""
     points: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for run in trainings.values():
+    for run in gpu_trainings(pattern):
         record = run["record"]
-        mode = "bf16+compile" if record.get("compile") else "fp32" if record.get("precision") == "32" else "bf16"
-        mode += " plain" if record["run"].get("settings", {}).get("fused_attention") is False else ""
         protocols, horizon = tuple(run["protocols"]), record.get("horizon")
-        estimate = run_seconds(record["task"], record["dataset"], protocols, mode, steps, horizon)
+        estimate = run_seconds(record["task"], record["dataset"], protocols, record_mode(record), steps, horizon)
         measured = {"train": record["fit_seconds"], "evaluate": run["evaluate"]}
         for part in (part for part in PARTS if estimate[part] > 0):
             points.setdefault((record["task"], part), []).append((estimate[part], measured[part]))
@@ -189,6 +199,24 @@ def calibration(steps: dict, pattern: str = "**/results.jsonl") -> dict[tuple[st
     every = {part: [p for (_, q), found in points.items() if q == part for p in found] for part in PARTS}
     fallback = {part: fit_line(every[part], part == "evaluate") if every[part] else Fit() for part in PARTS}
     return {(task, part): fits.get((task, part), fallback[part]) for task in TASKS for part in PARTS}
+
+
+#: Where the paper-scale queue keeps its records: its runs, with the presets' settings.
+QUEUE_RECORDS = "paper_scale"
+
+
+def measured_training(task: str, dataset: str, mode: str, gpu: Optional[str]) -> Optional[float]:
+    """The longest XCTFormer training the queue recorded for ``task`` on ``dataset`` in ``mode`` on
+    ``gpu``: another run of that entry trains the same network on the same device, so it is the
+    estimate of that part (a measurement, where the FLOP estimate is only fitted to the runs of all
+    networks). ``None`` when there is none."""
+    seconds = [
+        run["record"]["fit_seconds"]
+        for run in gpu_trainings(f"{QUEUE_RECORDS}/**/results.jsonl")
+        if (run["record"]["task"], run["record"]["dataset"], record_mode(run["record"])) == (task, dataset, mode)
+        and run["record"]["device"]["gpu"] == gpu
+    ]
+    return max(seconds, default=None)
 
 
 def baseline_minutes(task: str, dataset: str, model: str) -> float:

@@ -16,6 +16,8 @@ from benchmarks.measure.estimates import (
     RECORDS,
     Fit,
     baseline_minutes,
+    calibration,
+    measured_training,
     run_seconds,
     step_record,
     step_seconds,
@@ -195,20 +197,28 @@ class Runs:
 
     def units(self, mode: str, steps: dict, factors: Optional[dict] = None) -> list[tuple[str, float]]:
         """Each run of the entry (a model at a value of ``each``), the unit the queue starts only when
-        it fits the budget, with its estimated GPU minutes: XCTFormer's by :func:`run_seconds`, each
-        part through its :func:`calibration` fit; a baseline's by :func:`baseline_minutes`."""
+        it fits the budget, with its estimated GPU minutes. XCTFormer's: its training as the queue
+        recorded it for this entry on the estimates' GPU (:func:`measured_training`), else by
+        :func:`run_seconds` through its :func:`calibration` fit, and its evaluation by the latter; a
+        baseline's by :func:`baseline_minutes`."""
         name, values = self.each
         mode = f"{mode} plain" if self.on_plain_path(mode, steps) else mode
+        trained = measured_training(self.task, self.dataset, mode, steps["source"].get("gpu"))
         found = []
         for value in values or [None]:
             horizon = value if name == "horizons" else None
             parts = run_seconds(self.task, self.dataset, self.protocol or ("tslib",), mode, steps, horizon)
-            ours = sum((factors or {}).get((self.task, part), Fit())(seconds) for part, seconds in parts.items()) / 60
-            where = f" {name.rstrip('s').replace('_', ' ')} {value:g}" if name else ""
+            seconds = {part: (factors or {}).get((self.task, part), Fit())(s) for part, s in parts.items()}
+            ours = (seconds["evaluate"] + (seconds["train"] if trained is None else trained)) / 60
             for model in self.models:
                 cost = ours if model.startswith("xctformer") else baseline_minutes(self.task, self.dataset, model)
-                found.append((f"{model}{where}", cost))
+                found.append((self.unit_name(model, value), cost))
         return found
+
+    def unit_name(self, model: str, value=None) -> str:
+        """A unit's name: the model, and where ``each`` has values, the run's (``tide horizon 96``)."""
+        name = self.each[0]
+        return f"{model} {name.rstrip('s').replace('_', ' ')} {value:g}" if name else model
 
     def minutes(self, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
         """Estimated GPU minutes of every run (:meth:`units`)."""
@@ -246,7 +256,7 @@ class Runs:
         )
 
     def run(self, options: QueueOptions, budget: Budget, fast: bool, minutes: float) -> str:
-        """The runs not yet recorded, each started only when its estimate fits the budget."""
+        """The runs not yet recorded, each started only when its unit's estimate fits the budget."""
         from xct_estimators.bench.backends import LocalBackend, execute
         from xct_estimators.bench.results import ResultStore
 
@@ -255,9 +265,11 @@ class Runs:
         jobs = TASKS[self.task].plan(settings, store.finished(), progress=False)
         if not jobs:
             return "done (every run recorded)"
+        steps = step_record()
+        costs = dict(self.units("bf16+compile" if fast else "fp32", steps, calibration(steps)))
         for i, job in enumerate(jobs):
-            model, per_run = job.run.get("model", ""), minutes / max(self.xctformer_runs, 1)
-            cost = per_run if model.startswith("xctformer") else baseline_minutes(self.task, self.dataset, model)
+            unit = self.unit_name(job.run["model"], job.run.get(self.each[0].rstrip("s")))
+            cost = costs.get(unit, max(costs.values()))  # --smoke's stand-in values are no unit of the plan
             if cost * 60 > budget.left():
                 left = budget.left() / 60
                 return f"stopped before {job.label}: needs about {cost:.0f} min, {left:.1f} left ({i} ran)"
