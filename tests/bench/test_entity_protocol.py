@@ -72,7 +72,7 @@ def rebuilt_entity_measures(entities, scoring_max):
         else:
             scores = test_errors.mean(axis=1)
         aucs.append((average_precision_score(entity.labels, scores), roc_auc_score(entity.labels, scores)))
-    return np.mean(aucs, axis=0)
+    return np.array(aucs)  # (entities with an anomaly, [AUC-PR, AUC-ROC])
 
 
 @pytest.mark.parametrize("scoring", ["none/mean", "standardize/max"])
@@ -81,8 +81,15 @@ def test_entity_measures_match_a_plain_numpy_rebuild(tmp_path, scoring):
     entities = load_entities("MSL", tmp_path)
     (metrics,) = evaluate_entities(WindowMeanDetector(100), entities, anomaly_ratio=1.0, scorings=[scoring]).values()
     assert metrics["n_entities"] == 2  # the entity without an anomaly is left out
-    auc_pr, auc_roc = rebuilt_entity_measures(entities, scoring_max=scoring == "standardize/max")
+    each = rebuilt_entity_measures(entities, scoring_max=scoring == "standardize/max")
+    auc_pr, auc_roc = each.mean(axis=0)
     assert metrics["auc_pr"] == pytest.approx(auc_pr) and metrics["auc_roc"] == pytest.approx(auc_roc)
+    named = [e.name for e in entities if e.labels.any()]
+    assert list(metrics["per_entity"]) == named  # each entity's own measures, in the table's order
+    found = [[metrics["per_entity"][name][key] for key in ("auc_pr", "auc_roc")] for name in named]
+    np.testing.assert_allclose(found, each)
+    vus = [metrics["per_entity"][name]["vus_pr"] for name in named]
+    assert metrics["vus_pr"] == pytest.approx(np.mean(vus))
 
 
 def noise_with_an_anomaly(seed, n_train, n_test, anomaly, channel, shift):

@@ -69,13 +69,19 @@ def training_rows(entities: list[Entity]) -> np.ndarray:
     return np.concatenate([entity.train for entity in entities])
 
 
+#: The measures a record keeps of each entity (``per_entity``), as TSB-AD reports each series.
+ENTITY_MEASURES = ("vus_pr", "auc_pr", "auc_roc")
+
+
 def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, scorings) -> dict:
     """scoring -> the measures of each entity scored on its own, averaged over the entities with an
-    anomaly; ``n_entities`` of them, ``n_windows`` summed. Each entity is reconstructed once."""
-    per_entity, n_windows = {scoring: [] for scoring in scorings}, 0
+    anomaly; ``n_entities`` of them, ``n_windows`` summed, ``per_entity`` each one's
+    :data:`ENTITY_MEASURES`. Each entity is reconstructed once."""
+    per_entity, n_windows, names = {scoring: [] for scoring in scorings}, 0, []
     wanted = any(parse_scoring(scoring)[3] == "continuous" for scoring in scorings)
     continuous = continuous_channels(*(entity.train for entity in entities)) if wanted else None
     for entity in (e for e in entities if e.labels.any()):
+        names.append(entity.name)
         entity_scores = scored(detector, entity.train, entity.test, scorings, continuous)
         for scoring, (train_scores, test_scores, _) in entity_scores.items():
             limit = threshold(train_scores, test_scores, anomaly_ratio)
@@ -84,5 +90,6 @@ def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, sc
     out = {}
     for scoring, measures in per_entity.items():
         averaged = {key: float(np.mean([metrics[key] for metrics in measures])) for key in measures[0]}
-        out[scoring] = {**averaged, "n_entities": len(measures), "n_windows": n_windows or None}
+        each = {name: {key: metrics[key] for key in ENTITY_MEASURES} for name, metrics in zip(names, measures)}
+        out[scoring] = {**averaged, "n_entities": len(measures), "n_windows": n_windows or None, "per_entity": each}
     return out

@@ -32,6 +32,7 @@ class DetectRecord(Record):
     window_length: Optional[int] = None
     n_train_windows: Optional[int] = None
     n_entities: Optional[int] = None  # the entity protocol: entities with an anomaly, averaged over
+    per_entity: Optional[dict] = None  # the entity protocol: each entity's VUS-PR, AUC-PR and AUC-ROC
 
     def describe(self) -> str:
         return f"{self.protocol} protocol"
