@@ -90,6 +90,6 @@ def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, sc
     out = {}
     for scoring, measures in per_entity.items():
         averaged = {key: float(np.mean([metrics[key] for metrics in measures])) for key in measures[0]}
-        each = {name: {key: metrics[key] for key in ENTITY_MEASURES} for name, metrics in zip(names, measures)}
+        each = {name: {key: m[key] for key in ENTITY_MEASURES} for name, m in zip(names, measures, strict=True)}
         out[scoring] = {**averaged, "n_entities": len(measures), "n_windows": n_windows or None, "per_entity": each}
     return out
