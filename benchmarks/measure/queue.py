@@ -176,10 +176,6 @@ class Runs:
     smoke_csv: bool = False  # ``--smoke`` reads the dataset from its stand-in CSV file
     plain: Optional[bool] = None  # CRAB's plain path (``--plain-attention``); None: the faster one measured
 
-    @property
-    def xctformer_runs(self) -> int:
-        return max(len(self.each[1]), 1) * sum(1 for m in self.models if m.startswith("xctformer"))
-
     def on_plain_path(self, mode: str, steps: dict) -> bool:
         """Whether XCTFormer trains on CRAB's plain path: as the entry says, else where the GPU check
         measured its step faster than the fused path's for the nearest network (measured at all: its

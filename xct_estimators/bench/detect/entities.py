@@ -77,7 +77,7 @@ def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, sc
     """scoring -> the measures of each entity scored on its own, averaged over the entities with an
     anomaly; ``n_entities`` of them, ``n_windows`` summed, ``per_entity`` each one's
     :data:`ENTITY_MEASURES`. Each entity is reconstructed once."""
-    per_entity, n_windows, names = {scoring: [] for scoring in scorings}, 0, []
+    measured, n_windows, names = {scoring: [] for scoring in scorings}, 0, []
     wanted = any(parse_scoring(scoring)[3] == "continuous" for scoring in scorings)
     continuous = continuous_channels(*(entity.train for entity in entities)) if wanted else None
     for entity in (e for e in entities if e.labels.any()):
@@ -85,10 +85,10 @@ def evaluate_entities(detector, entities: list[Entity], anomaly_ratio: float, sc
         entity_scores = scored(detector, entity.train, entity.test, scorings, continuous)
         for scoring, (train_scores, test_scores, _) in entity_scores.items():
             limit = threshold(train_scores, test_scores, anomaly_ratio)
-            per_entity[scoring].append(detection_metrics(test_scores, entity.labels, limit))
+            measured[scoring].append(detection_metrics(test_scores, entity.labels, limit))
         n_windows += next(iter(entity_scores.values()))[2] or 0
     out = {}
-    for scoring, measures in per_entity.items():
+    for scoring, measures in measured.items():
         averaged = {key: float(np.mean([metrics[key] for metrics in measures])) for key in measures[0]}
         each = {name: {key: m[key] for key in ENTITY_MEASURES} for name, m in zip(names, measures, strict=True)}
         out[scoring] = {**averaged, "n_entities": len(measures), "n_windows": n_windows or None, "per_entity": each}
