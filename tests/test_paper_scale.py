@@ -229,7 +229,7 @@ def test_a_unit_trains_as_long_as_the_queue_measured_that_entry_on_the_estimates
     assert (60.0 + parts["evaluate"]) / 60 < estimated
 
 
-def test_the_queue_weighs_each_run_by_its_own_unit(tmp_path, monkeypatch, capsys):
+def test_the_queue_weighs_each_run_by_its_own_unit(tmp_path, monkeypatch):
     """Not by the entry's total: XCTFormer's run starts when its own estimate fits."""
     msl = next(e for e in queue.QUEUE if e.title == "MSL detection")
     steps = estimates.step_record()
