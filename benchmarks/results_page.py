@@ -14,7 +14,7 @@ import shlex
 from pathlib import Path
 
 from benchmarks.measure.page_sections import converged_section, kernel_section, missing_section, smap_section
-from xct_estimators.bench.results_page import results_page
+from xct_estimators.bench.results_page import rebuild_command, results_page
 from xct_estimators.bench.runs import write_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,8 @@ def lab_section(folder: Path) -> str:
 
 
 def page_text(page: str, folders: list[str]) -> str:
-    return results_page([Path(f) for f in folders], Path(page), REBUILD, lab_section, missing_section)
+    paths = [Path(f) for f in folders]
+    return results_page(paths, rebuild_command(REBUILD, Path(page), paths), lab_section, missing_section)
 
 
 def committed_command(page: Path = PAGE) -> tuple[str, list[str]]:

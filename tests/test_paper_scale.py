@@ -116,7 +116,7 @@ def test_estimates_agree_with_the_h100_measurements():
     etth1 = 10 * 239 * estimates.step_seconds("ETTh1", "impute", "fp32", steps)
     assert 0.5 < etth1 / 71 < 1.5
     # every training window; the imputation protocol's test windows
-    assert TASKS["impute"].windows("ETTh1", estimates.DATASET_ROWS["ETTh1"]) == (12 * 30 * 24 - 1024 + 1, 2881)
+    assert estimates.run_windows("impute", "ETTh1", estimates.DATASET_ROWS["ETTh1"]) == (12 * 30 * 24 - 1024 + 1, 2881)
     # a network with more tokens costs more per step than the one measured
     ettm1, etth1 = (estimates.step_seconds(name, "impute", "fp32", steps) for name in ("ETTm1", "ETTh1"))
     assert ettm1 > etth1

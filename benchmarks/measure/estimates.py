@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from xct_estimators.bench.catalog import ETT_KINDS
+from xct_estimators.bench.datasets import split_borders
+from xct_estimators.bench.detect.protocol import tslib_windows
 from xct_estimators.bench.tasks import TASKS
-from xct_estimators.nn.presets import COMMAND_TASKS, get_preset
+from xct_estimators.nn.presets import COMMAND_TASKS, TASK_SEQ_LEN, get_preset
 
 RECORDS = Path(__file__).resolve().parents[1] / "results"
 
@@ -116,6 +119,20 @@ def step_seconds(dataset: str, task: str, mode: str, steps: dict, horizon: Optio
 PARTS = ("train", "evaluate")
 
 
+def run_windows(task: str, dataset: str, rows, protocols=(), horizon: Optional[int] = None) -> tuple[int, int]:
+    """(training, evaluated) windows of one run of ``task`` on ``dataset`` of ``rows`` rows (detection:
+    train and test rows) under ``protocols`` (forecasting: at ``horizon``), without reading the data."""
+    length = TASK_SEQ_LEN[COMMAND_TASKS.get(task, task)]
+    if task == "detect":  # point scores a window every half length of both arrays
+        train, test = rows
+        evaluated = tslib_windows(train, test, length) * ("tslib" in protocols)
+        point = len({"point", "entity"} & set(protocols))
+        return train - length + 1, evaluated + (train + test) // (length // 2) * point
+    splits = split_borders(rows, ETT_KINDS.get(dataset, "ratio"), length)
+    train, test = (stop - start - length - (horizon or 0) + 1 for start, stop in (splits.train, splits.test))
+    return train, test
+
+
 def run_seconds(
     task: str, dataset: str, protocols, mode: str, steps: dict, horizon: Optional[int] = None
 ) -> dict[str, float]:
@@ -124,7 +141,7 @@ def run_seconds(
     evaluation."""
     preset = TASKS[task].preset(dataset)
     step = step_seconds(preset.dataset, task, mode, steps, horizon)
-    train_windows, eval_windows = TASKS[task].windows(dataset, DATASET_ROWS[dataset], protocols, horizon)
+    train_windows, eval_windows = run_windows(task, dataset, DATASET_ROWS[dataset], protocols, horizon)
     train = preset.epochs * math.ceil(train_windows / preset.batch_size) * step
     setup = _nearest(preset.dataset, task, steps, horizon)[1]["setup " + mode] + RUN_OVERHEAD_S
     evaluate = eval_windows / preset.batch_size * step * INFERENCE_SHARE

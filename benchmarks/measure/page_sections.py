@@ -178,7 +178,9 @@ def _covered(records: list[Record]) -> set[tuple]:
 
 def missing_section(records: list[Record]) -> str:
     """The paper's results that no XCTFormer record on the page covers, with why."""
-    wanted = [(task.name, *cell) for task in TASKS.values() for cell in task.paper_cells()]
+    wanted = [("forecast", d, h) for d in paper.FORECAST for h in paper.HORIZONS]
+    wanted += [("impute", d, rate) for d in paper.IMPUTATION for rate in paper.IMPUTATION[d]]
+    wanted += [("detect", d, None) for d in paper.ANOMALY]
     covered = _covered(records)
     missing: dict[tuple[str, str], list] = {}
     for task, dataset, setting in wanted:

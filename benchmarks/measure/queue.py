@@ -19,6 +19,7 @@ from benchmarks.measure.estimates import (
     calibration,
     measured_training,
     run_seconds,
+    run_windows,
     step_record,
     step_seconds,
 )
@@ -142,7 +143,7 @@ class Converged:
     def minutes(self, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
         total = 0.0
         for _, dataset, task, epochs, stride, _ in CONVERGED:  # its settings, one home
-            windows = TASKS[task].windows(dataset, DATASET_ROWS[dataset])[0] / stride
+            windows = run_windows(task, dataset, DATASET_ROWS[dataset])[0] / stride
             per_mode = [step_seconds(dataset, task, m, steps) for m in ("fp32", "bf16", "fp32")]
             batch = TASKS[task].preset(dataset).batch_size
             total += sum(epochs * windows / batch * s for s in per_mode)

@@ -2,17 +2,10 @@
 
 import pytest
 
-from xct_estimators.bench.comparison import (
-    covariate_sentence,
-    helps_section,
-    spread_sentence,
-    verdicts,
-    winner_sentence,
-)
+from xct_estimators.bench.comparison import covariate_sentence, helps_section, verdicts
 from xct_estimators.bench.detect.record import DetectRecord
 from xct_estimators.bench.forecast.record import ForecastRecord
-from xct_estimators.bench.forecast.table import forecast_table
-from xct_estimators.bench.impute.record import ImputeRecord
+from xct_estimators.bench.page_tables import runs_table
 from xct_estimators.bench.tables import markdown_table
 
 
@@ -62,13 +55,6 @@ def test_detection_ranks_by_vus_pr_higher_is_better_and_tests_do_not_mix():
     records += [detect("xctformer", s, 0.30, "point") for s in (1, 2)]
     found = {v.setting: v for v in verdicts(records)}
     assert found["tslib protocol"].outcome == "wins" and found["point protocol"].outcome == "loses"
-    assert winner_sentence(records) == (
-        "Highest VUS-PR per dataset and protocol (mean over seeds): `window_mean` in 1 of 2, `xctformer` in 1 of 2."
-    )
-    older = [r.replace(vus_pr=None) for r in records if r.model != "window_mean"]  # records before VUS-PR
-    assert winner_sentence(older + [detect("random", 0, 0.1, "tslib")]) == (
-        "No test here has VUS-PR for two models (`-` where a record predates it)."
-    )
 
 
 def test_precision_and_compile_are_their_own_contenders():
@@ -99,32 +85,10 @@ def test_the_section_counts_and_names_each_records_folder_with_a_row_per_tie_or_
     records += seeded("xctformer", [0.50, 0.51, 0.49], horizon=336) + seeded("tide", [0.40, 0.41, 0.39], horizon=336)
     records += seeded("xctformer", [0.40], horizon=192) + seeded("tide", [0.50], horizon=192)
     text = helps_section({"benchmarks/results/x": records}, markdown_table)
-    assert "it wins 1, ties 0 and loses 1; 1 rest on a single seed and are not counted." in text
+    assert "it wins 1, ties 0 and loses 1; 1 rest on a single seed and are not counted: " in text
     assert "| `benchmarks/results/x` | ETTh1   | horizon 336 " in text and "+25.0%" in text  # the loss
     assert "horizon 96 " not in text and "horizon 192 " not in text  # a win and an uncounted one: no row
     assert helps_section({"x": seeded("tide", [0.5])}, markdown_table) == ""  # no XCTFormer: no section
-
-
-def test_spread_sentence_names_the_widest_cell():
-    records = seeded("xctformer", [1.0, 1.2]) + seeded("tide", [1.0, 1.01])
-    assert spread_sentence(records).startswith("Over seeds, MSE of forecast runs varies by up to 12.9% ")
-    assert "`xctformer` on ETTh1, horizon 96" in spread_sentence(records)
-
-
-def test_a_table_names_commit_and_compute_only_where_its_rows_differ():
-    same = [forecast("xctformer", 2021, 0.4, git_commit="a" * 40), forecast("tide", 2021, 0.5, git_commit="a" * 40)]
-    assert "commit" not in forecast_table(same) and "compute" not in forecast_table(same)
-    mixed = [same[0], forecast("tide", 2021, 0.5, git_commit="b" * 40, precision="bf16-mixed", compile=True)]
-    table = forecast_table(mixed)
-    assert "| commit / compute " in table
-    assert "| aaaaaaa, fp32 " in table and "| bbbbbbb, bf16-mixed, compiled " in table
-
-
-def test_an_average_over_horizons_names_every_commit_it_is_made_of():
-    commits = {96: "a", 192: "a", 336: "b", 720: "b"}
-    runs = [forecast("tide", 2021, 0.5, horizon=h, git_commit=c * 40) for h, c in commits.items()]
-    averages = forecast_table(runs).split("avg MSE")[1]
-    assert "| aaaaaaa + bbbbbbb |" in averages
 
 
 def test_the_covariate_sentence_compares_each_model_with_its_runs_without_them():
@@ -137,54 +101,33 @@ def test_the_covariate_sentence_compares_each_model_with_its_runs_without_them()
     assert covariate_sentence(seeded("tide", [1.0])) == ""
 
 
-def test_a_table_of_one_model_says_so_instead_of_crowning_it():
-    records = seeded("xctformer", [0.4]) + seeded("xctformer", [0.3], covariates="calendar")
-    assert winner_sentence(records) == "One model, `xctformer`: the rows compare its settings, not models."
-
-
-def test_the_imputation_table_names_each_runs_peak_learning_rate():
-    from xct_estimators.bench.impute.table import imputation_table
-
-    def run(rate, mse):
-        settings = {"learning_rate": rate, "best_epoch": 9}
-        return ImputeRecord(dataset="ETTh2", mask_rate=0.25, model="xctformer_linear", protocol="tslib",
-                            train_stride=1, eval_stride=1, epochs=10, n_windows=5, settings=settings, seed=2021,
-                            mse=mse, mae=mse, fit_seconds=1.0, eval_seconds=1.0)  # fmt: skip
-
-    table = imputation_table([run(0.005, 0.0416), run(0.0025, 0.0430)])
-    rows = [line for line in table.splitlines() if line.startswith("| ETTh2")]
-    assert len(rows) == 2 and "| 0.005 " in rows[1] + rows[0] and "| 0.0025 " in rows[0] + rows[1]
-
-
-def test_an_average_over_mask_rates_names_every_commit_it_is_made_of():
-    from xct_estimators.bench.impute.table import imputation_table
-
-    def run(rate, commit):
-        return ImputeRecord(dataset="ETTh2", mask_rate=rate, model="linear", protocol="tslib", train_stride=1,
-                            eval_stride=1, n_windows=5, seed=2021, mse=0.05, mae=0.05, fit_seconds=0.0,
-                            eval_seconds=1.0, git_commit=commit * 40)  # fmt: skip
-
-    averages = imputation_table([run(0.125, "a"), run(0.25, "a"), run(0.375, "b"), run(0.5, "b")]).split("avg MSE")[1]
-    assert "| aaaaaaa + bbbbbbb |" in averages
-
-
-def test_the_seed_table_names_the_covariates_of_a_row():
-    from xct_estimators.bench.report import seed_table
-
-    def with_calendar(seed, mse):
-        record = forecast("xctformer", seed, mse, covariates="calendar")
-        return record.replace(run={**record.run, "covariates": "calendar"})
-
-    records = seeded("xctformer", [0.40, 0.41]) + [with_calendar(2021, 0.50), with_calendar(2022, 0.52)]
-    rows = [line for line in seed_table(records).splitlines() if "xctformer" in line]
-    assert [("+calendar" in row, "mse 0.5100" in row) for row in sorted(rows)] == [(False, False), (True, True)]
-
-
 def test_a_one_seed_verdict_says_it_is_not_a_comparison_and_how_to_get_one():
-    """The main job runs one seed: its 'lowest MSE' may be the seed's (a 3-seed record reversed it)."""
+    """The main job runs one seed: its lower MSE may be the seed's (a 3-seed record reversed it)."""
     one_seed = [forecast("xctformer", 2021, 0.041), forecast("tide", 2021, 0.037)]
-    sentence = winner_sentence(one_seed)
-    assert sentence.startswith("Lowest MSE per dataset and horizon (mean over seeds): `tide` in 1 of 1.")
-    assert "one seed's difference is not a comparison" in sentence and "--seeds 2021,2022,2023" in sentence
+    text = helps_section({"out": one_seed}, markdown_table)
+    assert "1 rest on a single seed and are not counted: one seed's difference is not a comparison" in text
+    assert "rerun with `--seeds 2021,2022,2023` to count them." in text
     seeds = one_seed + [forecast("xctformer", 2022, 0.040), forecast("tide", 2022, 0.050)]
-    assert "one seed" not in winner_sentence(seeds)
+    assert "one seed" not in helps_section({"out": seeds}, markdown_table)
+
+
+def _rows(table: str) -> list[dict[str, str]]:
+    lines = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()]
+    return [dict(zip(lines[0], line, strict=True)) for line in lines[2:]]
+
+
+def test_the_runs_table_names_only_the_settings_that_tell_a_models_runs_apart():
+    same = [forecast("xctformer", 2021, 0.4), forecast("tide", 2021, 0.5)]
+    assert {row["settings"] for row in _rows(runs_table(same))} == {"-"}
+    bf16 = forecast("xctformer", 2021, 0.45)
+    bf16 = bf16.replace(run={**bf16.run, "precision": "bf16-mixed"}, precision="bf16-mixed")
+    rows = _rows(runs_table([*same, bf16]))
+    assert [(r["model"], r["settings"], r["MSE"]) for r in rows] == [
+        ("tide", "-", "0.500"),
+        ("xctformer", "-", "0.400"),
+        ("xctformer", "precision=bf16-mixed", "0.450"),
+    ]
+    from xct_estimators.bench import paper
+
+    assert rows[1]["published MSE"] == f"{paper.forecast_reference('ETTh1', 96)[0]:.3f}"  # the paper's XCTFormer
+    assert rows[0]["published MSE"] == "-"  # none for TiDE on ETTh1

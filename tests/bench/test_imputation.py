@@ -165,20 +165,3 @@ def test_two_peak_rates_are_refused_before_work(capsys):
 
     assert main(["impute", "--paper-recipe", "--learning-rate", "1e-3", "--output", "/nonexistent/x"]) == 2
     assert "--paper-recipe trains at the preset's peak rate and --learning-rate" in capsys.readouterr().err
-
-
-def test_the_table_says_whether_a_run_could_roll_back_and_which_epochs_it_undid():
-    from xct_estimators.bench.impute.record import ImputeRecord
-    from xct_estimators.bench.impute.table import IMPUTATION_SETTING_HEADER
-    from xct_estimators.bench.tables import imputation_setting
-
-    run = dict(dataset="ETTh2", model="xctformer_linear", seed=0, mask_rate=0.125, mse=0.0, mae=0.0, fit_seconds=0.0,
-               eval_seconds=0.0)  # fmt: skip
-
-    guard = {"rollback_on_divergence": {"threshold": 1.5, "rate_factor": 0.5}}
-    column = IMPUTATION_SETTING_HEADER.index("rolled back")
-    cells = [
-        imputation_setting(ImputeRecord(**run, protocol="tslib", settings=settings))[column]
-        for settings in ({"learning_rate": 0.005}, {**guard, "rolled_back_at": []}, {**guard, "rolled_back_at": [4]})
-    ]
-    assert cells == ["-", "none", "epoch 5"]  # the paper's recipe; guarded, never diverged; epoch 5 undone

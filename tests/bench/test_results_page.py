@@ -7,7 +7,7 @@ import pytest
 
 from xct_estimators.bench.cli import main
 from xct_estimators.bench.results import parse_record
-from xct_estimators.bench.results_page import provenance_lines, results_page
+from xct_estimators.bench.results_page import PAGE_MARK, provenance_lines, rebuild_command, results_page
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "results.md"
@@ -28,7 +28,7 @@ def test_every_table_says_where_its_numbers_come_from(tmp_path):
     where = {"git_commit": "a" * 40, "git_dirty": False, "device": {"cpu": "Some CPU", "cpu_threads": 2, "gpu": None}}
     new = _write(tmp_path / "new", [{**RECORD, **where, "precision": "32", "command": "xct-bench forecast --full"}])
     old = _write(tmp_path / "old", [dict(RECORD, accelerator="gpu")])
-    page = results_page([new, old])
+    page = results_page([new, old], "rebuild")
     assert "- device: Some CPU, 2 threads" in page and "- code: commit aaaaaaa; precision: 32" in page
     assert "- command: `xct-bench forecast --full`" in page
     assert "commit not recorded (older code)" in page and "predate the provenance fields" in page
@@ -41,7 +41,7 @@ def test_the_command_writes_the_page_and_refuses_folders_without_markdown(tmp_pa
     folder = _write(tmp_path / "runs", [RECORD])
     page = tmp_path / "results.md"
     assert main(["report", "--markdown", str(page), str(folder)]) == 0
-    assert page.read_text() == results_page([folder], page)
+    assert page.read_text() == results_page([folder], rebuild_command(PAGE_MARK, page, [folder]))
     assert f"xct-bench report --markdown {page} {folder}" in page.read_text()  # its own rebuild command
     with pytest.raises(SystemExit):
         main(["report", str(folder)])
@@ -55,23 +55,12 @@ def test_the_command_writes_the_page_and_refuses_folders_without_markdown(tmp_pa
     assert f"--markdown: {tmp_path} is a folder: give the page's file name" in err and "--resume" not in err
 
 
-def test_an_imputation_row_shows_the_epoch_whose_weights_were_kept():
-    from xct_estimators.bench.impute.table import imputation_table
-
-    record = {"task": "impute", "dataset": "ETTh2", "mask_rate": 0.125, "model": "xctformer_linear", "seed": 2021,
-              "mse": 0.05, "mae": 0.15, "fit_seconds": 1.0, "eval_seconds": 1.0, "protocol": "tslib", "epochs": 10,
-              "settings": {"best_epoch": 3, "epochs_trained": 10}}  # fmt: skip
-    header, _, row = imputation_table([parse_record(record)]).splitlines()[2:5]
-    cells = dict(zip([c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")], strict=True))
-    assert cells["best epoch"] == "4" and cells["epochs"] == "10"  # a run that stopped improving early shows
-
-
 def test_a_folder_with_runs_from_two_machines_gets_a_table_each(tmp_path):
     """One table per device; a commit alone does not split a folder (its rows name their commits)."""
     where = {"git_dirty": False, "precision": "32", "command": "xct-bench forecast"}
     h100 = {**RECORD, **where, "git_commit": "a" * 40, "device": {"gpu": "NVIDIA H100"}}
     h200 = {**RECORD, **where, "dataset": "ETTh2", "git_commit": "b" * 40, "device": {"gpu": "NVIDIA H200"}}
-    page = results_page([_write(tmp_path / "runs", [h100, h200])])
+    page = results_page([_write(tmp_path / "runs", [h100, h200])], "rebuild")
     first, second = page.split("## `")[1:]
     assert first.startswith(f"{tmp_path / 'runs'}`: NVIDIA H100") and "| ETTh2" not in first
     assert "- device: NVIDIA H200" in second and "| ETTh2" in second and "| ETTh1" not in second
@@ -87,7 +76,7 @@ def test_a_machine_s_table_labels_its_rows_by_the_folder_s_settings(tmp_path):
         for model, covariates, mse, cpu in (("xctformer", None, 0.9, "Old CPU"), ("tide", None, 0.8, "Old CPU"),
                                            ("tide", "future", 0.3, "Old CPU"), ("xctformer", "future", 0.2, "New CPU"))
     ]  # fmt: skip
-    page = results_page([_write(tmp_path / "runs", runs)])
+    page = results_page([_write(tmp_path / "runs", runs)], "rebuild")
     new, old = page.split("## `")[-2:]
     assert page.count("MSE with covariates against the same runs without them") == 1  # once a folder
     assert "`tide` -62.5% (future on ETTh1), `xctformer` -77.8% (future on ETTh1)." in page  # across machines
@@ -103,7 +92,7 @@ def test_runs_on_one_cpu_with_other_thread_counts_share_its_table(tmp_path):
         for dataset, threads in (("ETTh1", 1), ("ETTh2", 2))
     ]
     runs[1]["device"]["cpu_capability"] = "AVX2"  # recorded since; older records lack it
-    page = results_page([_write(tmp_path / "runs", runs)])
+    page = results_page([_write(tmp_path / "runs", runs)], "rebuild")
     assert page.count(f"## `{tmp_path / 'runs'}") == 1
     assert "- device: Some CPU (AVX2), 2 threads; Some CPU, 1 threads" in page
 

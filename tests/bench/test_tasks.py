@@ -129,7 +129,7 @@ def test_detect_refuses_unknown_names_before_any_training(option, value, message
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
 
 
-def test_the_registry_holds_each_command_once_with_its_planner_table_and_tune_data():
+def test_the_registry_holds_each_command_once_with_its_planner_and_tune_data():
     """The commands, the report and tune find a task's code through ``TASKS`` alone."""
     from xct_estimators.bench.parser import build_parser
     from xct_estimators.bench.tasks import TASKS
@@ -138,6 +138,5 @@ def test_the_registry_holds_each_command_once_with_its_planner_table_and_tune_da
     for task in TASKS.values():
         module = task._module()
         assert callable(getattr(module, f"{task.name}_jobs")) and callable(module.tune_data)
-        assert callable(getattr(task._module("table"), task.table))
         assert build_parser().parse_args([task.name]).command == task.name
         assert task.ablation.averaged_over == () or task.setting is not None  # averages run over the setting

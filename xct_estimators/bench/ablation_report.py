@@ -29,7 +29,7 @@ def _ablation_averages(records: list[Record], task: Task) -> dict[str, dict[str,
             per_seed[(r.model, r.dataset)].append(tuple(spec.scale * getattr(r, k) for k in task.metrics))
     groups: dict[tuple, dict] = defaultdict(dict)
     for r in mine if spec.averaged_over else ():
-        groups[(r.model, r.dataset, spec.same_run(r), r.seed)][r.where] = r
+        groups[(r.model, r.dataset, tuple(getattr(r, f) for f in spec.same_run), r.seed)][r.where] = r
     for (model, dataset, _, _), cells in groups.items():
         if set(spec.averaged_over) <= set(cells):
             chosen = [cells[x] for x in spec.averaged_over]

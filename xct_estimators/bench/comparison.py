@@ -15,7 +15,6 @@ import numpy as np
 from .catalog import NAIVE
 from .models import ABLATION_MODELS
 from .record import Record
-from .tables import compute_label
 from .tasks import TASKS, Measure
 
 #: The paper's model, with either input fill of the imputation benchmark.
@@ -32,6 +31,11 @@ _SAME_TEST = (
 def setting(record: Record) -> str:
     """Where in a task a record sits: the horizon, the mask rate or the detection protocol."""
     return record.describe()
+
+
+def compute_label(record: Record) -> str:
+    """How the record's network computed, when not the default float32 eager run."""
+    return ", ".join([record.precision] * (record.precision != "32") + ["compiled"] * bool(record.compile))
 
 
 def _label(record: Record) -> str:
@@ -92,36 +96,6 @@ def _best(models: dict[str, list[float]], measure: Measure, among) -> Optional[s
     sign = 1 if measure.lower_is_better else -1
     candidates = [m for m in models if among(m)]
     return min(candidates, key=lambda m: (sign * np.mean(models[m]), m)) if candidates else None
-
-
-def winner_sentence(records: list[Record]) -> str:
-    """One sentence: which model has the best mean measure in each test of ``records``, counted."""
-    tests = _compared(records)
-    if not tests:
-        return ""
-    task = next(iter(records)).task
-    measure = TASKS[task].measure
-    labels = {_label(r) for r in records if r.model not in ABLATION_MODELS}
-    if len(labels) == 1:
-        return f"One model, `{labels.pop()}`: the rows compare its settings, not models."
-    tests = {test: models for test, models in tests.items() if len(models) > 1}
-    if not tests:  # a measure newer than all records but one model's compares nothing
-        return f"No test here has {measure.label} for two models (`-` where a record predates it)."
-    counts: dict[str, int] = defaultdict(int)
-    for models in tests.values():
-        counts[_best(models, measure, lambda m: True)] += 1
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    averaged = any(r.where == "avg" for r in records)
-    per = "dataset" if averaged else TASKS[task].compared_per
-    best = "lowest" if measure.lower_is_better else "highest"
-    listed = ", ".join(f"`{model}` in {n} of {len(tests)}" for model, n in ranked)
-    sentence = f"{best.capitalize()} {measure.label} per {per} (mean over seeds): {listed}."
-    if all(len(values) == 1 for models in tests.values() for values in models.values()):
-        sentence += (
-            " Each model ran with one seed, and one seed's difference is not a comparison: rerun with "
-            "`--seeds 2021,2022,2023` to see whether it holds."
-        )
-    return sentence
 
 
 @dataclass(frozen=True)
@@ -195,7 +169,12 @@ def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
     summary = (
         f"Of {len(found)} comparisons of XCTFormer with the best other model of the same run, it wins "
         f"{counts['wins']}, ties {counts['ties']} and loses {counts['loses']}; {uncounted} rest on a single "
-        "seed and are not counted."
+        "seed and are not counted"
+    )
+    summary += (
+        ": one seed's difference is not a comparison; rerun with `--seeds 2021,2022,2023` to count them."
+        if uncounted
+        else "."
     )
     rows = []
     for folder, v in (item for item in found if item[1].outcome in ("ties", "loses")):
@@ -216,31 +195,6 @@ def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
         "pooled as seeds: each setting is a row of its own, named by what differs."
     )
     return "\n".join(["## When XCTFormer helps", "", summary, "", rule, "", markdown_table(header, rows)])
-
-
-def spread_sentence(records: list[Record]) -> str:
-    """One sentence on the seed table: the largest coefficient of variation of each task's measure."""
-    groups: dict[str, list[Record]] = defaultdict(list)
-    for r in records:
-        run = dict(r.run or {})
-        run.pop("seed", None)
-        groups[json.dumps(run, sort_keys=True, default=str)].append(r)
-    widest: dict[str, tuple[float, Record]] = {}
-    for cell in groups.values():
-        measure = TASKS[cell[0].task].measure
-        values = [getattr(r, measure.key) for r in cell]
-        if len({r.seed for r in cell}) < 2 or None in values:
-            continue
-        mean, std, _ = _stats([float(v) for v in values])
-        cv = std / abs(mean) if mean else 0.0
-        if cv >= widest.get(cell[0].task, (-1.0, None))[0]:
-            widest[cell[0].task] = (cv, cell[0])
-    parts = [
-        f"{TASKS[task].measure.label} of {task} runs varies by up to {100 * cv:.1f}% (coefficient of variation, "
-        f"`{r.model}` on {r.dataset}, {setting(r)})"
-        for task, (cv, r) in sorted(widest.items())
-    ]
-    return ("Over seeds, " + "; ".join(parts) + ".") if parts else ""
 
 
 def covariate_sentence(records: list[Record]) -> str:

@@ -103,14 +103,6 @@ def check_rows(n_rows: int, kind: str, seq_len: int, horizon: int, where: str) -
             )
 
 
-def split_windows(dataset: str, n_rows: int, seq_len: int, horizon: int = 0) -> tuple[int, int]:
-    """Windows of ``seq_len`` + ``horizon`` rows in the training and the test split of ``dataset``
-    with ``n_rows`` rows (:func:`split_borders`), without reading it."""
-    splits = split_borders(n_rows, ETT_KINDS.get(dataset, "ratio"), seq_len)
-    train, test = (stop - start - seq_len - horizon + 1 for start, stop in (splits.train, splits.test))
-    return train, test
-
-
 @dataclass
 class ForecastDataset:
     """A forecasting dataset: the whole series (a list of them for a panel, each split on its own),

@@ -14,10 +14,17 @@ from typing import Any, Optional
 
 from .record import Record
 from .settings import default
-from .tables import markdown_table
+from .tables import fmt, markdown_table
 from .tasks import TASKS
 
-METRIC_NAMES = {"f1_adjusted": "point-adjusted F1", "vus_pr": "VUS-PR", "auc_pr": "AUC-PR"}
+METRIC_NAMES = {
+    "f1_adjusted": "point-adjusted F1",
+    "f1": "F1",
+    "vus_pr": "VUS-PR",
+    "auc_pr": "AUC-PR",
+    "auc_roc": "AUC-ROC",
+    "vus_roc": "VUS-ROC",
+}
 _NOT_VARIANTS = ("task", "dataset", "model", "seed")
 
 
@@ -153,3 +160,28 @@ def summary_tables(records: list[Record], context: Optional[list[Record]] = None
                 said += task.published_note + (". Only the rows a published number applies to" if headline else "")
                 sections.append(said + ".\n\n" + table)
     return "\n\n".join(sections)
+
+
+def runs_table(records: list[Record]) -> str:
+    """Every run of one task's ``records``: the settings that tell a model's runs of one cell apart,
+    the seed, each measure and the paper's number for the run's model beside it, the times."""
+    task = TASKS[records[0].task]
+    where = task.setting or records[0].WHERE
+    flats = [_flat(r, where) for r in records]
+    varying = _variants(records, flats)
+    published = [m for m in task.scores if any(task.published(r.dataset, r.where, m, r.model) for r in records)]
+    rows = []
+    for r, flat in sorted(zip(records, flats, strict=True), key=lambda pair: _run_order(pair[0])):
+        scores = [getattr(r, metric, None) for metric in task.scores]
+        scores += [task.published(r.dataset, r.where, metric, r.model) for metric in published]
+        settings = _label({name: flat[name] for name in varying if name in flat})
+        times = [fmt(r.fit_seconds, ".0f"), fmt(r.eval_seconds, ".1f")]
+        rows.append([r.dataset, r.where, r.model, settings, r.seed, *map(fmt, scores), *times])
+    names = [METRIC_NAMES.get(metric, metric.upper()) for metric in task.scores]
+    names += [f"published {METRIC_NAMES.get(metric, metric.upper())}" for metric in published]
+    header = ["dataset", where.replace("_", " "), "model", "settings", "seed", *names, "fit s", "eval s"]
+    return markdown_table(header, rows)
+
+
+def _run_order(record: Record) -> tuple:
+    return record.dataset, _number_first(record.where), record.model, record.seed

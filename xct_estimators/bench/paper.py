@@ -44,32 +44,6 @@ IMPUTATION = {
     "weather": {0.125: (0.029, 0.047), 0.25: (0.031, 0.048), 0.375: (0.033, 0.049), 0.5: (0.036, 0.052)},
 }
 
-#: Table 3 (main text): (MSE, MAE) averaged over the four mask rates, every model the paper ran.
-#: "ETT" is the mean of ETTh1, ETTh2, ETTm1 and ETTm2; the paper gives no per-dataset baselines.
-# fmt: off
-IMPUTATION_AVERAGES = {
-    "ETT": {"XCTFormer": (0.050, 0.141), "TimeMixer++": (0.055, 0.154), "TimeMixer": (0.097, 0.220), "iTransformer": (0.096, 0.205), "PatchTST": (0.120, 0.225), "Crossformer": (0.150, 0.258), "FEDformer": (0.124, 0.230), "TiDE": (0.314, 0.366), "DLinear": (0.115, 0.229), "TimesNet": (0.079, 0.182), "MICN": (0.119, 0.234), "Autoformer": (0.104, 0.215)},
-    "weather": {"XCTFormer": (0.032, 0.049), "TimeMixer++": (0.049, 0.078), "TimeMixer": (0.091, 0.114), "iTransformer": (0.095, 0.102), "PatchTST": (0.082, 0.149), "Crossformer": (0.150, 0.111), "FEDformer": (0.064, 0.139), "TiDE": (0.063, 0.131), "DLinear": (0.071, 0.107), "TimesNet": (0.061, 0.098), "MICN": (0.075, 0.126), "Autoformer": (0.066, 0.107)},
-    "electricity": {"XCTFormer": (0.046, 0.140), "TimeMixer++": (0.109, 0.197), "TimeMixer": (0.142, 0.261), "iTransformer": (0.140, 0.223), "PatchTST": (0.129, 0.198), "Crossformer": (0.125, 0.204), "FEDformer": (0.181, 0.314), "TiDE": (0.182, 0.202), "DLinear": (0.080, 0.200), "TimesNet": (0.135, 0.255), "MICN": (0.138, 0.246), "Autoformer": (0.141, 0.234)},
-}
-# fmt: on
-
-
-def imputation_group(dataset: str) -> str:
-    """The column of :data:`IMPUTATION_AVERAGES` a dataset belongs to."""
-    key = dataset_key(dataset)
-    return "ETT" if key.startswith("ETT") else key
-
-
-def best_imputation_baseline(dataset: str) -> Optional[tuple[str, tuple[float, float]]]:
-    """The paper's best non-XCTFormer model (by MSE) for ``dataset``'s group, with its averages."""
-    rows = IMPUTATION_AVERAGES.get(imputation_group(dataset))
-    if not rows:
-        return None
-    name = min((m for m in rows if m != "XCTFormer"), key=lambda m: rows[m][0])
-    return name, rows[name]
-
-
 #: dataset -> (precision, recall, f1) in %, point-adjusted.
 ANOMALY = {
     "SMD": (86.94, 81.64, 84.21),
@@ -204,10 +178,3 @@ def forecast_reference(dataset: str, horizon, model: str = "xctformer") -> Optio
     if dataset == "synthetic":
         return SYNTHETIC_BASELINES.get(model, {}).get(horizon)
     return None
-
-
-def relative_gap(measured: float, published: Optional[float]) -> Optional[float]:
-    """(measured - published) / published, or None without a published number."""
-    if published is None or measured is None:
-        return None
-    return (measured - published) / published

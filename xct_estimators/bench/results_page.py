@@ -22,7 +22,7 @@ Every number below comes from a record in the folders this page names (one JSON 
 settings, metrics, commit, device, library versions and command). This page is generated from
 them; do not edit it by hand. Rebuild it with:
 
-    {rebuild} {page} {folders}
+    {rebuild}
 
 Each table has a row per dataset and horizon, mask rate or protocol (and per setting that differs
 between runs, such as covariates or a scoring) and a column per model: the mean ± standard
@@ -134,18 +134,21 @@ def distinct_commands(records: list[Record]) -> list[str]:
     return sorted(commands)
 
 
+def rebuild_command(program: str, page: Path, folders: list[Path]) -> str:
+    return " ".join([program, str(page), *map(str, folders)])
+
+
 def results_page(
     folders: list[Path],
-    page: Path = Path("results.md"),
-    rebuild: str = PAGE_MARK,
+    rebuild: str,
     other_section: Optional[Callable[[Path], str]] = None,
     closing: Optional[Callable[[list[Record]], str]] = None,
 ) -> str:
-    """The page for ``folders`` (paths as they should read on the page), in the order given, whose
-    rebuild command (``rebuild page folders``) writes ``page``. ``other_section(folder)`` writes
-    a folder without ``results.jsonl`` (a caller's own records; without it such a folder is
-    refused); ``closing(records)`` a last section drawn from every record shown."""
-    sections = [HEADER.format(rebuild=rebuild, page=page, folders=" ".join(str(folder) for folder in folders))]
+    """The page for ``folders`` (paths as they should read on the page), in the order given, that
+    the command ``rebuild`` writes. ``other_section(folder)`` writes a folder without
+    ``results.jsonl`` (a caller's own records; without it such a folder is refused);
+    ``closing(records)`` a last section drawn from every record shown."""
+    sections = [HEADER.format(rebuild=rebuild)]
     shown: dict[str, list[Record]] = {}
     for folder in folders:
         if other_section is not None and not (Path(folder) / "results.jsonl").is_file():
@@ -175,7 +178,7 @@ def results_page(
 
 def write_results_page(path: Path, folders: list[Path]) -> Path:
     """Write the page of ``folders`` at ``path`` (checked by the parser: a new or an earlier page)."""
-    text = results_page(folders, path)
+    text = results_page(folders, rebuild_command(PAGE_MARK, path, folders))
     try:
         write_atomically(Path(path), lambda partial: partial.write_text(text))
     except OSError as error:  # the parser saw a writable folder; the file system may still say no

@@ -68,8 +68,8 @@ class CommonSettings:
     seed: int = option(PAPER_SEED, "random seed", type=int)
     seeds: Optional[list[int]] = option(
         help="comma-separated seeds, each a run of its own "
-        f"(the paper: {','.join(map(str, PAPER_SEEDS))}); the report adds mean, standard deviation and "
-        "coefficient of variation over them",
+        f"(the paper: {','.join(map(str, PAPER_SEEDS))}); the report gives the mean ± standard deviation "
+        "over them",
         type=csv_ints,
         shown="one run, --seed",
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
@@ -19,7 +19,6 @@ from .forecast.record import ForecastRecord
 from .forecast.settings import ForecastSettings
 from .impute.record import ImputeRecord
 from .impute.settings import ImputeSettings
-from .tables import forecast_setting, imputation_setting
 
 
 @dataclass(frozen=True)
@@ -40,13 +39,13 @@ class Ablation:
     scale: float = 1.0
     protocol: Optional[str] = None  # the one protocol the table reads, where a task has several
     averaged_over: tuple = ()  # the values of the task's setting every averaged row must cover
-    same_run: Optional[Callable[[Any], tuple]] = None  # what else runs averaged together share
+    same_run: tuple[str, ...] = ()  # the record fields runs averaged together share
 
 
 @dataclass(frozen=True)
 class Task:
-    name: str  # also its package under xct_estimators.bench: protocol (NAME_jobs, tune_data, preset_of,
-    # run_windows) and table
+    name: str  # also its package under xct_estimators.bench, whose protocol module has NAME_jobs,
+    # tune_data and preset_of
     title: str
     settings: type  # its command's typed settings, whose fields are the command's options
     command_help: str  # its command's line in ``xct-bench --help``
@@ -55,22 +54,17 @@ class Task:
     strided: bool  # whether training windows can be strided (--train-stride)
     record: type  # its records' class (a :class:`~.record.Record`): their fields and types
     setting: Optional[str]  # the record field that places a run in the paper's tables
-    metrics: tuple[str, str]  # the two the tables report, first the paper's headline
-    table: str  # the function of its ``table`` module that tabulates the task's records
+    metrics: tuple[str, str]  # the paper's two, first its headline
+    scores: tuple[str, ...]  # every measure a record holds, as the report lists them
     measure: Measure
-    compared_per: str
     ablation: Ablation
-    paper_cells: Callable[[], list[tuple[str, Any]]]
-    #: (dataset, where, metric) -> the published number a results page sets beside it, and what it is
-    published: Callable[[str, Any, str], Optional[float]] = lambda dataset, where, metric: None
+    #: (dataset, where, metric, model) -> the number the paper publishes for that model (or, as
+    #: ``published_note`` says, a reference every model is set beside); results pages ask for XCTFormer's
+    published: Callable[..., Optional[float]] = lambda dataset, where, metric, model="xctformer": None
     published_note: str = "the paper's XCTFormer"
 
-    def _module(self, part: str = "protocol"):
-        return importlib.import_module(f"{__package__}.{self.name}.{part}")
-
-    def tabulate(self, records: list) -> str:
-        """The task's results table of ``records`` (all of this task)."""
-        return getattr(self._module("table"), self.table)(records)
+    def _module(self):
+        return importlib.import_module(f"{__package__}.{self.name}.protocol")
 
     def plan(self, settings, finished: set, progress: bool) -> list:
         """The runs of ``settings`` not in ``finished``, as jobs for a backend."""
@@ -84,18 +78,13 @@ class Task:
         """The paper's preset a run on ``dataset`` takes its network and training from."""
         return self._module().preset_of(dataset)
 
-    def windows(self, dataset: str, rows, protocols=(), horizon: Optional[int] = None) -> tuple[int, int]:
-        """(training, evaluated) windows of one run on ``dataset`` of ``rows`` rows (detection: train
-        and test rows) under ``protocols`` (forecasting: at ``horizon``), without reading the data."""
-        return self._module().run_windows(dataset, rows, protocols, horizon)
-
 
 def _errors(published: Optional[tuple[float, float]], metric: str) -> Optional[float]:
     return {"mse": published[0], "mae": published[1]}.get(metric) if published else None
 
 
-def _detection_reference(dataset: str, protocol: str, metric: str) -> Optional[float]:
-    if metric == "f1_adjusted" and dataset in paper.ANOMALY and protocol == "tslib":  # the paper's own protocol
+def _detection_reference(dataset: str, protocol: str, metric: str, model: str = "xctformer") -> Optional[float]:
+    if metric == "f1_adjusted" and dataset in paper.ANOMALY and protocol == "tslib" and model == "xctformer":
         return paper.ANOMALY[dataset][2] / 100
     return paper.TSB_AD_VUS_PR["KMeansAD"].get(dataset) if metric == "vus_pr" and protocol == "entity" else None
 
@@ -113,19 +102,19 @@ FORECAST = Task(
     record=ForecastRecord,
     setting="horizon",
     metrics=("mse", "mae"),
-    table="forecast_table",
+    scores=("mse", "mae"),
     measure=Measure("MSE", "mse", True),
-    compared_per="dataset and horizon",
     ablation=Ablation(
         "forecasting",
         paper.ABLATION_FORECAST,
         paper.ablation_gap,
         _ERRORS,
         averaged_over=paper.HORIZONS,
-        same_run=forecast_setting,
+        same_run=("features", "seq_len", "epochs", "covariates"),
     ),
-    paper_cells=lambda: [(d, h) for d in paper.FORECAST for h in paper.HORIZONS],
-    published=lambda dataset, horizon, metric: _errors(paper.forecast_reference(dataset, horizon), metric),
+    published=lambda dataset, horizon, metric, model="xctformer": _errors(
+        paper.forecast_reference(dataset, horizon, model), metric
+    ),
 )
 IMPUTE = Task(
     name=ImputeRecord.TASK,
@@ -139,20 +128,18 @@ IMPUTE = Task(
     record=ImputeRecord,
     setting="mask_rate",
     metrics=("mse", "mae"),
-    table="imputation_table",
+    scores=("mse", "mae"),
     measure=Measure("MSE", "mse", True),
-    compared_per="dataset, mask rate and protocol",
     ablation=Ablation(
         "imputation",
         paper.ABLATION_IMPUTE,
         paper.ablation_gap,
         _ERRORS,
         averaged_over=IMPUTATION_MASK_RATES,
-        same_run=lambda r: tuple(imputation_setting(r)[:4]),
+        same_run=("protocol", "train_stride", "eval_stride", "epochs"),
     ),
-    paper_cells=lambda: [(d, rate) for d in paper.IMPUTATION for rate in paper.IMPUTATION[d]],
-    published=lambda dataset, rate, metric: _errors(
-        paper.IMPUTATION.get(paper.dataset_key(dataset), {}).get(rate), metric
+    published=lambda dataset, rate, metric, model="xctformer": _errors(
+        paper.IMPUTATION.get(paper.dataset_key(dataset), {}).get(rate) if model == "xctformer" else None, metric
     ),
 )
 #: Detection ranks by VUS-PR (TSB-AD's most reliable measure), not the point-adjusted F1 that noise can win.
@@ -169,9 +156,8 @@ DETECT = Task(
     record=DetectRecord,
     setting=None,
     metrics=("f1_adjusted", "f1"),
-    table="anomaly_table",
+    scores=("vus_pr", "auc_pr", "auc_roc", "vus_roc", "f1", "f1_adjusted"),
     measure=Measure("VUS-PR", "vus_pr", False),
-    compared_per="dataset and protocol",
     ablation=Ablation(
         "anomaly detection (tslib)",
         paper.ABLATION_DETECT,
@@ -180,7 +166,6 @@ DETECT = Task(
         scale=100.0,
         protocol="tslib",
     ),
-    paper_cells=lambda: [(d, None) for d in paper.ANOMALY],
     published=_detection_reference,
     published_note="the paper's point-adjusted F1 of XCTFormer; beside VUS-PR per entity, TSB-AD's best (KMeansAD)",
 )

@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
-from ...nn.presets import COMMAND_TASKS, PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
+from ...nn.presets import COMMAND_TASKS, PAPER_PATIENCE, get_preset
 from ..datasets import load_anomaly_dataset
 from ..models import (
     compiled_graphs,
@@ -224,13 +224,3 @@ def tslib_windows(train_rows: int, test_rows: int, length: int) -> int:
 def preset_of(dataset: str):
     """The paper's detection preset of ``dataset``."""
     return get_preset(dataset, PRESET_TASK)
-
-
-def run_windows(dataset: str, rows: tuple[int, int], protocols, horizon=None) -> tuple[int, int]:
-    """(training, evaluated) windows of one run on arrays of ``rows`` (train, test) rows, evaluated
-    under ``protocols``: point scores a window every half length of both arrays."""
-    train, test = rows
-    length = TASK_SEQ_LEN[PRESET_TASK]
-    evaluated = tslib_windows(train, test, length) * ("tslib" in protocols)
-    point = ("point" in protocols) + ("entity" in protocols)
-    return train - length + 1, evaluated + (train + test) // (length // 2) * point

@@ -34,10 +34,10 @@ from sklearn.preprocessing import StandardScaler
 from ... import training
 from ..._devices import is_distributed, single_device
 from ..._optional import optional_import
-from ...nn.presets import TASK_SEQ_LEN, get_preset
+from ...nn.presets import get_preset
 from .. import paper
 from ..catalog import BASELINE_SETTINGS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
-from ..datasets import ForecastDataset, split_borders, split_windows
+from ..datasets import ForecastDataset, split_borders
 from ..models import ABLATION_MODELS, ABLATIONS, preset_name, timed_fit, without_later_defaults
 from ..provenance import run_fields, timestamp
 from ..results import identity
@@ -430,8 +430,3 @@ def tune_data(settings) -> tuple:
 def preset_of(dataset: str):
     """The paper's forecasting preset a run on ``dataset`` takes its network and training from."""
     return get_preset(preset_name(dataset), TASK)
-
-
-def run_windows(dataset: str, rows: int, protocols=(), horizon: Optional[int] = None) -> tuple[int, int]:
-    """(training, test) windows of one run at ``horizon`` on ``dataset`` of ``rows`` rows, input 96."""
-    return split_windows(dataset, rows, TASK_SEQ_LEN[TASK], horizon or 0)

@@ -33,7 +33,7 @@ from ...nn.hyperparameters import ABLATIONS
 from ...nn.presets import PAPER_PATIENCE, TASK_SEQ_LEN, get_preset
 from ...windows import covering_starts
 from ..catalog import IMPUTATION_MODELS
-from ..datasets import dataset_fingerprint, load_forecast_dataset, split_windows
+from ..datasets import dataset_fingerprint, load_forecast_dataset
 from ..models import (
     ABLATION_MODELS,
     compiled_graphs,
@@ -349,9 +349,3 @@ def tune_data(settings) -> tuple:
 def preset_of(dataset: str):
     """The paper's imputation preset a run on ``dataset`` takes its network and training from."""
     return get_preset(preset_name(dataset), TASK)
-
-
-def run_windows(dataset: str, rows: int, protocols=(), horizon=None) -> tuple[int, int]:
-    """(training, evaluated) windows of one run on ``dataset`` of ``rows`` rows: every window of
-    the training split, every test window (tslib protocol, stride 1)."""
-    return split_windows(dataset, rows, TASK_SEQ_LEN[TASK])
