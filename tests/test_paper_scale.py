@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from benchmarks.measure import estimates, queue
-from xct_estimators.bench.tasks import TASKS
 from xct_estimators.nn.presets import get_preset
 
 
