@@ -1,22 +1,6 @@
-"""``xct-bench detect``: the anomaly-detection benchmark, its data, protocols and runs (the
-detectors are in :mod:`.detectors`).
-
-Data: the training and test arrays of MSL or SMAP, standardised on the training array.
-
-Protocols. ``tslib`` (the paper's numbers, Time-Series-Library's loop): every stride-1 window of the
-training and of the test array is scored, one energy per window and time step (the
-reconstruction MSE over channels); the energies are concatenated in window order, so a point
-appears in up to ``window_length`` windows, and the test windows' labels are concatenated the
-same way. Threshold: ``np.percentile(concat(train, test energies), 100 - anomaly_ratio)``;
-prediction: energy > threshold; point adjustment on the concatenated sequences.
-
-``point``: each point gets one score (what a user of the scorer or detector gets: overlapping
-windows' reconstructions averaged), the same threshold rule over the train and test scores,
-metrics on the original labels.
-
-Both report precision/recall/F1 with and without point adjustment, AUC-PR, AUC-ROC, and
-VUS-PR and VUS-ROC (:mod:`.vus`, TSB-AD's definition, over the scores in the protocol's order).
-"""
+"""``xct-bench detect``: the anomaly-detection benchmark's data, protocols (``tslib``, the paper's;
+``point``; ``entity``: docs/benchmarks.md, Anomaly detection) and runs; the detectors are in
+:mod:`.detectors`, VUS in :mod:`..vus`."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
 """``--scoring``: how a reconstructor's per-channel errors become a step's score
-(:mod:`xct_estimators.channel_scores`), named ``scaling/aggregation[/span[/channels]]``: ``none/mean``
-is the paper's score, ``standardize/max`` standardises each channel's error by its training errors
-and takes the largest, ``standardize/3`` the mean of the three largest; a third part, as in
-``standardize/max/100``, smooths the step scores by a centred moving mean over that many steps
-(an anomaly lasts many steps, a reconstruction's noise does not: Telemanom's smoothed errors,
-Hundman et al., KDD 2018); a fourth, ``continuous``, scores only the channels with more than two
-distinct values in the training array: measurements, not 0/1 flags such as SMAP's and MSL's
-command channels (the model still reads every channel). Both are fixed from the training data alone.
-"""
+(:mod:`xct_estimators.channel_scores`), named ``scaling/aggregation[/span[/channels]]`` as
+docs/benchmarks.md (Anomaly detection) describes; each part is fixed from the training data alone."""
 
 from __future__ import annotations
 

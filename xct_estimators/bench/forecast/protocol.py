@@ -1,20 +1,6 @@
-"""``xct-bench forecast``: the paper's forecasting protocol, run through Darts, and the models
-it compares.
-
-Models: XCTFormer with the paper's preset for the dataset, its ablations, and Darts baselines
-with the settings in :data:`BASELINE_SETTINGS` (the Time-Series-Library defaults where Darts has
-the same knob). Every model gets the same data, input length, horizon, epochs, batch size, seed,
-MSE loss and model selection (the weights of the best-validation epoch are kept). ``patchtst``,
-``itransformer``, ``timemixer`` (and ``nf_tsmixer``/``nf_tide``) run neuralforecast's
-implementations through Darts' ``NeuralForecastModel``: ``pip install 'xct-estimators[baselines]'``.
-
-Protocol:
-split (see :func:`~xct_estimators.bench.datasets.split_borders`), standardise with a scaler
-fitted on the training rows, train on every stride-1 window of the training split (the
-validation split picks the best epoch), then forecast every stride-1 window of the test split
-with ``historical_forecasts(retrain=False, last_points_only=False)`` and score with
-``darts.metrics`` through ``backtest``: MSE/MAE averaged over windows x horizon x channels.
-"""
+"""``xct-bench forecast``: the paper's forecasting protocol through Darts (docs/benchmarks.md,
+Protocol), and the models it compares: XCTFormer with the dataset's preset, its ablations, Darts'
+baselines (:data:`~.catalog.BASELINE_SETTINGS`) and neuralforecast's in Darts' ``NeuralForecastModel``."""
 
 from __future__ import annotations
 

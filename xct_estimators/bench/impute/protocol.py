@@ -1,19 +1,6 @@
-"""``xct-bench impute``: the imputation benchmark, its data split, models, protocols and runs.
-
-Data: the forecasting split of a dataset, with validation and test moved back by the input length
-1024, standardised on the training rows. Models (:data:`IMPUTATION_MODELS`): XCTFormer and the
-baselines behind one small interface: ``fit(train, val)``, ``impute_windows(x, visible)``,
-``impute_series(masked)`` and ``settings`` (stored in each record).
-
-Protocols. ``tslib`` (the paper's table): every stride-1 window of length L of the test split, each
-with a fresh random mask (a point is hidden where a uniform draw is <= the mask rate), hidden inputs
-set to 0, the mask given to the model; MSE and MAE over the hidden points of all windows (a point
-hidden in several windows counts each time). Masks are drawn window after window from
-``numpy.random.default_rng(seed)``, one ``(L, C)`` block of uniforms per window, so every model of a
-run sees the same masks and a plain numpy loop can rebuild them. ``series`` (what a user of the
-sktime imputer gets): one mask over the whole test split, each point imputed once (overlapping
-windows averaged), scored once.
-"""
+"""``xct-bench impute``: the imputation benchmark's split, models and protocols (``tslib``, the
+paper's table, and ``series``; docs/benchmarks.md, Imputation). Every model has ``fit(train, val)``,
+``impute_windows(x, visible)``, ``impute_series(masked)`` and ``settings`` (stored in each record)."""
 
 from __future__ import annotations
 
