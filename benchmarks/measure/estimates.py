@@ -15,6 +15,7 @@ from typing import Any, Optional
 from xct_estimators.bench.catalog import ETT_KINDS
 from xct_estimators.bench.datasets import split_borders
 from xct_estimators.bench.detect.protocol import tslib_windows
+from xct_estimators.bench.models import preset_name
 from xct_estimators.bench.tasks import TASKS
 from xct_estimators.nn.presets import COMMAND_TASKS, TASK_SEQ_LEN, get_preset
 
@@ -119,6 +120,11 @@ def step_seconds(dataset: str, task: str, mode: str, steps: dict, horizon: Optio
 PARTS = ("train", "evaluate")
 
 
+def preset_of(task: str, dataset: str):
+    """The paper's preset a run of ``task`` on ``dataset`` takes its network and training from."""
+    return get_preset(dataset if task == "detect" else preset_name(dataset), COMMAND_TASKS[task])
+
+
 def run_windows(task: str, dataset: str, rows, protocols=(), horizon: Optional[int] = None) -> tuple[int, int]:
     """(training, evaluated) windows of one run of ``task`` on ``dataset`` of ``rows`` rows (detection:
     train and test rows) under ``protocols`` (forecasting: at ``horizon``), without reading the data."""
@@ -139,7 +145,7 @@ def run_seconds(
     """One XCTFormer run (forecasting: at ``horizon``) by the FLOPs alone, in :data:`PARTS`:
     training to the preset's last epoch with its setup (compiling, reading data), and every
     evaluation."""
-    preset = TASKS[task].preset(dataset)
+    preset = preset_of(task, dataset)
     step = step_seconds(preset.dataset, task, mode, steps, horizon)
     train_windows, eval_windows = run_windows(task, dataset, DATASET_ROWS[dataset], protocols, horizon)
     train = preset.epochs * math.ceil(train_windows / preset.batch_size) * step

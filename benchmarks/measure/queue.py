@@ -18,6 +18,7 @@ from benchmarks.measure.estimates import (
     baseline_minutes,
     calibration,
     measured_training,
+    preset_of,
     run_seconds,
     run_windows,
     step_record,
@@ -145,7 +146,7 @@ class Converged:
         for _, dataset, task, epochs, stride, _ in CONVERGED:  # its settings, one home
             windows = run_windows(task, dataset, DATASET_ROWS[dataset])[0] / stride
             per_mode = [step_seconds(dataset, task, m, steps) for m in ("fp32", "bf16", "fp32")]
-            batch = TASKS[task].preset(dataset).batch_size
+            batch = preset_of(task, dataset).batch_size
             total += sum(epochs * windows / batch * s for s in per_mode)
         return total / 60
 
@@ -183,7 +184,7 @@ class Runs:
         attention weights fit in the GPU's memory there)."""
         if self.plain is not None:
             return self.plain
-        dataset, horizon = TASKS[self.task].preset(self.dataset).dataset, (self.each[1] or [None])[0]
+        dataset, horizon = preset_of(self.task, self.dataset).dataset, (self.each[1] or [None])[0]
         try:
             plain = step_seconds(
                 dataset, self.task, f"{mode} plain", steps, horizon if self.task == "forecast" else None

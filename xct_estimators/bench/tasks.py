@@ -44,8 +44,7 @@ class Ablation:
 
 @dataclass(frozen=True)
 class Task:
-    name: str  # also its package under xct_estimators.bench, whose protocol module has NAME_jobs,
-    # tune_data and preset_of
+    name: str  # also its package under xct_estimators.bench, whose protocol module has NAME_jobs and tune_data
     title: str
     settings: type  # its command's typed settings, whose fields are the command's options
     command_help: str  # its command's line in ``xct-bench --help``
@@ -73,10 +72,6 @@ class Task:
     def tune_data(self, settings) -> tuple:
         """(dataset name, series, val_series) a tuning study on ``settings.dataset`` uses."""
         return self._module().tune_data(settings)
-
-    def preset(self, dataset: str):
-        """The paper's preset a run on ``dataset`` takes its network and training from."""
-        return self._module().preset_of(dataset)
 
 
 def _errors(published: Optional[tuple[float, float]], metric: str) -> Optional[float]:

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 from tqdm.auto import tqdm
 
-from ...nn.presets import COMMAND_TASKS, PAPER_PATIENCE, get_preset
+from ...nn.presets import COMMAND_TASKS, PAPER_PATIENCE
 from ..datasets import load_anomaly_dataset
 from ..models import (
     compiled_graphs,
@@ -203,8 +203,3 @@ def tune_data(settings) -> tuple:
 def tslib_windows(train_rows: int, test_rows: int, length: int) -> int:
     """Windows the tslib protocol scores: every stride-1 window of the train and the test array."""
     return train_rows + test_rows - 2 * length + 2
-
-
-def preset_of(dataset: str):
-    """The paper's detection preset of ``dataset``."""
-    return get_preset(dataset, PRESET_TASK)

@@ -73,7 +73,7 @@ def build_model(
     if work_dir is not None:
         common["work_dir"] = str(work_dir)
     if is_xctformer(name):
-        preset = preset_of(dataset)
+        preset = get_preset(preset_name(dataset), TASK)
         switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
         trainer = trainer_kwargs(accelerator, devices, progress, precision=precision)
         run = dict(output_chunk_length=horizon, input_chunk_length=seq_len, n_epochs=epochs or preset.epochs)
@@ -411,8 +411,3 @@ def tune_data(settings) -> tuple:
 
     data = prepare(load_forecast_dataset(settings.dataset, settings.data_dir, seed=settings.seed), features="M")
     return data.dataset, data.train, data.val
-
-
-def preset_of(dataset: str):
-    """The paper's forecasting preset a run on ``dataset`` takes its network and training from."""
-    return get_preset(preset_name(dataset), TASK)

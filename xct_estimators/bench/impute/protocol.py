@@ -249,7 +249,7 @@ def imputation_splits(name: str, data_dir, seed: int) -> tuple[np.ndarray, np.nd
 
 def build_imputer(model: str, dataset: str, mask_rate: float, settings: ImputeSettings):
     """The bench imputer named ``model`` for one run (untrained)."""
-    preset = preset_of(dataset)
+    preset = get_preset(preset_name(dataset), TASK)
     if model in ("xctformer", "xctformer_linear") or model in ABLATION_MODELS:
         fill = "linear" if model == "xctformer_linear" else "zero"
         switches = ABLATIONS[ABLATION_MODELS[model]] if model in ABLATION_MODELS else {}
@@ -331,8 +331,3 @@ def tune_data(settings) -> tuple:
     """(dataset name, series, val_series) a tuning study trains and validates on: the paper's splits."""
     train, val, _ = imputation_splits(settings.dataset, settings.data_dir, settings.seed)
     return settings.dataset, train, val
-
-
-def preset_of(dataset: str):
-    """The paper's imputation preset a run on ``dataset`` takes its network and training from."""
-    return get_preset(preset_name(dataset), TASK)
