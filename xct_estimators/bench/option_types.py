@@ -24,13 +24,14 @@ def items(text: str) -> list[str]:
     return parts
 
 
-def csv(kind):
+def csv(kind, expected: str = "a comma-separated list"):
+    """A parser of comma-separated ``kind`` values (an entry's own ``ArgumentTypeError`` names it)."""
+
     def parse(text: str):
-        entries = items(text)
         try:
-            return unique([kind(item) for item in entries])
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}") from error
+            return unique([kind(item) for item in items(text)])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
 
     return parse
 
@@ -50,11 +51,10 @@ def positive(kind, what: str):
 
 def csv_of(choices):
     def parse(text: str):
-        items = csv(str)(text)
-        unknown = [item for item in items if item not in choices]
-        if unknown or not items:
+        picked = csv(str)(text)
+        if any(item not in choices for item in picked):
             raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
-        return unique(items)
+        return picked
 
     return parse
 
@@ -81,16 +81,8 @@ def arch(text: str) -> dict:
 positive_int = positive(int, "integer")
 
 
-def csv_ints(text: str) -> list[int]:
-    entries = items(text)
-    try:
-        return unique([int(item) for item in entries])
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
-def csv_positive_ints(text: str) -> list[int]:
-    return unique([positive_int(item) for item in items(text)])
+csv_ints = csv(int, "comma-separated integers")
+csv_positive_ints = csv(positive_int)
 
 
 def mask_rate(text: str) -> float:
@@ -104,10 +96,7 @@ def mask_rate(text: str) -> float:
     return value
 
 
-def mask_rates(text: str) -> list[float]:
-    return unique([mask_rate(item) for item in items(text)])
-
-
+mask_rates = csv(mask_rate)
 positive_float = positive(float, "number")
 
 
