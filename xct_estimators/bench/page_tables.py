@@ -180,7 +180,7 @@ def runs_table(records: list[Record]) -> str:
     names = [METRIC_NAMES.get(metric, metric.upper()) for metric in task.scores]
     names += [f"published {METRIC_NAMES.get(metric, metric.upper())}" for metric in published]
     header = ["dataset", where.replace("_", " "), "model", "settings", "seed", *names, "fit s", "eval s"]
-    return markdown_table(header, rows)
+    return (f"Published: {task.runs_note}.\n\n" if published else "") + markdown_table(header, rows)
 
 
 def _run_order(record: Record) -> tuple:

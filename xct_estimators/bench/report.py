@@ -14,11 +14,6 @@ from .results_page import results_page
 from .runs import write_atomically
 from .tasks import TASKS
 
-RUNS_NOTE = (
-    "Published: the paper's number for the run's model, where it gives one (detection: XCTFormer's "
-    "point-adjusted F1 under its own protocol; beside VUS-PR per entity, TSB-AD's best, KMeansAD, for every model)."
-)
-
 
 def full_report(records: list[Record]) -> str:
     """Every run of each task in ``records``, then the ablation tables."""
@@ -26,7 +21,7 @@ def full_report(records: list[Record]) -> str:
     for task in TASKS.values():
         mine = [r for r in records if r.task == task.name]
         if mine:
-            sections.append(f"## Every {task.title} run\n\n{RUNS_NOTE}\n\n{runs_table(mine)}")
+            sections.append(f"## Every {task.title} run\n\n{runs_table(mine)}")
     ablation = ablation_table(records)
     if ablation:
         sections.append(f"## Ablation\n\n{ablation}")
