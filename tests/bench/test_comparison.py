@@ -112,13 +112,14 @@ def test_a_one_seed_verdict_says_it_is_not_a_comparison_and_how_to_get_one():
 
 
 def _rows(table: str) -> list[dict[str, str]]:
-    lines = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()]
+    lines = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines() if line[:1] == "|"]
     return [dict(zip(lines[0], line, strict=True)) for line in lines[2:]]
 
 
 def test_the_runs_table_names_only_the_settings_that_tell_a_models_runs_apart():
     same = [forecast("xctformer", 2021, 0.4), forecast("tide", 2021, 0.5)]
     assert {row["settings"] for row in _rows(runs_table(same))} == {"-"}
+    assert runs_table(same).startswith("Published: the paper's number for the run's model, where it gives one.")
     bf16 = forecast("xctformer", 2021, 0.45)
     bf16 = bf16.replace(run={**bf16.run, "precision": "bf16-mixed"}, precision="bf16-mixed")
     rows = _rows(runs_table([*same, bf16]))
