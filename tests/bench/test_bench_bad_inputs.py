@@ -213,8 +213,9 @@ def test_lines_that_are_not_records_are_skipped_with_one_warning(tmp_path, line,
         f.write(line + b"\n")
     with pytest.warns(UserWarning, match=r"skipped line\(s\) 2, which are not result records"):
         assert len(store.records()) == 1
-    with pytest.warns(UserWarning, match="skipped line"):
+    with pytest.warns(UserWarning, match="skipped line") as warned:
         assert main(["report", "--output", str(tmp_path)]) == 0
+    assert sum("skipped line" in str(w.message) for w in warned) == 1  # the folder is read once
 
 
 def test_seeds_run_each_seed_once_and_report_mean_and_std(monkeypatch, tmp_path, capsys):

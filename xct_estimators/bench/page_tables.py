@@ -169,7 +169,9 @@ def runs_table(records: list[Record]) -> str:
     where = task.setting or records[0].WHERE
     flats = [_flat(r, where) for r in records]
     varying = _variants(records, flats)
-    published = [m for m in task.scores if any(task.published(r.dataset, r.where, m, r.model) for r in records)]
+    published = [
+        m for m in task.scores if any(task.published(r.dataset, r.where, m, r.model) is not None for r in records)
+    ]
     rows = []
     for r, flat in sorted(zip(records, flats, strict=True), key=lambda pair: _run_order(pair[0])):
         scores = [getattr(r, metric, None) for metric in task.scores]

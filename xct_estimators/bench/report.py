@@ -33,7 +33,7 @@ def write_report(output: Path) -> tuple[str, list[Path]]:
     output = Path(output)
     records = ResultStore(output).latest()
     if records:
-        page = results_page([output], rebuild=f"xct-bench report --output {output}")
+        page = results_page([output], f"xct-bench report --output {output}", read={output: records})
         text = page.removeprefix("# Results\n\n") + "\n" + full_report(records)
     else:
         text = "No results yet."

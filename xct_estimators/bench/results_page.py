@@ -143,18 +143,20 @@ def results_page(
     rebuild: str,
     other_section: Optional[Callable[[Path], str]] = None,
     closing: Optional[Callable[[list[Record]], str]] = None,
+    read: Optional[dict[Path, list[Record]]] = None,
 ) -> str:
     """The page for ``folders`` (paths as they should read on the page), in the order given, that
     the command ``rebuild`` writes. ``other_section(folder)`` writes a folder without
     ``results.jsonl`` (a caller's own records; without it such a folder is refused);
-    ``closing(records)`` a last section drawn from every record shown."""
+    ``closing(records)`` a last section drawn from every record shown; ``read``: folders whose
+    records the caller has read already."""
     sections = [HEADER.format(rebuild=rebuild)]
     shown: dict[str, list[Record]] = {}
     for folder in folders:
         if other_section is not None and not (Path(folder) / "results.jsonl").is_file():
             sections.append(other_section(Path(folder)))
             continue
-        records = ResultStore(folder).latest()
+        records = (read or {}).get(folder) or ResultStore(folder).latest()
         shown[str(folder)] = records
         if not records:
             raise ValueError(f"{folder} holds no results.jsonl records: pass folders that xct-bench wrote.")
