@@ -128,7 +128,7 @@ def preset_of(task: str, dataset: str):
 def run_windows(task: str, dataset: str, rows, protocols=(), horizon: Optional[int] = None) -> tuple[int, int]:
     """(training, evaluated) windows of one run of ``task`` on ``dataset`` of ``rows`` rows (detection:
     train and test rows) under ``protocols`` (forecasting: at ``horizon``), without reading the data."""
-    length = TASK_SEQ_LEN[COMMAND_TASKS.get(task, task)]
+    length = TASK_SEQ_LEN[COMMAND_TASKS[task]]
     if task == "detect":  # point scores a window every half length of both arrays
         train, test = rows
         evaluated = tslib_windows(train, test, length) * ("tslib" in protocols)

@@ -1,4 +1,4 @@
-"""The results page in words: one sentence under each table, and where XCTFormer helps.
+"""The results page in words: where XCTFormer helps, and what covariates change.
 
 Everything here is computed from the records a table shows, so the words change with them.
 """
