@@ -28,11 +28,6 @@ _SAME_TEST = (
 )
 
 
-def setting(record: Record) -> str:
-    """Where in a task a record sits: the horizon, the mask rate or the detection protocol."""
-    return record.describe()
-
-
 def compute_label(record: Record) -> str:
     """How the record's network computed, when not the default float32 eager run."""
     return ", ".join([record.precision] * (record.precision != "32") + ["compiled"] * bool(record.compile))
@@ -148,7 +143,7 @@ def verdicts(records: list[Record]) -> list[Verdict]:
                 outcome = "wins" if better else "loses"
             change = gap / abs(other[0]) if other[0] else float("nan")
             found.append(
-                Verdict(first.task, first.dataset, setting(first), model, ours, other_model, other, outcome, change)
+                Verdict(first.task, first.dataset, first.describe(), model, ours, other_model, other, outcome, change)
             )
     return found
 
