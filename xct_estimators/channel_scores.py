@@ -16,6 +16,8 @@ from typing import Union
 
 import numpy as np
 
+from .nn.hyperparameters import Hyperparameter
+
 ERROR_SCALINGS = ("standardize", "none")
 #: The estimators' defaults, fixed from the training side alone (no test labels): one scale for all channels.
 DEFAULT_ERROR_SCALING, DEFAULT_CHANNEL_AGGREGATION = "standardize", "mean"
@@ -26,6 +28,17 @@ PAPER_SCORE = {"error_scaling": "none", "channel_aggregation": "mean"}
 MIN_RELATIVE_SPREAD = 1e-3
 
 Aggregation = Union[str, int]
+
+#: The scoring settings of the Darts scorer and the sktime detector, documented once for both.
+SCORING_PARAMETERS = {h.name: h for h in (
+    Hyperparameter("error_scaling", DEFAULT_ERROR_SCALING, '{"standardize", "none"}', '``"standardize"``: each '
+       "channel's error minus its mean, divided by its standard deviation, both over the errors on the data the "
+       "model was fitted on, so that channels that are hard to reconstruct do not drown the others. "
+       '``"none"``: raw squared errors (the paper). ' "The default was fixed from the training data's view alone."),
+    Hyperparameter("channel_aggregation", DEFAULT_CHANNEL_AGGREGATION, '{"mean", "max"} or int', "How a step's "
+       "channel scores become one: their mean (the paper), their maximum (one unusual channel suffices), or an "
+       "integer ``k``: the mean of the ``k`` largest."),
+)}  # fmt: skip
 
 
 def check_scoring(error_scaling: str, channel_aggregation: Aggregation) -> None:

@@ -14,6 +14,7 @@ from .channel_scores import (
     DEFAULT_CHANNEL_AGGREGATION,
     DEFAULT_ERROR_SCALING,
     PAPER_SCORE,
+    SCORING_PARAMETERS,
     Aggregation,
     ErrorScale,
     check_scoring,
@@ -36,7 +37,7 @@ from .reconstruction import (
 from .reconstruction_inference import check_hidden_passes
 
 
-@documented("darts", more=TRAINING_PARAMETERS)
+@documented("darts", more={**TRAINING_PARAMETERS, **SCORING_PARAMETERS})
 class XCTFormerScorer(FittableAnomalyScorer):
     """Darts anomaly scorer: XCTFormer's per-step reconstruction error.
 
@@ -54,17 +55,7 @@ class XCTFormerScorer(FittableAnomalyScorer):
         Length of the windows the network reconstructs; see :class:`ReconstructionEngine`.
     {parameters}
     component_wise
-        Whether to score each component separately. Default: ``False``.
-    error_scaling
-        ``"standardize"``: each component's error minus its mean, divided by its standard
-        deviation, both over the fitted series' errors, so that components that are hard to
-        reconstruct do not drown the others. ``"none"``: raw squared errors (the paper). The
-        default was fixed from the training data's view alone (no test labels). Default:
-        ``'standardize'``.
-    channel_aggregation
-        With ``component_wise=False``, how a step's component scores become one: ``"mean"`` (the
-        paper), ``"max"`` (one unusual component suffices), or an integer ``k``: the mean of the
-        ``k`` largest. Default: ``'mean'``.
+        Whether to score each component separately (scaled, not aggregated). Default: ``False``.
 
     Examples
     --------

@@ -12,6 +12,7 @@ from ..channel_scores import (
     DEFAULT_CHANNEL_AGGREGATION,
     DEFAULT_ERROR_SCALING,
     PAPER_SCORE,
+    SCORING_PARAMETERS,
     ErrorScale,
     check_scoring,
     step_scores,
@@ -32,7 +33,7 @@ from ..reconstruction_inference import check_hidden_passes
 from ._engine_params import TEST_PARAMS, FittedNetwork, build_engine, store_parameters
 
 
-@documented("sktime", more=TRAINING_PARAMETERS)
+@documented("sktime", more={**TRAINING_PARAMETERS, **SCORING_PARAMETERS})
 class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
     """Unsupervised anomaly detection by XCTFormer reconstruction error.
 
@@ -53,14 +54,6 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
     ----------
     alpha : float, default=0.01
         Expected share of anomalous steps; sets the threshold quantile ``1 - alpha``.
-    error_scaling : {"standardize", "none"}, default="standardize"
-        ``"standardize"``: each channel's error minus its mean, divided by its standard deviation,
-        both over the training series' errors, so that channels that are hard to reconstruct do not
-        drown the others. ``"none"``: raw squared errors (the paper). The default was fixed from
-        the training data's view alone (no test labels): it puts every channel on one scale.
-    channel_aggregation : {"mean", "max"} or int, default="mean"
-        How a step's channel scores become one: their mean (the paper), their maximum (one
-        unusual channel suffices), or an integer ``k``: the mean of the ``k`` largest.
     window_length : int, default=96
         Length of the reconstructed windows (the paper: 100). ``X`` in ``fit`` must be at least
         this long; shorter batches later are scored as the continuation of the training data
