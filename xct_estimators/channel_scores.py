@@ -1,12 +1,5 @@
 """A step's anomaly score from its per-channel reconstruction errors: each channel's error put on
-a common scale, then aggregated over the channels.
-
-The paper averages the raw squared errors over the channels, so the channel that is hardest to
-reconstruct sets every step's score, anomalous or not. Standardising each channel's error by
-its mean and spread over the data the model was fitted on makes "how unusual for this channel"
-the unit; the aggregation says how many channels must agree: ``"mean"`` (all), ``"max"`` (one
-suffices), an integer ``k`` (the mean of the ``k`` largest).
-"""
+a common scale, then aggregated over the channels (:data:`SCORING_PARAMETERS` says how and why)."""
 
 from __future__ import annotations
 

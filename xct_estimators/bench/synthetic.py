@@ -1,16 +1,6 @@
-"""The paper's synthetic cross-channel, cross-time dataset (App. D), generated in-package.
-
-Seven channels, 10,000 steps. ``var_1``..``var_4`` are sines, ``var_5`` and ``var_6`` random
-walks (distractors), and ``target`` is built only from lagged 16-step patches of the sines::
-
-    target patch k = 0.5 * (w(k) * var_1[k-1] + (1 - w(k)) * var_2[k-2])
-                   + 0.5 * (w(k) * var_3[k-2] + (1 - w(k)) * var_4[k-3])
-
-where patch k covers steps [8k, 8k + 16) (patch length 16, stride 8), ``var_i[k-l]`` is the
-source's patch l positions earlier (8 l steps back), ``w`` is a triangle wave of period 20
-patches, and overlapping target patches are averaged. Gaussian noise (sigma 0.02) is added.
-The paper gives no phases or start values; ours are fixed below so the data is reproducible.
-"""
+"""The paper's synthetic cross-channel, cross-time dataset (App. D), generated in-package: a target
+built only from lagged patches of four sines, beside two random-walk distractors. Its formula is in
+docs/benchmarks.md (Datasets); the paper gives no phases or start values, so ours are fixed here."""
 
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
-"""The decoder of known future inputs: each horizon step's forecast reads the future covariates
-known up to that step, beside what attention made of the window.
-
-The paper's head decodes a target channel from its window's tokens alone, so what a plan says
-about the horizon has to reach it through attention into tokens that describe the past. Here
-each step ``t`` of the horizon also sees ``u_t``: the normalised future covariates over the
-``seq_len`` steps up to ``t`` (the window's values, then the horizon's). ``r`` learned filters
-turn ``u_t`` into ``r`` responses (a lag and a decay each, for instance), and each target
-channel mixes them with weights read off its own tokens, so that channels respond differently
-and a response can scale with the channel's state. The result is added to the head's output.
-The mixing weights start at zero: training starts from the paper's forecast. In training, each
-sample goes without the decoder with probability :data:`DROP` (the rest scaled up, as dropout
-does), so the encoder and head keep forecasting from the window alone and a covariate that says
-little (a calendar) cannot crowd out what the window says.
-"""
+"""The decoder of known future inputs (docs/forecasting.md, Covariates, says why it is built so):
+at each horizon step, :data:`FILTERS` learned filters read the normalised future covariates over
+the ``seq_len`` steps up to it; each target channel mixes their responses with weights read off its
+own tokens, zero at first (training starts from the paper's forecast), and the result is added to
+the head's output. A training sample goes without it with probability :data:`DROP`."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""The per-entity protocol (``--protocol entity``), TSB-AD's way of comparing detectors.
-
-MSL's and SMAP's arrays are recordings of several entities (spacecraft channels) concatenated in
-time; ``<name>_channels.csv`` in the data folder says where each entity's rows sit. Here each
-entity's training and test rows are standardised with its own training statistics, one model is
-fitted on all entities' training rows together (a window may straddle two entities, as in the
-pooled protocols), and each entity is scored on its own: its threshold from its own train and test
-scores, its error scale (``--scoring standardize/...``) from its own training errors (a channel is
-continuous, ``--scoring .../continuous``, if it is in any entity's training rows). The
-measures are averaged over the entities with at least one anomaly in their test rows.
-"""
+"""The per-entity protocol (``--protocol entity``), TSB-AD's way of comparing detectors: each entity
+(spacecraft channel, rows from ``<name>_channels.csv``) standardised, thresholded and scored on its
+own (docs/benchmarks.md, Anomaly detection)."""
 
 from __future__ import annotations
 
