@@ -139,4 +139,3 @@ def test_the_registry_holds_each_command_once_with_its_planner_and_tune_data():
         module = task._module()
         assert callable(getattr(module, f"{task.name}_jobs")) and callable(module.tune_data)
         assert build_parser().parse_args([task.name]).command == task.name
-        assert task.ablation.averaged_over == () or task.setting is not None  # averages run over the setting

@@ -1,11 +1,10 @@
 """A results folder's report, ``report.md``: the folder's results page (:mod:`.results_page`),
-then every run's measures and the paper's ablation tables, with the forecast plots."""
+then every run's measures, with the forecast plots."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .ablation_report import ablation_table
 from .forecast_plots import plot_forecasts
 from .page_tables import runs_table
 from .record import Record
@@ -16,15 +15,12 @@ from .tasks import TASKS
 
 
 def full_report(records: list[Record]) -> str:
-    """Every run of each task in ``records``, then the ablation tables."""
+    """Every run of each task in ``records``."""
     sections = []
     for task in TASKS.values():
         mine = [r for r in records if r.task == task.name]
         if mine:
             sections.append(f"## Every {task.title} run\n\n{runs_table(mine)}")
-    ablation = ablation_table(records)
-    if ablation:
-        sections.append(f"## Ablation\n\n{ablation}")
     return "\n\n".join(sections)
 
 

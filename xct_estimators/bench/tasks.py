@@ -1,7 +1,6 @@
 """The three tasks ``xct-bench`` runs, each described once: how a run is planned, what its records
-hold, which of their fields places a run in the paper's tables, the measure comparisons rank by,
-and the paper's ablation table. The commands, reports and the results page read these entries
-instead of comparing task names."""
+hold, which of their fields places a run in the paper's tables and the measure comparisons rank by.
+The commands, reports and the results page read these entries instead of comparing task names."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
 
-from ..nn.presets import IMPUTATION_MASK_RATES
 from . import paper
 from .catalog import DETECTION_MODELS, FORECAST_MODELS, IMPUTATION_MODELS
 from .detect.record import DetectRecord
@@ -29,20 +27,6 @@ class Measure:
 
 
 @dataclass(frozen=True)
-class Ablation:
-    """The paper's ablation table of a task, and how records are averaged to stand beside it."""
-
-    title: str
-    published: dict
-    gap: Callable[[dict, dict], Optional[float]]
-    columns: tuple[str, str]
-    scale: float = 1.0
-    protocol: Optional[str] = None  # the one protocol the table reads, where a task has several
-    averaged_over: tuple = ()  # the values of the task's setting every averaged row must cover
-    same_run: tuple[str, ...] = ()  # the record fields runs averaged together share
-
-
-@dataclass(frozen=True)
 class Task:
     name: str  # also its package under xct_estimators.bench, whose protocol module has NAME_jobs and tune_data
     title: str
@@ -56,7 +40,6 @@ class Task:
     metrics: tuple[str, str]  # the paper's two, first its headline
     scores: tuple[str, ...]  # every measure a record holds, as the report lists them
     measure: Measure
-    ablation: Ablation
     #: (dataset, where, metric, model) -> the number the paper publishes for that model (or, as
     #: ``published_note`` says, a reference every model is set beside); results pages ask for XCTFormer's
     published: Callable[..., Optional[float]] = lambda dataset, where, metric, model="xctformer": None
@@ -86,7 +69,6 @@ def _detection_reference(dataset: str, protocol: str, metric: str, model: str = 
     return paper.TSB_AD_VUS_PR["KMeansAD"].get(dataset) if metric == "vus_pr" and protocol == "entity" else None
 
 
-_ERRORS = ("avg MSE", "avg MAE")
 #: The paper's imputer: XCTFormer, with either fill of the hidden inputs.
 _PAPERS_IMPUTER = ("xctformer", "xctformer_linear")
 FORECAST = Task(
@@ -103,14 +85,6 @@ FORECAST = Task(
     metrics=("mse", "mae"),
     scores=("mse", "mae"),
     measure=Measure("MSE", "mse", True),
-    ablation=Ablation(
-        "forecasting",
-        paper.ABLATION_FORECAST,
-        paper.ablation_gap,
-        _ERRORS,
-        averaged_over=paper.HORIZONS,
-        same_run=("features", "seq_len", "epochs", "covariates"),
-    ),
     published=lambda dataset, horizon, metric, model="xctformer": _errors(
         paper.forecast_reference(dataset, horizon, model), metric
     ),
@@ -129,14 +103,6 @@ IMPUTE = Task(
     metrics=("mse", "mae"),
     scores=("mse", "mae"),
     measure=Measure("MSE", "mse", True),
-    ablation=Ablation(
-        "imputation",
-        paper.ABLATION_IMPUTE,
-        paper.ablation_gap,
-        _ERRORS,
-        averaged_over=IMPUTATION_MASK_RATES,
-        same_run=("protocol", "train_stride", "eval_stride", "epochs"),
-    ),
     published=lambda dataset, rate, metric, model="xctformer": _errors(
         paper.IMPUTATION.get(paper.dataset_key(dataset), {}).get(rate) if model in _PAPERS_IMPUTER else None, metric
     ),
@@ -157,14 +123,6 @@ DETECT = Task(
     metrics=("f1_adjusted", "f1"),
     scores=("vus_pr", "auc_pr", "auc_roc", "vus_roc", "f1", "f1_adjusted"),
     measure=Measure("VUS-PR", "vus_pr", False),
-    ablation=Ablation(
-        "anomaly detection (tslib)",
-        paper.ABLATION_DETECT,
-        paper.detection_ablation_gap,
-        ("F1 adjusted %", "F1 %"),
-        scale=100.0,
-        protocol="tslib",
-    ),
     published=_detection_reference,
     published_note="the paper's point-adjusted F1 of XCTFormer; beside VUS-PR per entity, TSB-AD's best (KMeansAD)",
     runs_note="XCTFormer's point-adjusted F1 under the paper's protocol; beside VUS-PR per entity, TSB-AD's best "
