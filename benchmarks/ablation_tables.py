@@ -20,7 +20,11 @@ from xct_estimators.bench.results import ResultStore
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", help="xct-bench results folders (their --output)")
-    records = [r for folder in parser.parse_args(argv).folders for r in ResultStore(folder).latest()]
+    folders = parser.parse_args(argv).folders
+    missing = [f for f in folders if not ResultStore(f).path.is_file()]
+    if missing:
+        parser.error(f"{', '.join(missing)}: no results.jsonl; pass folders that xct-bench wrote (its --output)")
+    records = [r for folder in folders for r in ResultStore(folder).latest()]
     print(tables(records) or "No ablation table: the folders hold no full model beside an ablation model over a "
           "complete set of horizons or mask rates (anomaly detection: --protocol tslib).")  # fmt: skip
     return 0

@@ -1,5 +1,7 @@
 """The lab's ablation tables: the paper's ablation study beside xct-bench records of the ablation models."""
 
+import pytest
+
 from xct_estimators.bench.results import parse_record
 
 
@@ -56,6 +58,10 @@ def test_the_command_reads_record_folders_and_says_when_they_fill_no_table(bench
         store.append(parse_record({**run, "run": run, "f1_adjusted": f1, "f1": f1 / 10, **measured}))
     assert lab.main([str(tmp_path / "run")]) == 0
     assert "### anomaly detection (tslib)" in capsys.readouterr().out
-    (tmp_path / "empty").mkdir()
-    lab.main([str(tmp_path / "empty")])
+    ResultStore(tmp_path / "one model").append(store.latest()[0])
+    lab.main([str(tmp_path / "one model")])
     assert capsys.readouterr().out.startswith("No ablation table")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit):
+        lab.main([str(tmp_path / "empty")])
+    assert "empty: no results.jsonl" in capsys.readouterr().err
