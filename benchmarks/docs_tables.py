@@ -148,10 +148,20 @@ def estimator_parameters() -> str:
     return compact_table(["parameter", *(f"`{cls.__name__}`" for cls in classes)], rows)
 
 
+def covariate_families() -> str:
+    """The covariate suite's families and their effects, read from the package."""
+    from xct_estimators.bench.covariate_suite import FAMILIES, PREFIX
+
+    return compact_table(
+        ["`--dataset`", "covariates and effect"], [[f"`{PREFIX}{n}`", f.formula] for n, f in FAMILIES.items()]
+    )
+
+
 TABLES = {
     # a table of a script's record lives in that script
     "decoder-choice": lambda: decoder_choice.table(RESULTS, ROOT),
     "decoder-choice-calendar": lambda: decoder_choice.table(RESULTS, ROOT, "etth1-calendar"),
+    "covariate-families": covariate_families,
     "detection-ablation": lambda: detection_ablation.table(RESULTS, ROOT),
     "estimator-parameters": estimator_parameters,
     "ablation-models": ablation_models,

@@ -4,6 +4,7 @@ tokens, so the forecast follows what is known about the future."""
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from darts import TimeSeries
 
 from xct_estimators import XCTFormerModel
@@ -114,8 +115,30 @@ def test_a_saved_model_with_future_covariates_forecasts_the_same_after_loading(t
     fitted.fit(series, future_covariates=control)
     fitted.save(str(tmp_path / "model.pt"))
     loaded = XCTFormerModel.load(str(tmp_path / "model.pt"))
-    assert sorted(loaded.network_.known_future.state_dict()) == ["filters.bias", "filters.weight", "mixing.bias",
-                                                                 "mixing.weight"]  # fmt: skip
+    saved, restored = fitted.network_.known_future.state_dict(), loaded.network_.known_future.state_dict()
+    assert saved.keys() == restored.keys() and {"known_mean", "known_std", "level_mean", "level_std"} <= saved.keys()
+    for name, value in saved.items():
+        torch.testing.assert_close(restored[name], value)
     np.testing.assert_allclose(
         loaded.predict(OUT, future_covariates=control).values(), fitted.predict(OUT, future_covariates=control).values()
     )
+
+
+def test_fit_gives_the_decoder_the_training_data_s_statistics_encoders_included(tmp_path):
+    """The decoder standardises each future covariate, the user's and an encoder's, and the
+    targets' level with the training data's mean and std."""
+    series, control = driven()
+    hours = TimeSeries.from_times_and_values(
+        pd.date_range("2024-01-01", periods=len(series), freq="h"), series.values()
+    )  # fmt: skip
+    plan = TimeSeries.from_times_and_values(
+        pd.date_range("2024-01-01", periods=len(control), freq="h"), 5.0 * control.values() + 3.0, columns=["plan"]
+    )  # fmt: skip
+    fitted = model(tmp_path, add_encoders={"datetime_attribute": {"future": ["hour"]}})
+    fitted.fit(hours, future_covariates=plan)
+    decoder = fitted.network_.known_future
+    hour = np.arange(len(plan)) % 24  # the encoder's covariate over the rows the dataset holds
+    np.testing.assert_allclose(decoder.known_mean, [plan.values().mean(), hour.mean()], rtol=1e-4)
+    np.testing.assert_allclose(decoder.known_std, [plan.values().std(), hour.std()], rtol=1e-4)
+    np.testing.assert_allclose(decoder.level_mean, hours.values().mean(axis=0), rtol=1e-4)
+    np.testing.assert_allclose(decoder.level_std, hours.values().std(axis=0), rtol=1e-4)

@@ -51,10 +51,18 @@ def test_darts_still_names_the_hash_of_its_dataset_files():
     assert re.fullmatch(r"[0-9a-f]{32}", _darts_private.expected_md5(darts.datasets.ETTh1Dataset()))
 
 
+def test_darts_still_names_the_folder_it_downloads_into():
+    import darts.datasets
+
+    assert _darts_private.download_folder(darts.datasets.ETTh1Dataset()).name == "datasets"
+
+
 def test_no_other_module_uses_a_private_darts_name():
     """Outside the adapter, the package names no private Darts function, module or attribute
     (the overridden hooks are defined, not reached into)."""
-    private = re.compile(r"from darts[\w.]* import _|darts\.[\w.]*\._\w|\._(model_params|init_trainer|metadata)\b")
+    private = re.compile(
+        r"from darts[\w.]* import _|darts\.[\w.]*\._\w|\._(model_params|init_trainer|metadata|root_path)\b"
+    )
     found = [
         f"{path.relative_to(PACKAGE)}: {match.group(0)}"
         for path in sorted(PACKAGE.rglob("*.py"))

@@ -1,10 +1,12 @@
 """``benchmarks/decoder_choice.py``: every candidate takes the package decoder's place, starts from
-the paper's forecast, and reads what it claims to read."""
+the paper's forecast, and reads what it claims to read; the script resumes its rows."""
+
+import json
 
 import pytest
 import torch
 
-from xct_estimators.nn import XCTFormerConfig, XCTFormerNet, known_future, model
+from xct_estimators.nn import XCTFormerConfig, XCTFormerNet, model
 
 SEQ_LEN, HORIZON, CHANNELS, FUTURE = 32, 16, 3, 1
 
@@ -19,7 +21,7 @@ def _net(decoder_class, monkeypatch, future: int = FUTURE) -> XCTFormerNet:
     return XCTFormerNet(config).eval()
 
 
-@pytest.mark.parametrize("name", ["per_step", "filters_no_drop", "filters"])
+@pytest.mark.parametrize("name", ["filters", "tide", "feature_filters"])
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, monkeypatch, benchmark_script):
     candidates = benchmark_script("decoder_choice").CANDIDATES
     x, future = torch.randn(2, SEQ_LEN, CHANNELS + FUTURE), torch.randn(2, HORIZON, FUTURE)
@@ -27,24 +29,72 @@ def test_every_candidate_starts_from_the_forecast_without_covariates(name, monke
     candidate = _net(candidates[name], monkeypatch)
     torch.testing.assert_close(candidate(x, n_outputs=CHANNELS, future=future), baseline)
     assert sum(p.numel() for p in candidate.known_future.parameters()) > 0
-    if name != "per_step":
-        assert candidate.known_future.drop == (known_future.DROP if name == "filters" else 0.0)
 
 
-def test_the_per_step_decoder_reads_each_step_s_covariates_only(benchmark_script):
+def test_the_tide_candidate_reads_every_step_of_window_and_horizon(benchmark_script):
     torch.manual_seed(0)
-    decoder = benchmark_script("decoder_choice").PerStep(2, 8, SEQ_LEN, FUTURE, HORIZON, HORIZON)
+    decoder = benchmark_script("decoder_choice").Tide(2, 8, SEQ_LEN, FUTURE, HORIZON, HORIZON, CHANNELS).eval()
     for parameter in decoder.parameters():  # trained weights, not the zero start
-        torch.nn.init.normal_(parameter)
+        torch.nn.init.normal_(parameter, std=0.3)
     channels, known = torch.randn(1, CHANNELS, 16), torch.randn(1, SEQ_LEN + HORIZON, FUTURE)
-    changed = known.clone()
-    changed[0, SEQ_LEN + 5] += 1.0  # horizon step 5's covariate
-    changed[0, :SEQ_LEN] += 1.0  # the window's: not read
-    difference = (decoder(channels, changed) - decoder(channels, known)).abs().sum(dim=(0, 2))
-    assert difference.nonzero().flatten().tolist() == [5]
+    mean, std = torch.zeros(1, 1, CHANNELS), torch.ones(1, 1, CHANNELS)
+    for step in (0, SEQ_LEN - 1, SEQ_LEN + HORIZON - 1):
+        changed = known.clone()
+        changed[0, step] += 1.0
+        with torch.no_grad():
+            difference = (decoder(channels, changed, mean, std) - decoder(channels, known, mean, std)).abs()
+        assert (difference.sum(dim=(0, 2)) > 0).all()  # a lag anywhere reaches every horizon step
 
 
-def test_an_unknown_candidate_is_refused_with_the_choices(benchmark_script, capsys):
+def test_an_unknown_candidate_or_family_is_refused_with_the_choices(benchmark_script, capsys, tmp_path):
+    script = benchmark_script("decoder_choice")
     with pytest.raises(SystemExit):
-        benchmark_script("decoder_choice").main(["--candidates", "filters,attention"])
-    assert "unknown attention; choose from per_step, filters_no_drop, filters" in capsys.readouterr().err
+        script.main(["--candidates", "filters,attention", "--output", str(tmp_path)])
+    assert "unknown attention; choose from filters, tide, feature_filters" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        script.main(["--families", "lagged,cubic", "--output", str(tmp_path)])
+    assert "unknown cubic; choose from lagged" in capsys.readouterr().err
+
+
+def test_a_rerun_resumes_and_the_table_reads_the_rows(benchmark_script, monkeypatch, tmp_path):
+    script = benchmark_script("decoder_choice")
+    calls = []
+
+    def fake_run(candidate, family, seed):
+        calls.append((candidate, family, seed))
+        row = {"decoder": candidate, "family": family, "horizon": script.HORIZON, "seed": seed, "parameters": 1}
+        device = {"cpu": "test CPU"}
+        return {**row, "noise_floor": 0.05, "mse": 0.1 + seed % 10 / 100, "fit_seconds": 1.0, "device": device,
+                "git_commit": "abcdef1234"}  # fmt: skip
+
+    monkeypatch.setattr(script, "run", fake_run)
+    monkeypatch.setattr(script, "ProcessPoolExecutor", _InProcess)
+    output = tmp_path / "results" / "cpu" / "decoder-choice" / "suite"
+    args = ["--candidates", "filters,tide", "--families", "lagged", "--output", str(output)]
+    script.main(args)
+    assert len(calls) == 6
+    (output / "rows.jsonl").write_text("\n".join((output / "rows.jsonl").read_text().splitlines()[:4]) + "\n")
+    script.main(args)  # two rows lost: only they run again
+    assert len(calls) == 8 and len((output / "rows.jsonl").read_text().splitlines()) == 6
+    rows = [json.loads(line) for line in (output / "rows.jsonl").read_text().splitlines()]
+    assert sorted((r["decoder"], r["seed"]) for r in rows) == sorted(
+        (d, s) for d in ("filters", "tide") for s in script.SEEDS
+    )
+    table = script.table(tmp_path / "results", tmp_path)
+    assert "| `known-lagged` | 0.120 ± 0.010 | 0.120 ± 0.010 | 0.050 |" in table
+
+
+class _InProcess:
+    """``ProcessPoolExecutor`` in this process (the test's stand-in for ``run`` cannot be pickled)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, function, *iterables):
+        return map(function, *iterables)

@@ -118,13 +118,12 @@ def test_a_model_with_future_covariates_maps_its_window_tokens_and_its_decoders_
         window.sel(layer=1, head=0, query_patch=3, query_channel="B", key_patch=2, key_channel="D")
         == mask[0, 3 * c + 1, 2 * c + 3]
     )
-    assert horizon.shape == (8, 48, 1) and list(horizon.key_channel.values) == ["plan"]
     decoder = model.network_.known_future
-    known = torch.zeros(1, 48 + 16, 1)
-    known[0, 48 + 4 - 7] = 1.0  # 7 steps before horizon step 4
+    assert horizon.shape == (decoder.filters.out_channels, 48, decoder.features.skip.out_features)
+    features = torch.zeros(1, 48 + 16, horizon.sizes["feature"])
+    features[0, 48 + 4 - 7, 2] = 1.0  # feature 2, 7 steps before horizon step 4
     with torch.no_grad():
-        steps = known[:, 1:].unfold(1, 48, 1).flatten(2)  # as the decoder cuts them
-        response = decoder.filters(steps)[0, 4] - decoder.filters.bias
-    np.testing.assert_allclose(horizon.sel(lag=7, key_channel="plan").values, response.numpy(), rtol=1e-6)
+        response = decoder.filters(features[:, 1:].transpose(1, 2))[0, :, 4] - decoder.filters.bias  # as it reads
+    np.testing.assert_allclose(horizon.sel(lag=7, feature=2).values, response.numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="no future covariates"):
         horizon_dependency_map(XCTFormerNet(XCTFormerConfig(seq_len=32, n_channels=2, out_len=8)))

@@ -22,9 +22,9 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     assert report["environment"]["torch"].startswith("2.") and "darts" in report["environment"]
     from xct_estimators.bench.provenance import SOURCE_ROOT, git_state
 
-    commit, _ = git_state()  # records name their code: the commit, or "unknown" outside a checkout (an sdist)
+    commit, _ = git_state()  # records name their code: the commit, or the release outside a checkout (an sdist)
     assert report["environment"]["git commit"].split("-")[0] == commit
-    assert len(commit) == 40 if (SOURCE_ROOT / ".git").exists() else commit == "unknown"
+    assert len(commit) == 40 if (SOURCE_ROOT / ".git").exists() else commit == "v0.1.0"
     assert report["environment"]["command"] == f"-m benchmarks.gpu_check --smoke --output {tmp_path / 'out'}"
     assert [r["preset"] for r in report["parity"]] == list(networks.PARITY) and all(r["ok"] for r in report["parity"])
     assert [r["case"] for r in report["kernel_correctness"]] == [  # bf16 on a GPU only (the interpreter's is wrong)

@@ -10,6 +10,7 @@ from darts import TimeSeries
 
 from xct_estimators import ReconstructionEngine, XCTFormerModel
 from xct_estimators._devices import device_count, is_distributed, single_device
+from xct_estimators.training import SPAWN
 
 DDP = {"accelerator": "cpu", "devices": 2, "strategy": "ddp_spawn"}
 
@@ -105,7 +106,7 @@ def test_engine_picks_spawn_for_several_devices(devices, monkeypatch):
                                   e_layers=1, accelerator="cpu", devices=devices)  # fmt: skip
     with pytest.raises(Stop):
         engine.fit(_values(200))
-    assert seen["strategy"] == "ddp_spawn"
+    assert seen["strategy"] == SPAWN
 
 
 def _gone(pid: int) -> bool:
@@ -117,42 +118,103 @@ def _gone(pid: int) -> bool:
         return True
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every living process under ``pid`` (from /proc)."""
+    import os
+
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if fields[0] not in ("Z", "X"):
+                children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc")
-def test_a_spawned_training_process_dies_with_its_parent_even_when_killed(tmp_path):
-    """ddp_spawn's processes call prepare_training_process at setup: a parent killed with SIGKILL
-    (no clean-up runs) takes them along, and Ctrl-C, which reaches the whole group, is left to it."""
+def test_a_process_orphaned_while_it_started_dies_as_it_binds_to_its_parent(tmp_path):
+    """A spawned process whose parent is killed before it reaches its work (it is still importing)
+    exits as soon as it binds to the parent: the parent-death signal would never come."""
     import subprocess
     import sys
     import time
 
     script = tmp_path / "parent.py"
     script.write_text(
-        "import os, signal, sys, time\n"
-        "import torch.multiprocessing as mp\n"
-        "from xct_estimators._devices import prepare_training_process\n"
-        "def train(rank, path):\n"
-        "    prepare_training_process(world_size=2)\n"
-        "    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
-        "    open(path, 'w').write(str(os.getpid()))\n"
-        "    for _ in range(3000):  # a trainer that takes torch's parent-death SIGINT as a graceful stop\n"
-        "        try:\n"
-        "            time.sleep(0.1)\n"
-        "        except KeyboardInterrupt:\n"
-        "            pass\n"
+        "import os, sys, time\n"
+        "import multiprocessing as mp\n"
+        "def work(path):\n"
+        "    open(path + '.started', 'w').write(str(os.getpid()))\n"
+        "    time.sleep(3)  # slow imports\n"
+        "    from xct_estimators._devices import die_with_parent\n"
+        "    die_with_parent()\n"
+        "    open(path, 'w').write('bound')\n"
+        "    time.sleep(300)\n"
         "if __name__ == '__main__':\n"
-        "    mp.start_processes(train, args=(sys.argv[1],), nprocs=1, start_method='spawn')\n"
+        "    mp.get_context('spawn').Process(target=work, args=(sys.argv[1],)).start()\n"
+        "    time.sleep(300)\n"
     )
-    marker = tmp_path / "child.pid"
+    marker = tmp_path / "child"
     parent = subprocess.Popen([sys.executable, str(script), str(marker)])
-    deadline = time.time() + 120
-    while not (marker.is_file() and marker.read_text()):
-        assert parent.poll() is None and time.time() < deadline, "the training process never started"
-        time.sleep(0.2)
-    child = int(marker.read_text())
-    assert not _gone(child)
+    started = tmp_path / "child.started"
+    deadline = time.time() + 60
+    while not (started.is_file() and started.read_text()):
+        assert time.time() < deadline, "the child never started"
+        time.sleep(0.1)
+    child = int(started.read_text())
     parent.kill()
     parent.wait()
-    deadline = time.time() + 20
+    deadline = time.time() + 30
     while not _gone(child) and time.time() < deadline:
         time.sleep(0.2)
-    assert _gone(child), "the training process outlived its killed parent"
+    assert _gone(child) and not marker.exists(), "the orphaned child went on to its work"
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc")
+def test_xct_bench_s_trainers_die_with_it_at_any_moment(tmp_path):
+    """``xct-bench forecast --devices 2`` with a Darts baseline, killed with SIGKILL two seconds after
+    its trainer processes start: none of its processes outlives it."""
+    import subprocess
+    import sys
+    import time
+
+    argv = [sys.executable, "-m", "xct_estimators.bench", "forecast", "--models", "nlinear", "--horizons", "24",
+            "--accelerator", "cpu", "--devices", "2", "--no-progress", "--output", str(tmp_path / "out")]  # fmt: skip
+    bench = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 180
+    while len(_descendants(bench.pid)) < 2:
+        assert bench.poll() is None and time.time() < deadline, "the trainers never started"
+        time.sleep(0.1)
+    time.sleep(2)
+    left = _descendants(bench.pid)
+    bench.kill()
+    bench.wait()
+    deadline = time.time() + 10
+    while any(not _gone(pid) for pid in left) and time.time() < deadline:
+        time.sleep(0.2)
+    alive = {pid: open(f"/proc/{pid}/cmdline").read().replace("\0", " ")[:120] for pid in left if not _gone(pid)}
+    assert not alive, f"processes outlived xct-bench: {alive}"
+
+
+def test_only_a_process_the_package_spawned_binds_to_its_parent():
+    """A process that inherits the launcher's variable but was not spawned by it (a shell's, say)
+    imports the package as usual."""
+    import os
+    import subprocess
+    import sys
+
+    from xct_estimators._devices import SPAWNED_BY
+
+    env = {**os.environ, SPAWNED_BY: "1"}
+    probe = subprocess.run([sys.executable, "-c", "import xct_estimators; print('alive')"], env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert probe.returncode == 0 and probe.stdout.strip() == "alive"

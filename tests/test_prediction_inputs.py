@@ -17,6 +17,7 @@ T = np.arange(N + 50)
 SERIES = TimeSeries.from_times_and_values(INDEX[:N], np.stack([np.sin(T / 3), np.cos(T / 5)], 1)[:N].astype("f4"))
 PAST = TimeSeries.from_times_and_values(INDEX[:N], np.cos(T / 7)[:N, None].astype("f4"), columns=["p"])
 FUTURE = TimeSeries.from_times_and_values(INDEX, np.sin(T / 7)[:, None].astype("f4"), columns=["f"])
+PAST2 = PAST.stack(PAST.with_columns_renamed("p", "q") * 2.0)
 
 
 def xct():
@@ -38,6 +39,8 @@ def fitted():
         out[name, "past"] = make().fit(SERIES, past_covariates=PAST)
         out[name, "future"] = make().fit(SERIES, future_covariates=FUTURE)
         out[name, "static"] = make().fit(static)
+        out[name, "past2"] = make().fit(SERIES, past_covariates=PAST2)
+        out[name, "static2"] = make().fit(SERIES.with_static_covariates(pd.DataFrame({"size": [1.0], "b": [2.0]})))
     return out
 
 
@@ -72,6 +75,19 @@ CASES = {
                              dict(series=SERIES.with_static_covariates(pd.DataFrame({"size": [1.0], "b": [2.0]}))),
                              r"static covariates of shape \(1, 2\), but .* fitted with static covariates of shape "
                              r"\(1, 1\)", "equal number of components"),
+    # issue 85: a column is read by its name
+    "renamed_future": ("future", dict(future_covariates=FUTURE.with_columns_renamed("f", "g")),
+                       r"future_covariates(\[0\])? has other components than in fit \(\['g'\]; fit: \['f'\]; "
+                       r"missing: \['f'\], not in fit: \['g'\]\)", None),
+    "swapped_past": ("past2", dict(past_covariates=PAST2[["q", "p"]]),
+                     r"past_covariates(\[0\])? has the components of fit in another order \(\['q', 'p'\]; fit: "
+                     r"\['p', 'q'\]\)", None),
+    "swapped_static": ("static2", dict(series=SERIES.with_static_covariates(pd.DataFrame({"b": [2.0], "size": [1.0]}))),
+                       r"the static covariates of series(\[0\])? has the columns of fit in another order", None),
+    "half_past_stamps": ("future", dict(future_covariates=FUTURE.with_times_and_values(
+                             INDEX + pd.Timedelta("30min"), FUTURE.values())),
+                         r"future_covariates(\[0\])? is stamped between the time steps of series(\[0\])? \(it starts "
+                         r"at 2020-01-01 00:30:00", None),
 }  # fmt: skip
 
 
@@ -141,3 +157,27 @@ def test_nan_static_covariates_are_refused_at_fit_unless_ignored():
         xct().fit(nan_static)
     ignoring = XCTFormerModel(**{**xct().model_params, "use_static_covariates": False}).fit(nan_static)
     assert np.isfinite(ignoring.predict(OUT).values()).all()
+
+
+def test_float64_covariates_with_a_float32_series_are_cast_to_it():
+    future64 = FUTURE.astype(np.float64)
+    model = xct().fit(SERIES, future_covariates=future64)
+    np.testing.assert_allclose(
+        model.predict(OUT, future_covariates=future64).values(), model.predict(OUT, future_covariates=FUTURE).values()
+    )
+
+
+@pytest.mark.parametrize("n", [-1, 0, 2.5])
+def test_a_number_of_steps_that_is_not_positive_is_refused(fitted, n):
+    with pytest.raises(ValueError, match=f"n must be a positive integer, the number of steps to forecast; got {n}"):
+        fitted["xct", "past"].predict(n, series=SERIES, past_covariates=PAST)
+
+
+def test_fit_refuses_a_list_with_and_without_static_covariates_and_shifted_stamps():
+    static = SERIES.with_static_covariates(pd.DataFrame({"size": [1.0]}))
+    with pytest.raises(ValueError, match=r"series\[1\] has no static covariates but series\[0\] has static "
+                                         r"covariates \['size'\]"):  # fmt: skip
+        xct().fit([static, SERIES])
+    shifted = FUTURE.with_times_and_values(INDEX + pd.Timedelta("30min"), FUTURE.values())
+    with pytest.raises(ValueError, match=r"future_covariates is stamped between the time steps of series"):
+        xct().fit(SERIES, future_covariates=shifted)

@@ -123,6 +123,13 @@ def test_detector_scores_and_predictions():
     threshold = detector.threshold_
     spikes = detector.predict(pd.DataFrame(test[80:140]))["ilocs"].to_numpy()
     assert detector.threshold_ == threshold and 20 in spikes  # the spike at test step 100
+    # columns are read by name: the same data in another column order flags the same steps
+    frame = pd.DataFrame(test, columns=[f"c{i}" for i in range(test.shape[1])])
+    named = XCTFormerAnomalyDetector(alpha=0.03, **FAST).fit(pd.DataFrame(train, columns=frame.columns))
+    expected = named.predict(frame)["ilocs"].to_numpy()
+    assert np.array_equal(named.predict(frame[frame.columns[::-1]])["ilocs"].to_numpy(), expected)
+    with pytest.raises(ValueError, match=r"missing: \['c0'\], unexpected: \['other'\]"):
+        named.predict(frame.rename(columns={"c0": "other"}))
 
 
 def test_reconstruction_averages_overlapping_windows_over_any_length():

@@ -6,7 +6,11 @@ and sktime.
 
 from importlib import import_module
 
+from ._devices import bind_spawned_trainer
+
 __version__ = "0.1.0"
+
+bind_spawned_trainer()  # a training process spawned by the package: bound to its parent first thing
 
 _LAZY = {
     "XCTFormerModel": "xct_estimators.forecasting",

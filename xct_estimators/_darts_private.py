@@ -6,7 +6,8 @@ Where Darts has a public way, the package takes it; these have none:
   (:data:`OVERRIDDEN_HOOKS`): the constructor's split of keyword arguments, checkpoint loading,
   the optimised ``historical_forecasts`` without retraining;
 - :func:`init_trainer`, :func:`set_saved_param` and :func:`dataset_bounds` below;
-- :func:`expected_md5`: the hash Darts checks a downloaded dataset file against.
+- :func:`expected_md5`: the hash Darts checks a downloaded dataset file against, and
+  :func:`download_folder`, where Darts keeps what it downloads.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ OVERRIDDEN_HOOKS = {
         "predict_likelihood_parameters", "random_state", "predict_kwargs",
     ),
     "_init_trainer": ("trainer_params", "max_epochs"),
+    "_setup_for_train": ("train_dataset",),
 }  # fmt: skip
 #: Private functions called, by module, with the parameters passed.
 CALLED = {
@@ -56,3 +58,8 @@ def dataset_bounds(**kwargs):
 def expected_md5(loader) -> str:
     """The md5 hash Darts' dataset ``loader`` expects of its file."""
     return loader._metadata.hash
+
+
+def download_folder(loader):
+    """The folder Darts' dataset ``loader`` downloads into (``~/.darts/datasets`` by default)."""
+    return loader._root_path

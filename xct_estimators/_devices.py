@@ -78,23 +78,61 @@ def destroy_process_group_at_exit() -> None:
 
 def prepare_training_process(world_size: int) -> None:
     """At the start of training, in every training process: the process group's clean-up, and in
-    a process Lightning spawned for several devices (``ddp_spawn``), death with its parent, which
-    decides when to stop: a parent killed outright would leave it training to the end."""
+    a process Lightning spawned for several devices (``ddp_spawn``), Ctrl-C left to the parent,
+    which decides when to stop (it reaches the whole process group)."""
     destroy_process_group_at_exit()
     import multiprocessing
 
-    parent = multiprocessing.parent_process()
-    if parent is None or world_size < 2 or parent.sentinel is None:  # e.g. a joblib worker training alone
+    if multiprocessing.parent_process() is None or world_size < 2:  # e.g. a joblib worker training alone
         return
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent stops us
-    if _kill_when_parent_dies() and parent.is_alive():
-        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+#: Set by a process that spawns trainers to its pid: a process whose parent has that pid binds to
+#: it on importing the package (:func:`bind_spawned_trainer`), before its heavy imports.
+SPAWNED_BY = "XCT_SPAWNED_BY"
+
+
+def bind_spawned_trainer() -> None:
+    """In a process spawned with :data:`SPAWNED_BY` naming its parent: :func:`die_with_parent`
+    now, while it is still unpickling its work (the package is imported first); if that parent
+    has died already, exit. The variable then names this process, for the processes it starts."""
     import os
+    import sys
+
+    parent = os.environ.get(SPAWNED_BY)
+    if not (parent and parent.isdigit()) or "--multiprocessing-fork" not in sys.orig_argv:  # not spawned
+        return
+    if int(parent) != os.getppid():  # the launcher that spawned us is gone
+        os._exit(1)
+    die_with_parent(int(parent))
+    os.environ[SPAWNED_BY] = str(os.getpid())
+
+
+def die_with_parent(parent_pid: int | None = None) -> None:
+    """In a spawned process, as early as it can: die when the parent dies, however it dies
+    (SIGKILL too), or now if it has died already. Linux's parent-death signal, then a check that
+    the parent is still the one that spawned us (it may have died while we started); elsewhere a
+    thread that waits for the parent's end. ``parent_pid``: the parent, where multiprocessing
+    does not know it yet."""
+    import multiprocessing
+    import os
+
+    parent = multiprocessing.parent_process()
+    pid = parent_pid if parent_pid is not None else None if parent is None else parent.pid
+    if pid is None:
+        return
+    if _kill_when_parent_dies():
+        if os.getppid() != pid:  # orphaned before the signal was set: it will never come
+            os._exit(1)
+        return
+    if parent is None or parent.sentinel is None:
+        return
     import threading
 
-    def watch() -> None:  # where the kernel cannot signal a parent's death, or it has died already
+    def watch() -> None:
         parent.join()
         os._exit(1)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 from darts import TimeSeries
 
 from ._checks import check_value_range
@@ -46,7 +47,8 @@ def check_finite(series, name: str) -> None:
 
 
 def check_static_finite(series, name: str) -> None:
-    """Static covariates become tokens: a NaN or an infinity there makes every forecast NaN."""
+    """Static covariates become tokens: a NaN, an infinity or a value beyond float32's reach there
+    makes every forecast NaN."""
     for i, s in enumerate(as_list(series)):
         static = s.static_covariates if isinstance(s, TimeSeries) else None
         if static is None:
@@ -60,6 +62,43 @@ def check_static_finite(series, name: str) -> None:
                 "series.with_static_covariates(series.static_covariates.fillna(0.0))), or pass "
                 "use_static_covariates=False to ignore them."
             )
+        check_value_range(numeric, list(static.select_dtypes(include=np.number).columns), f"the static covariates "
+                          f"of {_where(series, name, i)}")  # fmt: skip
+
+
+def static_columns(series) -> list:
+    """The static covariates' columns of ``series`` (one or a list): the first's, after checking
+    that every series of a list has the same (or none); ``[]`` without static covariates."""
+    found = [None if s.static_covariates is None else list(s.static_covariates.columns) for s in as_list(series)]
+    for i, columns in enumerate(found):
+        if columns != found[0]:
+
+            def has(c):
+                return "no static covariates" if c is None else f"static covariates {c}"
+
+            raise ValueError(
+                f"series[{i}] has {has(columns)} but series[0] has {has(found[0])}: one XCTFormerModel reads the "
+                "same static covariates' columns of every series. Give each series the same columns (e.g. with "
+                "series.with_static_covariates(frame)), or pass use_static_covariates=False to ignore them."
+            )
+    return found[0] if found and found[0] is not None else []
+
+
+def check_names(given: list, fitted: list, where: str, what: str) -> None:
+    """``given`` columns are ``fitted``'s, in the same order: the network reads a column by its position."""
+    given, fitted = [str(c) for c in given], [str(c) for c in fitted]
+    if given == fitted:
+        return
+    if sorted(given) == sorted(fitted):
+        raise ValueError(
+            f"{where} has the {what} of fit in another order ({given}; fit: {fitted}): the model reads each by its "
+            f"place. Reorder them as in fit, e.g. series[{fitted}] for a TimeSeries."
+        )
+    missing, unknown = [c for c in fitted if c not in given], [c for c in given if c not in fitted]
+    raise ValueError(
+        f"{where} has other {what} than in fit ({given}; fit: {fitted}; missing: {missing}, not in fit: {unknown}): "
+        "pass the ones the model was fitted with, named as in fit (or refit the model)."
+    )
 
 
 def _where(group, name: str, i: int) -> str:
@@ -110,14 +149,47 @@ def check_prediction_inputs(model, series, past_covariates, future_covariates):
     if model.model is not None:
         _check_against_fit(model, checks, encoded)
     for name in fitted:
-        for i, (target, cov) in enumerate(zip(checks.lists["series"], checks.lists[name], strict=False)):
-            if cov.freq != target.freq:
-                raise ValueError(
-                    f"{checks.where(name, i)} has frequency {cov.freq_str!r} but {checks.where('series', i)} has "
-                    f"{target.freq_str!r}: covariates must be sampled like the target. Resample them first (e.g. "
-                    f"with TimeSeries.resample(freq) or pandas' resample)."
-                )
+        check_sampled_like(checks.lists["series"], checks.lists[name], lambda i, n=name: checks.where(n, i),
+                           lambda i: checks.where("series", i))  # fmt: skip
     return tuple(checks.lists[name] or None for name in named)
+
+
+def check_sampled_like(targets: list, covariates: list, where, target_where) -> None:
+    """Covariates are read at the target's time steps: the same frequency, on the same grid."""
+    for i, (target, cov) in enumerate(zip(targets, covariates, strict=False)):
+        if cov.freq != target.freq:
+            raise ValueError(
+                f"{where(i)} has frequency {cov.freq_str!r} but {target_where(i)} has {target.freq_str!r}: covariates "
+                "must be sampled like the target. Resample them first (e.g. with TimeSeries.resample(freq) or "
+                "pandas' resample)."
+            )
+        if not (target.has_datetime_index and cov.has_datetime_index):
+            continue
+        try:
+            steps = (cov.start_time() - target.start_time()) / pd.Timedelta(target.freq)
+        except (ValueError, TypeError):  # a calendar frequency (months, say): no fixed step to test against
+            continue
+        if steps != round(steps):
+            raise ValueError(
+                f"{where(i)} is stamped between the time steps of {target_where(i)} (it starts at "
+                f"{cov.start_time()}, the target at {target.start_time()}, every {target.freq_str}): covariates are "
+                "read at the target's own time steps. Align their timestamps first (e.g. shift or resample them)."
+            )
+
+
+def check_covariates_sampled_like(series, covariates, name: str) -> None:
+    """:func:`check_sampled_like` for ``fit``'s arguments, named as the user passed them."""
+    where = lambda i: _where(covariates, name, i)  # noqa: E731
+    check_sampled_like(as_list(series), as_list(covariates), where, lambda i: _where(series, "series", i))
+
+
+def as_dtype(series, dtype):
+    """``series`` (one or a list, or None) as ``dtype``: covariates take the target's precision."""
+    if series is None:
+        return None
+    if isinstance(series, TimeSeries):
+        return series if series.dtype == dtype else series.astype(dtype)
+    return [as_dtype(s, dtype) for s in series]
 
 
 class _Named:
@@ -167,15 +239,19 @@ def _check_against_fit(model, checks: _Named, encoded: dict) -> None:
                 f"XCTFormerModel was fitted without {name}, but {name} were given: drop them, or refit the model "
                 f"with {name}."
             )
+        fitted = _fitted_names(model, name)
         for i, cov in enumerate(covariates):
             if cov.n_components != count:
                 raise ValueError(
                     f"{checks.where(name, i)} has {_count(cov.n_components)}, but XCTFormerModel was fitted with "
                     f"{name} of {_count(count)}: pass the same components as in fit (or refit the model)."
                 )
+            if fitted is not None:
+                check_names(list(cov.components), fitted, checks.where(name, i), "components")
     if config.n_static_tokens:
         check_static_finite(checks.named["series"], "series")
         rows_features = (config.n_static_tokens, config.static_features)
+        fitted = getattr(model, "_fitted_static_columns", None)  # absent from saves made before it
         for i, s in enumerate(checks.lists["series"]):
             shape = None if s.static_covariates is None else s.static_covariates_values(copy=False).shape
             if shape != rows_features:
@@ -185,3 +261,12 @@ def _check_against_fit(model, checks: _Named, encoded: dict) -> None:
                     f"of shape {rows_features} (rows, features): give every series the same static covariates' "
                     "columns, or refit with use_static_covariates=False."
                 )
+            if fitted:
+                where = f"the static covariates of {checks.where('series', i)}"
+                check_names(list(s.static_covariates.columns), fitted, where, "columns")
+
+
+def _fitted_names(model, name: str):
+    """The components of the covariates ``name`` in fit (the user's, without encoders'), if known."""
+    parts = getattr(model, "_fitted_components", None)  # absent from saves made before it
+    return None if parts is None else parts[("past_covariates", "future_covariates").index(name) + 1]

@@ -85,22 +85,21 @@ def dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataA
     return xr.DataArray(values, dims=MASK_DIMS, coords=coords, name="mask", attrs=description)
 
 
-def horizon_dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataArray:
-    """How the known-future decoder reads the future covariates: the weight of each learned filter
-    on each future covariate ``lag`` steps before the forecast step (0: the step itself; the
-    first steps reach back into the window). Dimensions ``filter, lag, key_channel``. Each target
-    channel mixes the filters' responses with weights its own tokens give, so how much a target
-    follows a filter depends on the window (see docs/forecasting.md)."""
-    net, found = _net_and_names(model)
+def horizon_dependency_map(model) -> xr.DataArray:
+    """How far back the known-future decoder reads: the weight of each learned filter on each
+    feature of the covariates ``lag`` steps before the forecast step (0: the step itself; the
+    first steps reach back into the window). Dimensions ``filter, lag, feature``. A feature is a
+    learned function of one step's standardised covariates; each target channel decodes the
+    filters' responses with its own context (see docs/forecasting.md)."""
+    net, _ = _net_and_names(model)
     config = net.config
     if not config.n_future_channels:
         raise ValueError("The model has no future covariates, so no known-future decoder: use dependency_map(model).")
-    names = _channel_names(net, found, channel_names)[config.n_token_channels :]
-    weight = net.known_future.filters.weight.detach().cpu().numpy()  # (filters, F * L): oldest step first
-    values = weight.reshape(-1, config.n_future_channels, config.seq_len)[..., ::-1].transpose(0, 2, 1)
-    coords = {"filter": np.arange(len(values)), "lag": np.arange(config.seq_len), "key_channel": names}
-    description = {"description": "known-future decoder: filter weight on a future covariate lag steps back"}
-    return xr.DataArray(values, dims=("filter", "lag", "key_channel"), coords=coords, name="filter", attrs=description)
+    weight = net.known_future.filters.weight.detach().cpu().numpy()  # (filters, E, L): oldest step first
+    values = weight[..., ::-1].transpose(0, 2, 1)
+    coords = {"filter": np.arange(len(values)), "lag": np.arange(config.seq_len), "feature": np.arange(values.shape[2])}
+    description = {"description": "known-future decoder: filter weight on a covariate feature lag steps back"}
+    return xr.DataArray(values, dims=("filter", "lag", "feature"), coords=coords, name="filter", attrs=description)
 
 
 def _masks(net: XCTFormerNet) -> np.ndarray:

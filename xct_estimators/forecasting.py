@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Literal, Optional, Union
 
+import numpy as np
 from darts.models.forecasting.torch_forecasting_model import MixedCovariatesTorchModel
 from darts.utils.data.torch_datasets.utils import TorchTrainingSample
 from darts.utils.likelihood_models.torch import QuantileRegression
@@ -23,11 +24,14 @@ from ._darts_private import init_trainer, set_saved_param
 from ._devices import is_distributed, single_device
 from ._optional import optional_import
 from ._series_checks import (
+    as_dtype,
+    check_covariates_sampled_like,
     check_finite,
     check_long_enough,
     check_prediction_inputs,
     check_same_components,
     check_static_finite,
+    static_columns,
 )
 from .callbacks import KeepBestValidationWeights
 from .forecasting_module import _XCTFormerModule, paper_recipe  # saved models name the module here too
@@ -63,6 +67,23 @@ def _check_checkpoint_matches(model, path: str) -> None:
             f"{path}.ckpt is not the checkpoint of {path}: {'; '.join(different)}. Keep the two files of one "
             "model.save(path) together, or save the model again."
         )
+
+
+def input_statistics(dataset) -> dict:
+    """The training data's (mean, std) that the network standardises with
+    (:meth:`XCTFormerNet.set_statistics`): each future covariate's and each target's over a Darts
+    training dataset's series (the covariates as the network sees them, encoders' included), and
+    each static covariate's over the series. Empty for a dataset that does not expose its series."""
+    series, future = getattr(dataset, "series", None), getattr(dataset, "future_covariates", None)
+    stats = {}
+    moments = lambda values: (values.mean(axis=0), values.std(axis=0))  # noqa: E731
+    if series and future:
+        values = lambda parts: np.concatenate([part.values(copy=False) for part in parts]).astype(np.float64)  # noqa: E731
+        stats.update(known=moments(values(future)), level=moments(values(series)))
+    statics = [s.static_covariates_values(copy=False) for s in series or () if s.static_covariates is not None]
+    if statics and len(statics) == len(series):
+        stats["static"] = moments(np.stack(statics).astype(np.float64))
+    return stats
 
 
 @documented("darts", extra={"decop_k": DECOP_AUTO_DOC}, more={"compile": COMPILE})
@@ -280,7 +301,13 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             network=config.__dict__.copy(), n_targets=n_targets, nr_params=nr_params, **self.pl_module_params
         )
         module.compile_options = compile_options(self.compile)
+        module.net.set_statistics(**getattr(self, "_input_statistics", {}))
         return module
+
+    def _setup_for_train(self, train_dataset, *args, **kwargs):
+        if self.model is None:  # a new network: it standardises covariates with this data's statistics
+            self._input_statistics = input_statistics(train_dataset)
+        return super()._setup_for_train(train_dataset, *args, **kwargs)
 
     def _load_from_checkpoint(self, file_path, trusted=False, **kwargs):
         module = super()._load_from_checkpoint(file_path, trusted=trusted, **kwargs)
@@ -339,13 +366,18 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         if self._considers_static_covariates:
             check_static_finite(series, "series")
             check_static_finite(val_series, "val_series")
+            self._fitted_static_columns = static_columns(series)
         check_finite(val_series, "val_series")
         check_finite(val_past_covariates, "val_past_covariates")
         check_finite(val_future_covariates, "val_future_covariates")
         chunks = (self.input_chunk_length, self.output_chunk_length, self.output_chunk_shift)
         check_long_enough(series, "series", *chunks)
         check_long_enough(val_series, "val_series", *chunks)
-        validation = (val_series, val_past_covariates, val_future_covariates)
+        check_covariates_sampled_like(series, past_covariates, "past_covariates")
+        check_covariates_sampled_like(series, future_covariates, "future_covariates")
+        dtype = get_single_series(series).dtype if series is not None else None  # covariates take the target's
+        past_covariates, future_covariates = as_dtype(past_covariates, dtype), as_dtype(future_covariates, dtype)
+        validation = (val_series, as_dtype(val_past_covariates, dtype), as_dtype(val_future_covariates, dtype))
         # Darts keeps no series of a panel (a list): the channels' names, from its first series
         given = (series, past_covariates, future_covariates)
         self._fitted_components = [None if s is None else list(get_single_series(s).components) for s in given]
@@ -400,9 +432,18 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         with plain_attention(self.model), uncompiled(self.model):
             return super().to_onnx(path, **kwargs)
 
+    def _target_dtype(self, series):
+        """The dtype covariates are cast to: the target's (given, or fitted)."""
+        given = series if series is not None else self.training_series
+        return None if given is None else get_single_series(given).dtype
+
     def predict(self, n, series=None, past_covariates=None, future_covariates=None, *args, **kwargs):
+        if not is_positive_int(n):
+            raise ValueError(f"n must be a positive integer, the number of steps to forecast; got {n!r}.")
         check_prediction_inputs(self, series, past_covariates, future_covariates)
-        return super().predict(n, series, past_covariates, future_covariates, *args, **kwargs)
+        dtype = self._target_dtype(series)
+        covariates = (as_dtype(past_covariates, dtype), as_dtype(future_covariates, dtype))
+        return super().predict(n, series, *covariates, *args, **kwargs)
 
     def predict_from_dataset(self, n, dataset, trainer=None, batch_size=None, verbose=None, **kwargs):
         # A data-parallel strategy would split the prediction windows across its processes.
@@ -432,6 +473,8 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         predict_kwargs=None,
     ):
         # retrain=False: cut the windows and run the module directly (see historical_forecasts.py)
+        dtype = self._target_dtype(series)
+        past_covariates, future_covariates = as_dtype(past_covariates, dtype), as_dtype(future_covariates, dtype)
         checked = check_prediction_inputs(self, series, past_covariates, future_covariates)
         if not historical_forecasts.applies(
             self, num_samples, forecast_horizon, predict_likelihood_parameters, predict_kwargs

@@ -3,32 +3,74 @@ engine's data loaders and validation callbacks."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 import numpy as np
 import torch
 from pytorch_lightning.callbacks import EarlyStopping
+from pytorch_lightning.strategies import DDPStrategy, StrategyRegistry
+from pytorch_lightning.strategies.launchers.multiprocessing import _MultiProcessingLauncher
 
-from ._devices import device_count
+from ._devices import SPAWNED_BY, device_count, die_with_parent
 from .callbacks import EarlyStoppingAfterWarmup, KeepBestValidationWeights
 from .nn.presets import PAPER_PCT_START
 from .windows import SeriesWindows, sliding_windows, whole_batch
 
 #: A library fit writes no logs, checkpoints or model summary.
 QUIET = {"logger": False, "enable_checkpointing": False, "enable_model_summary": False}
+#: The strategy of a fit on several devices: Lightning's ``ddp_spawn``, whose processes die with
+#: their parent from their first step (:class:`ParentBoundSpawn`).
+SPAWN = "ddp_spawn_parent_bound"
+
+
+class _ParentBoundLauncher(_MultiProcessingLauncher):
+    """Lightning's launcher of spawned processes, each bound to its parent before it does any work
+    (:func:`~._devices.die_with_parent`): a parent killed at any moment takes them along."""
+
+    def launch(self, *args, **kwargs):
+        before = os.environ.get(SPAWNED_BY)
+        os.environ[SPAWNED_BY] = str(os.getpid())  # the spawned processes bind as they import the package
+        try:
+            return super().launch(*args, **kwargs)
+        finally:
+            if before is None:
+                os.environ.pop(SPAWNED_BY, None)
+            else:
+                os.environ[SPAWNED_BY] = before
+
+    def _wrapping_function(self, process_idx, *args, **kwargs):
+        die_with_parent()  # where the package was imported before the variable was read
+        return super()._wrapping_function(process_idx, *args, **kwargs)
+
+
+class ParentBoundSpawn(DDPStrategy):
+    """``ddp_spawn`` whose processes die with their parent (:data:`SPAWN`)."""
+
+    def _configure_launcher(self) -> None:
+        super()._configure_launcher()
+        if type(self._launcher) is _MultiProcessingLauncher:
+            self._launcher = _ParentBoundLauncher(self, start_method=self._start_method)
+
+
+if SPAWN not in StrategyRegistry:
+    StrategyRegistry.register(
+        SPAWN, ParentBoundSpawn, "ddp_spawn, processes die with their parent", start_method="spawn"
+    )
 
 
 def trainer_kwargs(*layers: dict[str, Any]) -> dict:
     """Keyword arguments of a Lightning ``Trainer`` for one fit: quiet, on ``"auto"`` accelerator
     and devices, ``ddp_spawn`` on several devices (Lightning's default, ``ddp``, reruns the
-    calling script: wrong inside notebooks, tests, pipelines and ``xct-bench``). Each of
+    calling script: wrong inside notebooks, tests, pipelines and ``xct-bench``), its processes
+    bound to their parent (:data:`SPAWN`). Each of
     ``layers`` (the estimator's settings, then the user's ``pl_trainer_kwargs``) wins over the
     ones before it."""
     kwargs: dict[str, Any] = {**QUIET, "accelerator": "auto", "devices": "auto", "enable_progress_bar": False}
     for layer in layers:
         kwargs.update(layer)
     if "strategy" not in kwargs and device_count(kwargs["devices"]) > 1:
-        kwargs["strategy"] = "ddp_spawn"
+        kwargs["strategy"] = SPAWN
     return kwargs
 
 

@@ -275,7 +275,13 @@ def _records_folder(tmp_path):
         ("F/results.jsonl", "F/results.jsonl is a file of run records, and the page would overwrite it"),
         ("F", "F is a folder: give the page's file name, e.g. F/results.md"),
         ("F/", "F/ is a folder"),
-        ("notes.md", "notes.md is not a results page xct-bench wrote, and the page would overwrite it"),
+        (
+            "notes.md",
+            "notes.md is not a results page xct-bench wrote (one opens with its generated header), and the "
+            "page would overwrite it",
+        ),
+        ("mentions.md", "mentions.md is not a results page xct-bench wrote"),
+        ("F/report.md", "F/report.md is the report of a results folder (xct-bench rewrites it there after every run)"),
         ("page.txt", "page.txt is not a Markdown file name: give one ending in .md"),
         ("missing/page.md", "folder missing does not exist"),
     ],
@@ -284,13 +290,16 @@ def test_report_refuses_a_page_path_that_would_replace_anything_else(tmp_path, m
     folder = _records_folder(tmp_path)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "notes.md").write_text("# my notes\n")
+    mentions = "# my notes\nrebuild: xct-bench report --markdown results.md F\n"  # the command, but not a page
+    (tmp_path / "mentions.md").write_text(mentions)
+    (folder / "report.md").write_text("# xct-bench results\n\nEvery number below comes from a record\n")
     before = (folder / "results.jsonl").read_bytes()
     with pytest.raises(SystemExit) as stop:
         main(["report", "--markdown", page, "F"])
     assert stop.value.code == 2
     assert fragment in capsys.readouterr().err
     assert (folder / "results.jsonl").read_bytes() == before
-    assert (tmp_path / "notes.md").read_text() == "# my notes\n"
+    assert (tmp_path / "notes.md").read_text() == "# my notes\n" and (tmp_path / "mentions.md").read_text() == mentions
 
 
 def test_report_rewrites_its_own_page_and_names_an_unwritable_one(tmp_path, monkeypatch, capsys):
@@ -321,6 +330,7 @@ def _csv_cases(folder):
     offsets = base.assign(date=[f"{t}+0{1 + (k >= 200)}:00" for k, t in enumerate(stamps)])
     files = {
         "only_date": base[["date"]],
+        "header_only": base.iloc[:0],
         "big": big,
         "timestamp": base.rename(columns={"date": "timestamp"}),
         "mixed_offsets": offsets,
@@ -336,6 +346,7 @@ def _csv_cases(folder):
     "name, fragment",
     [
         ("only_date", "only_date.csv has no value column (header 'date'): the file must be comma-separated"),
+        ("header_only", "header_only.csv has a header ('date,a,OT') but no rows: the file must be comma-separated"),
         ("big", "big.csv has 1 value(s) beyond ±1e+17 (line 7 column 'a')"),
         ("timestamp", "column 'timestamp' holds dates, but the dates are read from a column named 'date'"),
         ("semicolon", "semicolon.csv separates its columns with semicolons (header 'date;a;OT')"),

@@ -121,3 +121,28 @@ def test_another_file_under_an_ett_name_is_refused(tmp_path):
     (tmp_path / "ETT-small" / "ETTh1.csv").write_text("date,OT\n2020-01-01 00:00:00,1.0\n")
     with pytest.raises(ValueError, match=r"ETTh1.csv has md5 \w+, but Darts expects \w+: a different file"):
         datasets._load_ett("ETTh1", tmp_path)
+
+
+def test_an_ett_dataset_that_cannot_be_downloaded_is_one_line_naming_data_dir(tmp_path, monkeypatch):
+    """Offline: Darts' downloader fails (with a BaseException of its own); the error names
+    --data-dir and XCT_DATA_DIR, and no empty download folder is left behind."""
+    import darts.datasets
+    from darts.datasets.dataset_loaders import DatasetLoader, DatasetLoadingException
+
+    from xct_estimators.bench.datasets import load_forecast_dataset
+
+    home = tmp_path / "home"
+    monkeypatch.setattr(DatasetLoader, "_DEFAULT_DIRECTORY", home / ".darts" / "datasets")
+    monkeypatch.delenv("XCT_DATA_DIR", raising=False)
+
+    def offline(self):
+        self._root_path.mkdir(parents=True, exist_ok=True)  # as Darts does before it downloads
+        raise DatasetLoadingException("Could not download the dataset. Reason:<urlopen error [Errno -3]>")
+
+    monkeypatch.setattr(darts.datasets.ETTh1Dataset, "_download_dataset", offline)
+    with pytest.raises(ValueError) as error:
+        load_forecast_dataset("ETTh1")
+    message = str(error.value)
+    assert "ETTh1 could not be downloaded through Darts (Could not download the dataset." in message
+    assert "pass --data-dir DATA (or set XCT_DATA_DIR) with DATA/ETT-small/ETTh1.csv" in message
+    assert not (home / ".darts").exists()

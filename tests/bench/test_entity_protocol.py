@@ -122,6 +122,12 @@ def test_a_missing_or_foreign_entity_table_is_refused_with_the_fix(tmp_path):
     rows.to_csv(table, index=False)
     with pytest.raises(ValueError, match="do not tile the 1200 rows of MSL's train array"):
         load_entities("MSL", tmp_path)
+    table.write_text("")
+    with pytest.raises(ValueError, match="MSL_channels.csv is not a readable table .*columns chan_id"):
+        load_entities("MSL", tmp_path)
+    table.write_text(",".join(rows.columns) + "\n")
+    with pytest.raises(ValueError, match="MSL_channels.csv lists no entity: restore it"):
+        load_entities("MSL", tmp_path)
     table.unlink()
     with pytest.raises(FileNotFoundError, match="--protocol entity needs .*MSL_channels.csv"):
         load_entities("MSL", tmp_path)

@@ -48,3 +48,26 @@ def test_each_task_places_its_runs_by_its_own_field():
                           mask_rate=0.125, mse=0.1, mae=0.2)  # fmt: skip
     assert (impute.where, impute.describe(), impute.protocol) == (0.125, "mask rate 0.125, series", "series")
     assert forecast.replace(horizon="avg").describe() == "average"
+
+
+def test_only_a_checkout_of_this_project_names_a_commit(tmp_path):
+    """A wheel installed into a virtualenv inside another project's checkout names the release,
+    not that project's commit."""
+    import subprocess
+
+    from xct_estimators import __version__
+    from xct_estimators.bench.provenance import SOURCE_ROOT, git_state
+
+    other = tmp_path / "other-project"
+    site = other / ".venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (other / "pyproject.toml").write_text('[project]\nname = "something-else"\n')
+    git = dict(cwd=other, check=True, capture_output=True)
+    subprocess.run(["git", "init", "-q"], **git)
+    subprocess.run(
+        ["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"], **git
+    )
+    assert git_state(site) == (f"v{__version__}", None)
+    assert git_state(other) == (f"v{__version__}", None)  # a checkout, but of another project
+    if (SOURCE_ROOT / ".git").exists():
+        assert len(git_state()[0]) == 40

@@ -34,7 +34,8 @@ def test_token_counts_and_the_learnable_mask_cover_the_covariate_tokens():
 
 def test_forecasts_depend_on_the_future_and_static_inputs():
     model = net(n_future_channels=1, future_len=8, n_static_tokens=2, static_features=4)
-    torch.nn.init.normal_(model.known_future.mixing.weight)  # past its zero start, as after training
+    for parameter in model.known_future.decode.parameters():  # past its zero start, as after training
+        torch.nn.init.normal_(parameter, std=0.3)
     x, future, static = torch.randn(4, 32, 3), torch.randn(4, 8, 1), torch.randn(4, 2, 4)
     with torch.no_grad():
         out = model(x, n_outputs=2, future=future, static=static)
@@ -84,20 +85,19 @@ def test_missing_or_misshapen_covariates_are_clear_errors():
         model(x, n_outputs=3, future=torch.randn(2, 8, 1))
 
 
-def test_a_plan_that_starts_after_the_window_is_normalised_over_window_and_horizon():
-    """A future covariate all zero in the window and 1 once in the horizon: its statistics span both
-    (40 values), so the one step stands at sqrt(39) deviations, not at 1 / sqrt(eps)."""
+def test_the_decoder_reads_the_future_covariates_as_given_over_window_and_horizon():
+    """The known-future decoder gets the covariates' window values and horizon values unchanged (it
+    standardises them with the training data's statistics), and the targets' window statistics."""
     model = net(n_future_channels=1, future_len=8)
     seen = []
-    model.known_future.register_forward_pre_hook(lambda module, args: seen.append(args[1]))
-    x = torch.randn(1, 32, 3)
-    x[..., -1] = 0.0
-    future = torch.zeros(1, 8, 1)
-    future[0, 3] = 1.0
+    model.known_future.register_forward_pre_hook(lambda module, args: seen.append(args))
+    x, future = torch.randn(1, 32, 3), torch.randn(1, 8, 1)
     with torch.no_grad():
         model(x, future=future)
-    (known,) = seen
-    assert known[0, :32, 0].abs().max() < 0.2 and known[0, 32 + 3, 0] == pytest.approx(39**0.5, rel=1e-3)
+    ((_, known, mean, std),) = seen
+    torch.testing.assert_close(known, torch.cat([x[..., 2:], future], dim=1))
+    torch.testing.assert_close(mean, x[..., :2].mean(dim=1, keepdim=True))
+    assert std.shape == (1, 1, 2)
 
 
 def test_a_time_or_channel_ablation_takes_future_covariates():

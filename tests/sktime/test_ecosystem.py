@@ -67,11 +67,12 @@ def test_update_without_refit_moves_the_context_whatever_remember_data_says(reme
     pd.testing.assert_frame_equal(forecaster.y_context_, y.iloc[-24:])
 
 
-def panel(lengths=(80, 80, 80), columns=2):
+def panel(lengths=(80, 80, 80), columns=2, ahead=0):
+    """Daily instances ending on 2021-01-31, or ``ahead`` days later (X over the horizon too)."""
     frames = {}
     for i, n in enumerate(lengths):
-        t = np.arange(n)
-        index = pd.date_range(end="2021-01-31", periods=n, freq="D")
+        t = np.arange(n + ahead)
+        index = pd.date_range(end=pd.Timestamp("2021-01-31") + pd.Timedelta(days=ahead), periods=n + ahead, freq="D")
         frames[f"unit{i}"] = pd.DataFrame({f"c{j}": np.sin(t / (4 + i + j)) + i for j in range(columns)}, index=index)
     y = pd.concat(frames, names=["unit", "time"])
     return y
@@ -117,19 +118,19 @@ def test_short_instances_are_left_out_of_training_but_still_forecast():
 
 def test_a_hierarchy_with_exogenous_x_is_one_model_too():
     y = panel(columns=1)
-    X = panel(columns=1).rename(columns={"c0": "x"}) * 0.5
+    X = panel(columns=1, ahead=2).rename(columns={"c0": "x"}) * 0.5  # X reaches over the horizon
     y = pd.concat({"north": y}, names=["region"])
     X = pd.concat({"north": X}, names=["region"])
     forecaster = XCTFormerForecaster(**FORECASTER).fit(y, X=X, fh=[1, 2])
-    prediction = forecaster.predict()
+    prediction = forecaster.predict(X=X)
     assert prediction.index.nlevels == 3 and prediction.shape == (6, 1)
     assert list(prediction.index.names) == ["region", "unit", "time"]
 
 
 def test_panel_x_is_matched_to_y_by_instance_not_by_order():
     y = panel(columns=1)
-    X = panel(columns=1).rename(columns={"c0": "x"}) * 0.5
+    X = panel(columns=1, ahead=2).rename(columns={"c0": "x"}) * 0.5
     shuffled = pd.concat([X.loc[["unit2"]], X.loc[["unit0"]], X.loc[["unit1"]]])
     forecaster = XCTFormerForecaster(**FORECASTER).fit(y, X=X, fh=[1, 2])
     other = XCTFormerForecaster(**FORECASTER).fit(y, X=shuffled, fh=[1, 2])
-    pd.testing.assert_frame_equal(forecaster.predict(), other.predict())
+    pd.testing.assert_frame_equal(forecaster.predict(X=X), other.predict(X=shuffled))

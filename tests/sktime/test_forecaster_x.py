@@ -95,3 +95,58 @@ def test_update_of_a_panel_checks_x_per_instance():
     fitted.update(panel(y, 160), X=panel(x, 160, extra=5), update_params=False)
     with pytest.raises(ValueError, match=r"X does not cover y's instance \('a',\): 10 of .* 170 time points"):
         fitted.update(panel(y, 170), X=panel(x, 160), update_params=False)
+
+
+# -- issue 85: columns by name, update checked as fit is, no X is not a guess -------------------
+X2 = pd.DataFrame({"x": np.cos(T / 7), "z": np.sin(T / 3)}, index=X.index)
+
+
+@pytest.fixture(scope="module")
+def fitted_two():
+    return XCTFormerForecaster(**PARAMS).fit(Y, X=X2.iloc[:160], fh=[1, 2, 3])
+
+
+def test_x_columns_are_read_by_name(fitted_two):
+    given = fitted_two.predict(fh=[1, 2, 3], X=X2.iloc[160:])
+    pd.testing.assert_frame_equal(fitted_two.predict(fh=[1, 2, 3], X=X2.iloc[160:][["z", "x"]]), given)
+    with pytest.raises(ValueError, match=r"X has columns \['x', 'w'\], but XCTFormerForecaster was fitted on "
+                                         r"\['x', 'z'\] \(missing: \['z'\], unexpected: \['w'\]\)"):  # fmt: skip
+        fitted_two.predict(fh=[1, 2, 3], X=X2.iloc[160:].rename(columns={"z": "w"}))
+
+
+def test_predict_without_x_is_refused_when_fit_had_x(fitted_two):
+    with pytest.raises(ValueError, match=r"fitted with X \(columns \['x', 'z'\]\).* pass X with a row for every step"):
+        fitted_two.predict(fh=[1, 2, 3])
+
+
+def test_update_checks_what_fit_checks():
+    """A hole between the context and the new rows, a renamed X column or no X at all is refused at
+    update, before any forecast."""
+    f = XCTFormerForecaster(**PARAMS).fit(Y.iloc[:150], X=X2.iloc[:150], fh=[1, 2, 3])
+    later = pd.DataFrame({"a": np.sin(T[155:160] / 5)}, index=X.index[155:160])
+    with pytest.raises(ValueError, match=r"y \(with the context kept from before update\) skips time points"):
+        f.update(later, X=X2.iloc[155:160], update_params=False)
+    following = pd.DataFrame({"a": np.sin(T[150:155] / 5)}, index=X.index[150:155])
+    with pytest.raises(ValueError, match=r"missing: \['z'\], unexpected: \['w'\]"):
+        f.update(following, X=X2.iloc[150:155].rename(columns={"z": "w"}), update_params=False)
+    with pytest.raises(ValueError, match=r"fitted with X \(columns \['x', 'z'\]\): pass X with a row at every time"):
+        f.update(following, update_params=False)
+    f.update(following, X=X2.iloc[150:155][["z", "x"]], update_params=False)  # by name: accepted
+    assert f.X_context_.index[-1] == X.index[154] and list(f.X_context_.columns) == ["x", "z"]
+
+
+def test_quantiles_between_the_trained_levels_are_interpolated_and_beyond_them_refused():
+    """Levels outside the trained ones are refused, not clamped; levels between two trained ones
+    lie linearly between them; the forecast and the trained levels stay what they were."""
+    f = XCTFormerForecaster(**PARAMS, quantiles=[0.1, 0.5, 0.9]).fit(Y, fh=[1, 2, 3])
+    trained = f.predict_quantiles(alpha=[0.1, 0.5, 0.9])
+    between = f.predict_quantiles(alpha=[0.3, 0.5])
+    np.testing.assert_allclose(between[("a", 0.3)], (trained[("a", 0.1)] + trained[("a", 0.5)]) / 2, rtol=1e-6)
+    pd.testing.assert_series_equal(between[("a", 0.5)], trained[("a", 0.5)])
+    np.testing.assert_allclose(f.predict()["a"], trained[("a", 0.5)], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"quantile level\(s\) \[0.01, 0.05\] lie outside the trained levels \[0.1, "
+                                         r"0.5, 0.9\] \(predict_interval: coverage up to 0.8\)"):  # fmt: skip
+        f.predict_quantiles(alpha=[0.01, 0.05, 0.9])
+    with pytest.raises(ValueError, match="lie outside the trained levels"):
+        f.predict_interval(coverage=0.99)
+    assert f.predict_interval(coverage=0.5).shape == (3, 2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .covariate_suite import DATASETS as COVARIATE_SUITE
 from .models import ABLATION_DESCRIPTIONS
 
 BACKENDS = ("local", "ray")
@@ -27,13 +28,14 @@ TSLIB_CSVS = {
     "traffic": "traffic/traffic.csv",
 }
 ANOMALY_DATASETS = ("MSL", "SMAP")
-FORECAST_DATASETS = ("synthetic", "control", "sites", *ETT_KINDS, *TSLIB_CSVS)
+FORECAST_DATASETS = ("synthetic", "control", "sites", *COVARIATE_SUITE, *ETT_KINDS, *TSLIB_CSVS)
 #: ``xct-bench forecast --covariates``: the covariates a run gives the models that take them.
 COVARIATE_MODES = {
     "none": "no covariates (a dataset's known-future columns and static covariates are left out)",
     "future": "the dataset's known-future columns (control: plan) as future covariates",
     "calendar": "hour of day and day of week of the series' timestamps as future covariates",
     "static": "the series' static covariates (sites: size)",
+    "all": "every covariate the dataset has: its known-future columns and its static covariates (the known-* suite)",
 }
 
 # -- forecasting ---------------------------------------------------------------------------------

@@ -56,6 +56,8 @@ def _check_layout(frame: pd.DataFrame, path: Path) -> None:
     values = [column for column in frame.columns if column != "date"]
     if not values:
         raise ValueError(f"{path} has no value column (header {header!r}): the file must be {LAYOUT}.")
+    if frame.empty:
+        raise ValueError(f"{path} has a header ({header!r}) but no rows: the file must be {LAYOUT}, a row a time step.")
     if "date" not in frame.columns:
         for column in values:
             text = frame[column].head(20)

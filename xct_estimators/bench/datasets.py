@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 from darts import TimeSeries
 
-from .._darts_private import expected_md5
+from .._darts_private import download_folder, expected_md5
+from . import covariate_suite
 from .catalog import ANOMALY_DATASETS, DATA_DIR_ENV, ETT_KINDS, FORECAST_DATASETS, TSLIB_CSVS
 from .control import FUTURE_COLUMNS as CONTROL_FUTURE
 from .control import make_control
@@ -165,6 +166,15 @@ def load_forecast_dataset(name: str, data_dir: Optional[str | Path] = None, seed
             for f in make_sites(seed)
         ]
         return ForecastDataset(name, panel, "ratio", "load")
+    if name in covariate_suite.DATASETS:
+        members = covariate_suite.make_family(name, seed)
+        panel = [
+            TimeSeries.from_dataframe(
+                m.frame.astype(np.float32), static_covariates=None if m.static is None else pd.DataFrame([m.static])
+            )
+            for m in members
+        ]
+        return ForecastDataset(name, panel if len(panel) > 1 else panel[0], "ratio", "y1", members[0].future_columns)
     if name in ETT_KINDS:
         return ForecastDataset(name, _load_ett(name, resolve_data_dir(data_dir)), ETT_KINDS[name], "OT")
     if name in TSLIB_CSVS or name.endswith(".csv"):
@@ -196,7 +206,7 @@ def _load_ett(name: str, data_dir: Optional[Path]) -> TimeSeries:
 
     loader = getattr(darts_datasets, f"{name}Dataset")()
     if data_dir is None:
-        return loader.load().astype(np.float32)
+        return _download(name, loader)
     candidates = [data_dir / "ETT-small" / f"{name}.csv", data_dir / f"{name}.csv"]
     source = next((path for path in candidates if path.is_file()), None)
     if source is None:
@@ -208,6 +218,26 @@ def _load_ett(name: str, data_dir: Optional[Path]) -> TimeSeries:
     if digest != expected:
         raise ValueError(f"{source} has md5 {digest}, but Darts expects {expected}: a different file.")
     return TimeSeries.from_csv(source, time_col="date").astype(np.float32)
+
+
+def _download(name: str, loader) -> TimeSeries:
+    """The dataset through Darts' loader; a failed download (offline, say) is one line naming the
+    way round it, and leaves no folder the download made."""
+    from darts.datasets.dataset_loaders import DatasetLoadingException
+
+    folder = Path(download_folder(loader))
+    made = [p for p in (folder, *folder.parents) if not p.exists()]  # deepest first
+    try:
+        return loader.load().astype(np.float32)
+    except DatasetLoadingException as error:  # a BaseException in Darts
+        for path in made:
+            if path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ValueError(
+            f"{name} could not be downloaded through Darts ({reason}). Without a network, pass --data-dir DATA (or "
+            f"set {DATA_DIR_ENV}) with DATA/ETT-small/{name}.csv."
+        ) from None
 
 
 def _md5(path: Path) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from ..nn.hyperparameters import ABLATIONS
+from .covariate_suite import DATASETS as COVARIATE_SUITE
 from .provenance import timestamp
 
 #: The paper's ablations (its ablation table, plus the clipped-negative-weights variant) as models:
@@ -22,6 +23,7 @@ PRESET_FOR_DATASET = {
     "synthetic": "ETTm1",
     "control": "ETTm1",  # generated sets too
     "sites": "ETTm1",
+    **dict.fromkeys(COVARIATE_SUITE, "ETTm1"),
     "weather": "Weather",
     "electricity": "ECL",
     "traffic": "Traffic",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Optional
 
 from ..nn.hyperparameters import ARCHITECTURE_PARAMS, architecture_type
 
@@ -78,6 +79,11 @@ def arch(text: str) -> dict:
     return out
 
 
+def arch_text(values: dict) -> str:
+    """``--arch``'s value as it is typed."""
+    return ",".join(f"{key}={value}" for key, value in values.items())
+
+
 positive_int = positive(int, "integer")
 
 
@@ -113,8 +119,30 @@ def devices(text: str) -> str:
     )
 
 
-#: Words every results page opens with (its rebuild command): how an existing file is known as one.
+#: The command that writes a results page.
 PAGE_MARK = "xct-bench report --markdown"
+#: How every results page opens, up to its rebuild command: an existing file is a page exactly
+#: when it starts with this and the command (``results_page.HEADER`` goes on from here).
+PAGE_OPENING = """# Results
+
+Every number below comes from a record in the folders this page names (one JSON line per run: its
+settings, metrics, commit, device, library versions and command). This page is generated from
+them; do not edit it by hand. Rebuild it with:
+
+    """
+#: How a results folder's ``report.md`` opens (``xct-bench report --output``'s own file).
+REPORT_OPENING = "# xct-bench results\n\n"
+
+
+def _what_else(path: Path, opening: str) -> Optional[str]:
+    """What ``path`` is when it is not a results page ``report --markdown`` wrote, else ``None``."""
+    if opening.startswith(PAGE_OPENING + PAGE_MARK + " "):
+        return None
+    if path.name == "results.jsonl":
+        return "a file of run records"
+    if opening.startswith(REPORT_OPENING):
+        return "the report of a results folder (xct-bench rewrites it there after every run)"
+    return "not a results page xct-bench wrote (one opens with its generated header)"
 
 
 def markdown_page(text: str) -> Path:
@@ -128,8 +156,8 @@ def markdown_page(text: str) -> Path:
             opening = path.read_text(errors="replace")[:4096] if path.is_file() else ""
         except OSError as error:
             raise argparse.ArgumentTypeError(f"cannot read {text} ({error.strerror})") from None
-        if PAGE_MARK not in opening:
-            what = "a file of run records" if path.name == "results.jsonl" else "not a results page xct-bench wrote"
+        what = _what_else(path, opening)
+        if what:
             raise argparse.ArgumentTypeError(
                 f"{text} is {what}, and the page would overwrite it: give a new file name ending in .md "
                 "(remove an old file first if you mean to replace it)"

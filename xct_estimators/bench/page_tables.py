@@ -117,6 +117,7 @@ def summary_table(
         for row in rows_of[r.dataset, r.where] if value is not None else ():
             if variant.items() <= dict(row).items():
                 cells[r.dataset, r.where, row][r.model].append(value)
+    floors = _floors(records)
     known = list(task.models)  # the catalog's order: XCTFormer first, then the baselines
     models = sorted({r.model for r in records}, key=lambda m: (known.index(m) if m in known else len(known), m))
     table = []
@@ -129,12 +130,23 @@ def summary_table(
         published: Optional[float] = task.published(row[0], row[1], metric)
         if published_only and published is None:
             continue
-        table.append([row[0], row[1], _label(dict(row[2])), *shown, "-" if published is None else f"{published:.3f}"])
+        line = [row[0], row[1], _label(dict(row[2])), *shown, "-" if published is None else f"{published:.3f}"]
+        table.append(line + ([fmt(floors.get(row[:2]), ".3f")] if floors and metric == "mse" else []))
     setting = task.setting or records[0].WHERE
     header = ["dataset", setting.replace("_", " "), "variant" if variants else "", *models, "published"]
+    header += ["noise floor"] if floors and metric == "mse" else []
     if not variants:
         header, table = [*header[:2], *header[3:]], [[*line[:2], *line[3:]] for line in table]
     return markdown_table(header, table) if table else ""
+
+
+def _floors(records: list[Record]) -> dict[tuple, float]:
+    """(dataset, where) -> the mean noise floor of its runs, where generated data records one."""
+    found = defaultdict(list)
+    for r in records:
+        if getattr(r, "noise_floor", None) is not None:
+            found[r.dataset, r.where].append(r.noise_floor)
+    return {cell: statistics.fmean(values) for cell, values in found.items()}
 
 
 def _number_first(value: Any) -> tuple:
@@ -158,6 +170,8 @@ def summary_tables(records: list[Record], context: Optional[list[Record]] = None
             table = summary_table(mine, metric, around, published_only=headline)
             if table and len(measured) >= min(2, len({r.model for r in mine})):  # else it compares nothing
                 said += task.published_note + (". Only the rows a published number applies to" if headline else "")
+                if metric == "mse" and _floors(mine):
+                    said += "; noise floor: the MSE of a forecast of generated data that misses only its noise"
                 sections.append(said + ".\n\n" + table)
     return "\n\n".join(sections)
 

@@ -19,15 +19,31 @@ SOURCE_ROOT = Path(__file__).resolve().parents[2]
 LIBRARIES = ("torch", "pytorch_lightning", "darts", "sktime", "numpy", "xct_estimators")
 
 
+def is_checkout(root: Path = SOURCE_ROOT) -> bool:
+    """Whether ``root`` is a git checkout of this project: the top of a work tree whose
+    pyproject.toml names xct-estimators (a wheel installed under some other checkout is not)."""
+    try:
+        run = dict(cwd=root, capture_output=True, text=True, check=True)
+        top = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], **run).stdout.strip())
+        project = (root / "pyproject.toml").read_text()
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return top.resolve() == Path(root).resolve() and 'name = "xct-estimators"' in project
+
+
 def git_state(root: Path = SOURCE_ROOT) -> tuple[str, Optional[bool]]:
     """The code's commit and whether tracked files differ from it: ``$XCT_GIT_COMMIT`` where the
-    tree travelled without ``.git`` (a device machine; a ``-dirty`` suffix says so), else ``git``;
-    ``("unknown", None)`` outside a checkout."""
+    tree travelled without ``.git`` (a device machine; a ``-dirty`` suffix says so), else ``git``
+    in a checkout of this project; elsewhere (a wheel, an sdist) the release, ``("v0.1.0", None)``."""
     given = os.environ.get("XCT_GIT_COMMIT")
     if given:
         return given.removesuffix("-dirty"), given.endswith("-dirty")
+    if not is_checkout(root):
+        from .. import __version__
+
+        return f"v{__version__}", None
+    run = dict(cwd=root, capture_output=True, text=True, check=True)
     try:
-        run = dict(cwd=root, capture_output=True, text=True, check=True)
         commit = subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], **run).stdout.strip()
     except (OSError, subprocess.CalledProcessError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .forecast_plots import plot_forecasts
+from .option_types import REPORT_OPENING
 from .page_tables import runs_table
 from .record import Record
 from .results import ResultStore
@@ -34,7 +35,7 @@ def write_report(output: Path) -> tuple[str, list[Path]]:
     else:
         text = "No results yet."
     output.mkdir(parents=True, exist_ok=True)
-    write_atomically(output / "report.md", lambda path: path.write_text("# xct-bench results\n\n" + text + "\n"))
+    write_atomically(output / "report.md", lambda path: path.write_text(REPORT_OPENING + text + "\n"))
     plots = plot_forecasts(output, records)
     return text, [output / "report.md", *plots]
 

@@ -9,20 +9,16 @@ from pathlib import Path
 from typing import Optional
 
 from .comparison import covariate_sentence, helps_section
-from .option_types import PAGE_MARK
+from .option_types import PAGE_MARK, PAGE_OPENING
 from .page_tables import summary_tables
 from .record import Record
 from .results import ResultStore
 from .runs import write_atomically
 from .tables import markdown_table
 
-HEADER = """# Results
-
-Every number below comes from a record in the folders this page names (one JSON line per run: its
-settings, metrics, commit, device, library versions and command). This page is generated from
-them; do not edit it by hand. Rebuild it with:
-
-    {rebuild}
+HEADER = (
+    PAGE_OPENING
+    + """{rebuild}
 
 Each table has a row per dataset and horizon, mask rate or protocol (and per setting that differs
 between runs, such as covariates or a scoring) and a column per model: the mean ± standard
@@ -32,6 +28,7 @@ trivial baselines (`naive` forecasts, `linear` interpolation, `window_mean` reco
 AUC-PR, AUC-ROC and VUS-ROC beside the point-adjusted F1) and its times are in its folder's
 `results.jsonl` and in `xct-bench report --output FOLDER`.
 """
+)
 
 #: A folder whose records no table compares: VUS-PR missing (recorded before it) and the
 #: point-adjusted F1 outside the paper's protocol, where the paper's number does not apply.

@@ -1,43 +1,103 @@
-"""The decoder of known future inputs (docs/forecasting.md, Covariates, says why it is built so):
-at each horizon step, :data:`FILTERS` learned filters read the normalised future covariates over
-the ``seq_len`` steps up to it; each target channel mixes their responses with weights read off its
-own tokens, zero at first (training starts from the paper's forecast), and the result is added to
-the head's output. A training sample goes without it with probability :data:`DROP`."""
+"""The decoder of known future inputs (docs/forecasting.md, Covariates, says why it is built so).
+
+At every horizon step ``t``: a small MLP turns each step's covariates, standardised with the
+training data's statistics, into :data:`FEATURES` features (any function of one step's values: a
+square, a threshold, a product of two inputs); :data:`FILTERS` learned filters read those features
+over the ``seq_len`` steps up to ``t`` (a lag, a decay); and for each target channel an MLP of the
+filters' responses, the step's features and the channel's context (its tokens, which channel it
+is, the window's level and spread, the static covariates) gives the step's addition to the head's output. The addition
+is zero at the start of training, which starts from the paper's forecast.
+"""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-#: Number of learned filters ``r``.
-FILTERS = 8
-#: Probability that a training sample's forecast goes without the decoder (chosen on ETTh1 with a
-#: calendar and on control; docs/forecasting.md shows the comparison).
-DROP = 0.2
+#: Features of one step's covariates, learned filters over them, and the width of a channel's context.
+FEATURES, FILTERS, CONTEXT = 8, 16, 16
+#: Hidden widths of the per-step feature MLP and of the per-channel decoding MLP.
+FEATURE_HIDDEN, HIDDEN = 32, 64
+
+
+class ResidualMLP(nn.Module):
+    """TiDE's residual block without its layer norm: ``Linear -> ReLU -> Linear`` plus a linear skip."""
+
+    def __init__(self, inputs: int, hidden: int, outputs: int, zero: bool = False):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(inputs, hidden), nn.ReLU(), nn.Linear(hidden, outputs))
+        self.skip = nn.Linear(inputs, outputs)
+        if zero:  # the output starts at zero
+            for layer in (self.mlp[-1], self.skip):
+                nn.init.zeros_(layer.weight)
+                nn.init.zeros_(layer.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mlp(x) + self.skip(x)
 
 
 class KnownFutureDecoder(nn.Module):
-    """(target channels' tokens, known covariates) -> additions to the head's output."""
+    """(target channels' tokens, known covariates, the targets' window statistics) -> additions to
+    the head's output.
 
-    def __init__(self, patch_num: int, d_model: int, seq_len: int, n_future: int, future_len: int, out_len: int):
+    The buffers ``known_mean``/``known_std`` (per covariate) and ``level_mean``/``level_std`` (per
+    channel) standardise the covariates and the window's level and spread; they are the identity
+    until :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
+    """
+
+    def __init__(
+        self,
+        patch_num: int,
+        d_model: int,
+        seq_len: int,
+        n_future: int,
+        future_len: int,
+        out_len: int,
+        n_channels: int,
+        n_static: int = 0,
+    ):
         super().__init__()
         self.seq_len, self.future_len = seq_len, future_len
         self.n_params = out_len // future_len  # quantile regression: an output per step and quantile
-        self.drop = DROP
-        self.filters = nn.Linear(seq_len * n_future, FILTERS)
-        self.mixing = nn.Linear(patch_num * d_model, FILTERS * self.n_params)
-        nn.init.zeros_(self.mixing.weight)
-        nn.init.zeros_(self.mixing.bias)
+        self.features = ResidualMLP(n_future, FEATURE_HIDDEN, FEATURES)
+        self.filters = nn.Conv1d(FEATURES, FILTERS, seq_len)  # causal: horizon step t reads the seq_len steps up to t
+        self.context = nn.Linear(patch_num * d_model, CONTEXT)
+        self.channel = nn.Parameter(torch.zeros(n_channels, CONTEXT))
+        self.static = nn.Linear(n_static, CONTEXT, bias=False) if n_static else None
+        self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT + 2, HIDDEN, self.n_params, zero=True)
+        for name, size in (("known", n_future), ("level", n_channels)):
+            self.register_buffer(f"{name}_mean", torch.zeros(size))
+            self.register_buffer(f"{name}_std", torch.ones(size))
 
-    def forward(self, channels: torch.Tensor, known: torch.Tensor) -> torch.Tensor:
+    @torch.no_grad()
+    def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
+        """The training data's mean and std of each covariate and of the first channels (the targets;
+        a std of 0 counts as 1)."""
+        values = {"known_mean": known_mean, "known_std": known_std, "level_mean": level_mean, "level_std": level_std}
+        for name, value in values.items():
+            value = torch.as_tensor(value, dtype=torch.float32)
+            if name.endswith("std"):
+                value = torch.where(value > 0, value, 1.0)
+            getattr(self, name)[: len(value)] = value  # the level: the targets', the first channels
+
+    def forward(self, channels: torch.Tensor, known: torch.Tensor, mean: torch.Tensor, std: torch.Tensor, static=None):
         """``channels`` (B, C, P * D): each target channel's flattened tokens; ``known`` (B,
-        seq_len + future_len, F), normalised. Returns (B, future_len * n_params, C), laid out as
-        the head's output."""
+        seq_len + future_len, F), as given; ``mean``, ``std`` (B, 1, C): the targets' window
+        statistics; ``static`` (B, rows, features): the static covariates, if the network has them.
+        Returns (B, future_len * n_params, C), laid out as the head's output."""
         b, c, _ = channels.shape
-        steps = known[:, 1:].unfold(1, self.seq_len, 1).flatten(2)  # (B, H, F * L): the L values up to each step
-        responses = self.filters(steps)  # (B, H, r)
-        mixing = self.mixing(channels).view(b, c, self.n_params, FILTERS)  # (B, C, Q, r)
-        out = torch.einsum("bhr,bcqr->bhqc", responses, mixing)  # (B, H, Q, C)
-        if self.training and self.drop:
-            out = out * torch.bernoulli(out.new_full((b, 1, 1, 1), 1 - self.drop)) / (1 - self.drop)
-        return out.reshape(b, self.future_len * self.n_params, c)
+        features = self.features((known - self.known_mean) / self.known_std)  # (B, L + H, E)
+        responses = self.filters(features[:, 1:].transpose(1, 2)).transpose(1, 2)  # (B, H, R)
+        step = torch.cat([responses, features[:, self.seq_len :]], dim=-1)  # (B, H, R + E)
+        level = ((mean - self.level_mean[:c]) / self.level_std[:c]).transpose(1, 2)  # (B, C, 1)
+        spread = torch.log(std / self.level_std[:c]).transpose(1, 2)
+        own = self.context(channels) + self.channel[:c]  # (B, C, Z)
+        if self.static is not None:  # a response that depends on what the static covariates say
+            own = own + self.static(static.flatten(1).to(own.dtype))[:, None]
+        context = torch.cat([own, level, spread], dim=-1)  # (B, C, Z + 2)
+        h = self.future_len
+        inputs = torch.cat(
+            [step[:, :, None].expand(b, h, c, step.shape[-1]), context[:, None].expand(b, h, c, context.shape[-1])], -1
+        )
+        out = self.decode(inputs.to(channels.dtype))  # (B, H, C, Q)
+        return out.transpose(2, 3).reshape(b, h * self.n_params, c)

@@ -52,10 +52,11 @@ class XCTFormerNet(nn.Module):
 
     Covariates (see docs/forecasting.md): ``future`` (batch, future_len, n_future_channels) holds
     the horizon values of the last ``n_future_channels`` input channels; these channels are not
-    cut into tokens: the known-future decoder reads their window and horizon values, normalised
-    with the statistics of both together, and adds to the head's output. ``static`` (batch,
-    n_static_tokens, static_features) becomes one token per row, which every token attends to
-    and nobody decodes. Without them the network is the paper's, parameter for parameter.
+    cut into tokens: the known-future decoder reads their window and horizon values (standardised
+    with the training data's statistics, :meth:`KnownFutureDecoder.set_statistics`) and adds to
+    the head's output. ``static`` (batch, n_static_tokens, static_features) becomes one token per
+    row, which every token attends to and nobody decodes (the decoder reads it too). Without them
+    the network is the paper's, parameter for parameter.
     """
 
     def __init__(self, config: XCTFormerConfig, dropout_layer: Callable[[float], nn.Module] = Dropout):
@@ -69,13 +70,29 @@ class XCTFormerNet(nn.Module):
         if config.n_future_channels:
             self.known_future = KnownFutureDecoder(
                 config.patch_num, config.d_model, config.seq_len, config.n_future_channels, config.future_len,
-                config.out_len,
+                config.out_len, config.n_token_channels, config.n_static_tokens * config.static_features,
             )  # fmt: skip
         if config.n_static_tokens:
             self.static_projection = nn.Linear(config.static_features, config.d_model)
             self.static_position = nn.Parameter(
                 torch.empty(config.n_static_tokens, config.d_model).uniform_(-0.02, 0.02)
             )
+            shape = (config.n_static_tokens, config.static_features)
+            self.register_buffer("static_mean", torch.zeros(shape))
+            self.register_buffer("static_std", torch.ones(shape))
+
+    @torch.no_grad()
+    def set_statistics(self, known=None, level=None, static=None) -> None:
+        """The training data's (mean, std) of the future covariates (``known``, per covariate), of
+        the targets (``level``, per target) and of the static covariates (``static``, per row and
+        feature): the known-future decoder and the static tokens standardise with them (a std of 0
+        counts as 1). Until set they are 0 and 1: the inputs are read as given."""
+        if known is not None and level is not None and self.config.n_future_channels:
+            self.known_future.set_statistics(*known, *level)
+        if static is not None and self.config.n_static_tokens:
+            mean, std = (torch.as_tensor(v, dtype=torch.float32) for v in static)
+            self.static_mean.copy_(mean)
+            self.static_std.copy_(torch.where(std > 0, std, 1.0))
 
     def forward(
         self,
@@ -92,25 +109,25 @@ class XCTFormerNet(nn.Module):
             inputs_only = " (future covariates are inputs only)" if c.n_future_channels else ""
             decodes = f"the network decodes 1 to {c.n_token_channels} channels{inputs_only}"
             raise ValueError(f"n_outputs={n_outputs}: {decodes}.")
-        mean, std = instance_stats(x, mask)
         f = c.n_future_channels
-        if f:  # a future covariate's statistics span its window and horizon: a plan may start after the window
-            known_mean, known_std = instance_stats(torch.cat([x[..., -f:], future.to(x.dtype)], dim=1))
-            mean = torch.cat([mean[..., :-f], known_mean], dim=-1)
-            std = torch.cat([std[..., :-f], known_std], dim=-1)
+        known = torch.cat([x[..., -f:], future.to(x.dtype)], dim=1) if f else None  # (B, seq_len + future_len, F)
+        x = x[..., : c.n_token_channels]
+        observed = None if mask is None else mask[..., : c.n_token_channels].bool()
+        mean, std = instance_stats(x, observed)
         x = (x - mean) / std
-        if mask is not None:
-            x = torch.where(mask.bool(), x, 0.0)
-        tokens = [self.tokenizer(x[..., : c.n_token_channels])]
+        if observed is not None:
+            x = torch.where(observed, x, 0.0)
+        tokens = [self.tokenizer(x)]
         if c.n_static_tokens:
-            tokens.append(self.static_projection(static.to(x.dtype)) + self.static_position)
+            static = ((static - self.static_mean) / self.static_std).to(x.dtype)
+            tokens.append(self.static_projection(static) + self.static_position)
         encoded = self.encoder(torch.cat(tokens, dim=1) if len(tokens) > 1 else tokens[0])
         channels = self.head.channels(encoded[:, : c.n_grid_tokens], c.n_token_channels, n_outputs)
         out = self.head(channels)
+        mean, std = mean[..., :n_outputs], std[..., :n_outputs]
         if f:
-            known = torch.cat([x[..., -f:], ((future - mean[..., -f:]) / std[..., -f:]).to(x.dtype)], dim=1)
-            out = out + self.known_future(channels, known)  # known: (B, seq_len + future_len, F)
-        return out * std[..., :n_outputs] + mean[..., :n_outputs]
+            out = out + self.known_future(channels, known, mean, std, static)
+        return out * std + mean
 
     def _check_input(self, x: torch.Tensor, mask, future, static) -> None:
         c = self.config

@@ -5,9 +5,20 @@ from __future__ import annotations
 import pandas as pd
 
 
-def check_regular_index(index: pd.Index, name: str) -> None:
-    """Forecasts are placed after the cutoff by the index's frequency: refuse a datetime index
-    without one, naming where the steps break."""
+def check_regular_index(index: pd.Index, name: str, after: str = "") -> None:
+    """Forecasts are placed after the cutoff by the index's frequency, and a window is read as
+    consecutive steps: refuse a datetime index without a frequency, or an integer one with a gap,
+    naming where the steps break. ``after``: the call that joined new rows to the context."""
+    if pd.api.types.is_integer_dtype(index) and not isinstance(index, pd.MultiIndex) and len(index) > 1:
+        steps = index[1:] - index[:-1]
+        if (steps != steps[0]).any():
+            breaks = index[1:][steps != steps[0]]
+            raise ValueError(
+                f"{name}{' (with the context kept from before ' + after + ')' if after else ''} skips time points: its "
+                f"integer index steps by {steps[0]} but not at {_shown(breaks)}. A window is read as consecutive "
+                "steps: pass the rows that continue the data without a gap."
+            )
+        return
     if not isinstance(index, pd.DatetimeIndex) or index.freq is not None or len(index) < 3:
         return
     if pd.infer_freq(index) is not None:
@@ -16,6 +27,12 @@ def check_regular_index(index: pd.Index, name: str) -> None:
     usual = steps.value_counts().idxmax()
     breaks = index[1:][steps != usual]
     shown = ", ".join(str(t) for t in breaks[:3]) + (", ..." if len(breaks) > 3 else "")
+    if after:
+        raise ValueError(
+            f"{name} (with the context kept from before {after}) skips time points: {len(breaks)} step(s) differ "
+            f"from the usual {usual} (at {shown}). A window is read as consecutive steps: pass the rows that "
+            "continue the data without a gap."
+        )
     raise ValueError(
         f"{name} has a DatetimeIndex without a regular frequency: {len(breaks)} step(s) differ from the usual "
         f"{usual} (at {shown}). Forecast timestamps come from the frequency: make the index regular, e.g. "
@@ -82,3 +99,21 @@ def instances(frame: pd.DataFrame) -> list:
         return [(None, frame)]
     levels = instance_levels(frame)
     return [(key, part.droplevel(levels)) for key, part in frame.groupby(level=levels, sort=False)]
+
+
+def in_fitted_order(X: pd.DataFrame, fitted: list, who: str) -> pd.DataFrame:
+    """``X``'s columns read by name, in the order ``fit`` saw them (another order is the same data);
+    other or missing columns are refused, naming them. A Series (one column) is read as it is."""
+    if not isinstance(X, pd.DataFrame):
+        return X
+    columns = list(X.columns)
+    if columns == list(fitted):
+        return X
+    if sorted(map(str, columns)) != sorted(map(str, fitted)) or len(set(columns)) != len(columns):
+        missing = [c for c in fitted if c not in columns]
+        unexpected = [c for c in columns if c not in fitted]
+        raise ValueError(
+            f"X has columns {columns}, but {who} was fitted on {list(fitted)} (missing: {missing}, unexpected: "
+            f"{unexpected}): each column is read by its name, so pass the same columns (any order) or fit again."
+        )
+    return X[list(fitted)]

@@ -31,6 +31,7 @@ from ..reconstruction import (
 )
 from ..reconstruction_inference import check_hidden_passes
 from ._engine_params import TEST_PARAMS, FittedNetwork, build_engine, store_parameters
+from ._frames import in_fitted_order
 
 
 @documented("sktime", more={**TRAINING_PARAMETERS, **SCORING_PARAMETERS})
@@ -166,6 +167,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         return self
 
     def _step_scores(self, X) -> np.ndarray:
+        X = in_fitted_order(X, self.columns_, "the detector")
         errors = self.engine_.score(X.to_numpy(np.float64), self.hidden_passes)  # NaN where unobserved: left out
         return step_scores(errors, self.error_scale_, self.error_scaling, self.channel_aggregation)
 

@@ -19,13 +19,30 @@ from ..nn.presets import get_preset
 from ..nn.requirements import MIN_TORCH_TEXT
 from ..reconstruction import DEFAULT_PATIENCE, DEFAULT_VALIDATION_FRACTION, TRAINING_PARAMETERS
 from ._engine_params import TINY, LoadsOlderPickles, store_parameters
-from ._frames import check_regular_index, check_x_matches_y, check_x_rows, instance_levels, instances, is_panel
+from ._frames import (
+    check_regular_index,
+    check_x_matches_y,
+    check_x_rows,
+    in_fitted_order,
+    instance_levels,
+    instances,
+    is_panel,
+)
 
 LR_SCHEDULES = ("one_cycle", None)
 _TEST_PARAMS = dict(input_chunk_length=6, **TINY, pl_trainer_kwargs={"enable_progress_bar": False, "logger": False})
 
 
 _HARDWARE = {name: TRAINING_PARAMETERS[name] for name in ("accelerator", "devices", "precision")}
+
+
+def _quantile_at(values: np.ndarray, levels, level: float) -> np.ndarray:
+    """The quantile ``level`` of every step from the trained quantiles ``values`` (steps, levels):
+    linear between the two trained levels around it (each step's quantiles sorted, so the
+    function is monotone), exact at a trained level."""
+    order = np.argsort(levels)
+    ranked = np.sort(values[:, order], axis=-1)
+    return np.array([np.interp(level, np.asarray(levels, dtype=float)[order], row) for row in ranked])
 
 
 @documented("sktime", extra={"decop_k": DECOP_AUTO_DOC}, more={**_HARDWARE, "compile": COMPILE})
@@ -35,11 +52,11 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
     Training and prediction are delegated to the Darts :class:`~xct_estimators.XCTFormerModel`
     (one training path). Every column of ``y`` becomes a channel of tokens, which the network
     forecasts. ``X`` is known-future input (Darts' future covariates): the known-future decoder
-    reads its columns over the input window and the rows passed to ``predict`` over the forecast
-    horizon, so the forecast uses them. Rows of the horizon that ``X`` does
-    not reach (steps past the last ``fh`` step up to ``output_chunk_length``, or all of them when
-    ``predict`` gets no ``X``) repeat the last row known. Horizons beyond ``output_chunk_length``
-    (autoregressive) need ``X`` for every step.
+    reads its columns (by name) over the input window and the rows passed to ``predict`` over the
+    forecast horizon, so the forecast uses them. A forecaster fitted with ``X`` needs ``X`` with a
+    row for every step up to the furthest ``fh`` step in ``predict`` (and in ``update``, for
+    the new rows). Steps past the furthest ``fh`` step, which the network's output chunk holds
+    and no earlier step reads, repeat the last row given.
 
     Parameters
     ----------
@@ -68,7 +85,8 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         and ``pct_start=0.4``, stepped every batch. ``None``: a constant ``learning_rate``.
     quantiles : list of float or None, default=None
         Train with Darts' ``QuantileRegression`` on these quantiles, which enables
-        ``predict_quantiles`` and ``predict_interval``.
+        ``predict_quantiles`` and ``predict_interval``: a level between two trained ones is
+        interpolated linearly between them, one outside them is refused.
     refit_on_update : bool, default=False
         ``update`` always extends the context used for prediction; with ``True`` it also
         refits the network on all data seen.
@@ -332,9 +350,25 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         joined = pd.concat([old, new])
         return joined[~joined.index.duplicated(keep="last")].sort_index()
 
+    def update(self, y, X=None, update_params=True):
+        """Extend the context with new data (and refit, see ``refit_on_update``); see sktime's
+        ``BaseForecaster.update``. The new rows are checked as ``fit`` checks its data."""
+        if isinstance(y, (pd.Series, pd.DataFrame, np.ndarray)):
+            self._check_no_missing(y)
+        return super().update(y, X=X, update_params=update_params)
+
     def _update(self, y, X=None, update_params=True):
         # The forecaster keeps its own context (y_context_, X_context_), whatever remember_data says.
+        if self.x_columns_ is not None and X is None:
+            raise ValueError(
+                f"XCTFormerForecaster was fitted with X (columns {self.x_columns_}): pass X with a row at every time "
+                "point of the y given to update."
+            )
+        if X is not None and self.x_columns_ is not None:
+            X = in_fitted_order(X, self.x_columns_, "XCTFormerForecaster")
         y_all = self._appended(self.y_context_, y)
+        for key, part in instances(y_all):  # the new rows must continue the context without a gap
+            check_regular_index(part.index, "y" if key is None else f"y's instance {key}", after="update")
         X_all = self._appended(self.X_context_, X) if self.x_columns_ is not None else None
         if X_all is not None:
             check_x_matches_y(X_all, y_all, "a row at every time point of y given to update")
@@ -358,23 +392,23 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         the furthest fh step); the others, or all without X, repeat the last row known."""
         if self.x_columns_ is None:
             return None
-        if X is not None and list(X.columns) != self.x_columns_:
+        if X is None:
             raise ValueError(
-                f"X has columns {list(X.columns)}, but XCTFormerForecaster was fitted with X columns "
-                f"{self.x_columns_}: pass the same exogenous columns at predict."
+                f"XCTFormerForecaster was fitted with X (columns {self.x_columns_}), which the network reads over "
+                "the forecast horizon: pass X with a row for every step of fh to predict."
             )
-        future = dict(instances(X)) if X is not None else {}
+        X = in_fitted_order(X, self.x_columns_, "XCTFormerForecaster")
+        future = dict(instances(X))
         histories = dict(instances(self.X_context_))
         horizons = self._absolute_indexes(ForecastingHorizon(np.arange(1, steps + 1), is_relative=True))
         covariates = []
         for key in keys:
             history, ahead = histories[key], future.get(key)
-            if X is not None:
-                where = "the forecast horizon" if key is None else f"the forecast horizon of instance {key}"
-                rows = X.iloc[:0].index if ahead is None else ahead.index
-                check_x_rows(rows, horizons[key][:needed], where, f"a row for every step from 1 to {needed}")
-            rows = ahead.reindex(horizons[key]) if ahead is not None else pd.DataFrame(index=horizons[key])
-            known = pd.concat([history, rows.reindex(columns=history.columns)]).ffill()
+            where = "the forecast horizon" if key is None else f"the forecast horizon of instance {key}"
+            rows = X.iloc[:0].index if ahead is None else ahead.index
+            check_x_rows(rows, horizons[key][:needed], where, f"a row for every step from 1 to {needed}")
+            # steps past the furthest fh step fill the network's output chunk; no earlier step reads them
+            known = pd.concat([history, ahead.reindex(horizons[key])]).ffill()
             covariates.append(self._series(known))
         return covariates
 
@@ -382,11 +416,6 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         """Forecasts of every instance, ``[(key, TimeSeries), ...]`` (key None for one series),
         and the rows of the fh steps."""
         steps = self._steps(fh)
-        if X is None and self.x_columns_ is not None and steps.max() > self.output_chunk_length_:
-            raise ValueError(
-                f"Forecasting {steps.max()} steps ahead with output_chunk_length={self.output_chunk_length_} is "
-                "autoregressive and needs the future values of X: pass X covering the forecast horizon."
-            )
         pieces = instances(self.y_context_)
         short = [(key, len(part)) for key, part in pieces if len(part) < self.input_chunk_length]
         if short:
@@ -429,32 +458,29 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
             forecasts, rows = self._darts_predict(fh, X)
             values = [(key, forecast.values()[rows]) for key, forecast in forecasts]
         else:  # the median of the fitted quantiles: deterministic, unlike one sample
-            levels = sorted(self.quantiles)
-            order = np.argsort(self.quantiles)
             values = [
-                (key, np.apply_along_axis(lambda q: np.interp(0.5, levels, q[order]), -1, params))
+                (key, np.stack([_quantile_at(params[:, j], self.quantiles, 0.5) for j in range(params.shape[1])], 1))
                 for key, params in self._quantile_params(fh, X)
             ]
         columns, indexes = self.y_context_.columns, self._absolute_indexes(fh)
         return self._joined([(key, pd.DataFrame(v, index=indexes[key], columns=columns)) for key, v in values])
 
     def _predict_quantiles(self, fh, X, alpha):
-        quantiles = list(self.quantiles)
-        if all(a in quantiles for a in alpha):
-            columns = list(enumerate(self.y_context_.columns))
-            per_instance = [
-                (key, {(c, a): params[:, j, quantiles.index(a)] for j, c in columns for a in alpha})
-                for key, params in self._quantile_params(fh, X)
-            ]
-        else:  # sample the fitted quantile function
-            forecasts, rows = self._darts_predict(fh, X, num_samples=1000)
-            per_instance = []
-            for key, forecast in forecasts:
-                samples = forecast.all_values()[rows]  # (steps, components, samples)
-                columns = list(enumerate(self.y_context_.columns))
-                per_instance.append(
-                    (key, {(c, a): np.quantile(samples[:, j], a, axis=-1) for j, c in columns for a in alpha})
-                )
+        trained = sorted(float(q) for q in self.quantiles)
+        outside = [a for a in alpha if not trained[0] - 1e-9 <= a <= trained[-1] + 1e-9]
+        if outside:
+            coverage = round(1 - 2 * trained[0], 6) if np.isclose(trained[0], 1 - trained[-1]) else None
+            widest = f" (predict_interval: coverage up to {coverage})" if coverage else ""
+            raise ValueError(
+                f"quantile level(s) {outside} lie outside the trained levels {trained}{widest}: the forecaster has no "
+                f"quantile beyond {trained[0]} and {trained[-1]}, and would only clamp to them. Fit with those levels "
+                "in quantiles=[...]."
+            )
+        columns = list(enumerate(self.y_context_.columns))
+        per_instance = [
+            (key, {(c, a): _quantile_at(params[:, j], self.quantiles, a) for j, c in columns for a in alpha})
+            for key, params in self._quantile_params(fh, X)
+        ]
         frames, indexes = [], self._absolute_indexes(fh)
         for key, values in per_instance:
             columns = pd.MultiIndex.from_tuples(list(values))

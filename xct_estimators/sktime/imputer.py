@@ -19,6 +19,7 @@ from ..reconstruction import (
     preset_params,
 )
 from ._engine_params import TEST_PARAMS, FittedNetwork, build_engine, store_parameters
+from ._frames import in_fitted_order
 
 
 @documented("sktime", more=TRAINING_PARAMETERS, own_words=("mask_rate", "fill"))  # no anomaly mode here
@@ -135,16 +136,8 @@ class XCTFormerImputer(FittedNetwork, BaseTransformer):
 
     def _transform(self, X, y=None):
         columns = list(X.columns)
-        if columns != self.columns_:
-            if sorted(map(str, columns)) != sorted(map(str, self.columns_)) or len(set(columns)) != len(columns):
-                missing = [c for c in self.columns_ if c not in columns]
-                unexpected = [c for c in columns if c not in self.columns_]
-                raise ValueError(
-                    f"X has columns {columns}, but the imputer was fitted on {self.columns_} (missing: {missing}, "
-                    f"unexpected: {unexpected}): each network channel is one fitted column, so pass the same "
-                    "columns (any order) or fit again."
-                )
-            return self._transform(X[self.columns_])[columns]  # same columns, another order
+        if columns != self.columns_:  # the same columns in another order: imputed in fit's, returned in X's
+            return self._transform(in_fitted_order(X, self.columns_, "the imputer"))[columns]
         values = X.to_numpy(np.float64)
         self.engine_.check_values(values, fitting=False)  # channels, length, inf, empty columns
         missing = np.isnan(values)

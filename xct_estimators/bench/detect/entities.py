@@ -35,7 +35,15 @@ def load_entities(name: str, data_dir) -> list[Entity]:
             f"--protocol entity needs {path}: the table of {name}'s entities ({', '.join(ENTITY_COLUMNS)}) that "
             "comes with the data (docs/benchmarks.md, Datasets). Restore it or use --protocol tslib,point."
         )
-    table = pd.read_csv(path)
+    try:
+        table = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise ValueError(
+            f"{path} is not a readable table ({error}): it must be the CSV of {name}'s entities with the columns "
+            f"{', '.join(ENTITY_COLUMNS)}. Restore it from the data's source."
+        ) from None
+    if table.empty:
+        raise ValueError(f"{path} lists no entity: restore it from the data's source (one row per entity).")
     missing = [column for column in ENTITY_COLUMNS if column not in table.columns]
     if missing:
         raise ValueError(f"{path} has no column(s) {', '.join(missing)}: restore the file from the data's source.")

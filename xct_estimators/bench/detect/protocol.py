@@ -19,6 +19,7 @@ from ..models import (
     reconstruction_engine,
     timed_fit,
 )
+from ..option_types import arch_text
 from ..provenance import run_fields
 from ..results import identity
 from ..runs import plain_settings
@@ -148,7 +149,8 @@ def detect_jobs(settings: DetectSettings, finished: set, progress: bool = True) 
         try:
             detector = build_detector(model, partial(_detection_engine, dataset, args), length, args.seed)
         except ValueError as error:
-            raise ValueError(f"--window-length {length} with {model} on {dataset}: {error}") from None
+            arch = f" and --arch {arch_text(args.arch)}" if args.arch and model.startswith("xctformer") else ""
+            raise ValueError(f"{model} on {dataset} with --window-length {length}{arch}: {error}") from None
         ours = model.startswith("xctformer")
         base = {"task": TASK, "dataset": dataset, "model": model, "seed": args.seed}
         base.update(train_stride=args.train_stride if ours else None, arch=args.arch if ours else None)

@@ -22,7 +22,8 @@ from ..._devices import is_distributed, single_device
 from ..._optional import optional_import
 from ...nn.presets import get_preset
 from .. import paper
-from ..catalog import BASELINE_SETTINGS, MODELS, NAIVE, NEURALFORECAST_SETTINGS
+from ..catalog import BASELINE_SETTINGS, COVARIATE_SUITE, MODELS, NAIVE, NEURALFORECAST_SETTINGS
+from ..covariate_suite import make_family, noise_floor
 from ..datasets import ForecastDataset, split_borders
 from ..models import ABLATION_MODELS, ABLATIONS, preset_name, timed_fit, without_later_defaults
 from ..provenance import run_fields, timestamp
@@ -160,9 +161,9 @@ def calendar(series: TimeSeries) -> TimeSeries:
 
 def future_covariates(data: ForecastDataset, prepared: PreparedSeries, mode: str, scaled: TimeSeries) -> tuple:
     """The (train, val, test) future covariates of ``mode`` over the prepared splits' rows."""
-    if mode in ("none", "static"):
+    if mode in ("none", "static") or (mode == "all" and not data.future_columns):
         return (None, None, None)
-    if mode == "future":
+    if mode in ("future", "all"):
         if not data.future_columns:
             raise ValueError(
                 f"--covariates future: {data.name} has no known-future columns (control has: plan). Use "
@@ -185,6 +186,11 @@ def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M", covar
         raise ValueError(
             f"--covariates static: {data.name} has no static covariates (sites has: size). Use --covariates none."
         )
+    if covariates == "all" and not data.future_columns and data.members[0].static_covariates is None:
+        raise ValueError(
+            f"--covariates all: {data.name} has neither known-future columns nor static covariates. Use "
+            "--covariates none or calendar."
+        )
     if features == "MS" and len(data.members) > 1:
         raise ValueError(f"--features MS: {data.name} is a panel of one-target series; use --features M.")
     members = [_prepare_series(data, series, seq_len, features, covariates) for series in data.members]
@@ -192,7 +198,7 @@ def prepare(data: ForecastDataset, seq_len: int = 96, features: str = "M", covar
 
 
 def _prepare_series(data: ForecastDataset, series: TimeSeries, seq_len: int, features: str, covariates: str):
-    if covariates != "static":  # the models that read static covariates would, unasked
+    if covariates not in ("static", "all"):  # the models that read static covariates would, unasked
         series = series.with_static_covariates(None)
     if features == "MS" and data.target not in series.components:
         raise ValueError(
@@ -344,10 +350,16 @@ def _forecast_work(build: dict, data: PreparedSeries, horizon: int, record: dict
 
 
 def _summary(record: ForecastRecord) -> str:
+    floor = "" if record.noise_floor is None else f", noise floor {record.noise_floor:.4f}"
     return (
         f"{record.dataset} H={record.horizon} {record.model}: MSE {record.mse:.4f} MAE {record.mae:.4f} "
-        f"(fit {record.fit_seconds:.0f} s)"
+        f"(fit {record.fit_seconds:.0f} s{floor})"
     )
+
+
+def _statics(train) -> bool:
+    """Whether the training series (a panel's first) carry static covariates."""
+    return (train[0] if isinstance(train, list) else train).static_covariates is not None
 
 
 def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = True) -> list:
@@ -380,9 +392,11 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         build.update(work_dir=output / "darts_logs", compile=settings.compile, precision=settings.precision)
         build["fused_attention"] = not settings.plain_attention
         model = build_model(**build)  # not trained here: it names the run's settings
-        kind = {"none": None, "static": "static"}.get(mode, "future")
-        if kind and not getattr(model, f"supports_{kind}_covariates"):
-            print(f"skip: {model_name} takes no {kind} covariates ({dataset} horizon {horizon}, --covariates {mode})")
+        kinds = [kind for kind, given in (("future", data.future[0]), ("static", _statics(data.train))) if given]
+        missing = [kind for kind in kinds if not getattr(model, f"supports_{kind}_covariates")]
+        if missing:
+            where = f"({dataset} horizon {horizon}, --covariates {mode})"
+            print(f"skip: {model_name} takes no {' or '.join(missing)} covariates {where}")
             continue
         run = {"task": TASK, "dataset": dataset, "horizon": horizon, "model": model_name, "seed": settings.seed}
         if mode != "none":  # absent at its default, so earlier runs keep their identity
@@ -396,6 +410,8 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         run.update(settings.identity(compiles=is_xctformer(model_name), mixed=True))
         record = {**run, "run": run, **settings.record_fields(compiles=is_xctformer(model_name), mixed=True)}
         record["command"] = settings.command_line
+        if dataset in COVARIATE_SUITE:
+            record["noise_floor"] = noise_floor(make_family(dataset, settings.seed), settings.seq_len, horizon)
         if identity(run) in finished:
             print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {settings.seed}")
             continue

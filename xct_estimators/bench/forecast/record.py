@@ -21,6 +21,7 @@ class ForecastRecord(Record):
     epochs: Optional[int] = None  # None: a model that trains nothing
     covariates: Optional[str] = None  # the future covariates, where any
     ms_mode: Optional[str] = None  # MS for a model without past covariates: how it ran
+    noise_floor: Optional[float] = None  # a generated dataset's: the MSE of a forecast that misses only the noise
 
     def describe(self) -> str:
         where = f"horizon {self.horizon}" if self.horizon != "avg" else "average"

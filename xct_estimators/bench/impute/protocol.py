@@ -30,6 +30,7 @@ from ..models import (
     timed_fit,
     without_later_defaults,
 )
+from ..option_types import arch_text
 from ..provenance import run_fields
 from ..results import identity
 from ..runs import plain_settings
@@ -309,7 +310,12 @@ def impute_jobs(settings: ImputeSettings, finished: set, progress: bool = True) 
     rates, models = args.mask_rates, args.models
     jobs = []
     for dataset, rate, model in ((d, r, m) for d in args.dataset for r in rates for m in models):
-        imputer = build_imputer(model, dataset, rate, args)  # not trained here: it names the run's settings
+        try:
+            imputer = build_imputer(model, dataset, rate, args)  # not trained here: it names the run's settings
+        except ValueError as error:
+            if not args.arch or not model.startswith("xctformer"):
+                raise
+            raise ValueError(f"{model} on {dataset} with --arch {arch_text(args.arch)}: {error}") from None
         run = {"task": TASK, "dataset": dataset, "mask_rate": rate, "model": model, "seed": args.seed}
         if fingerprints[dataset]:  # the file's content, so a changed file is a new run
             run["data_sha256"] = fingerprints[dataset]
