@@ -160,7 +160,7 @@ def covariate_families() -> str:
 TABLES = {
     # a table of a script's record lives in that script
     "decoder-choice": lambda: decoder_choice.table(RESULTS, ROOT),
-    "decoder-choice-calendar": lambda: decoder_choice.table(RESULTS, ROOT, "etth1-calendar"),
+    "covariate-suite": lambda: decoder_choice.suite_table(RESULTS, ROOT),
     "covariate-families": covariate_families,
     "detection-ablation": lambda: detection_ablation.table(RESULTS, ROOT),
     "estimator-parameters": estimator_parameters,

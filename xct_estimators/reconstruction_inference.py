@@ -92,10 +92,10 @@ class ReconstructionInference:
             raise NotFittedError("The engine has not been fitted yet: call fit() first.")
         return self._reconstruct_checked(self.check_values(values, fitting=False))
 
-    def _reconstruct_checked(self, values: np.ndarray) -> np.ndarray:
+    def _reconstruct_checked(self, values: np.ndarray, central: bool = False) -> np.ndarray:
         missing = self.window_length - len(values)
         if missing <= 0:
-            return self._reconstruct(values)
+            return self._reconstruct(values, central)
         warnings.warn(
             f"The series has {len(values)} time steps, fewer than window_length={self.window_length}: "
             f"it was reconstructed as the continuation of the training series (its last {missing} "
@@ -104,10 +104,13 @@ class ReconstructionInference:
             stacklevel=3,
         )
         padded = np.concatenate([self.context[len(self.context) - missing :], values])
-        return self._reconstruct(padded)[missing:]
+        return self._reconstruct(padded, central)[missing:]
 
     @torch.inference_mode()
-    def _reconstruct(self, values: np.ndarray) -> np.ndarray:
+    def _reconstruct(self, values: np.ndarray, central: bool = False) -> np.ndarray:
+        """Overlapping windows' outputs averaged; ``central``: weighted by each step's place in its
+        window (a triangle, highest mid-window), so a step is read where its window surrounds it
+        rather than at a window's edge, where the network sees one side of it only."""
         module, device = self._net_on_device()
         length = self.window_length
         starts = self.window_starts(len(values))
@@ -117,14 +120,16 @@ class ReconstructionInference:
         observed = torch.from_numpy(~np.isnan(values)).to(device)
         offsets = torch.arange(length, device=device)
         batch = memory.inference_batch_size(module.net.config, self.batch_size)
-        ones = torch.ones(batch * length, 1, dtype=torch.float64, device=device)
+        weight = torch.minimum(offsets + 1, length - offsets).double() if central else torch.ones(length).double()
+        ones = weight.to(device).repeat(batch)[:, None]
         for i in range(0, len(starts), batch):
             chunk = starts[i : i + batch]
             padded = _full_batch(chunk, batch, module.compile_options)
             windows = torch.as_tensor(padded, device=device)[:, None] + offsets
             out = module.reconstruct(clean[windows], observed[windows])[: len(chunk)]
             index = windows[: len(chunk)]
-            total.index_add_(0, index.reshape(-1), out.reshape(-1, out.shape[-1]).double())
+            weighted = out.reshape(-1, out.shape[-1]).double() * ones[: index.numel()]
+            total.index_add_(0, index.reshape(-1), weighted)
             count.index_add_(0, index.reshape(-1), ones[: index.numel()])
         return (total / count).cpu().numpy().astype(np.float32)
 
@@ -153,7 +158,9 @@ class ReconstructionInference:
         return path
 
     def score(self, values: np.ndarray, hidden_passes: Optional[int] = None) -> np.ndarray:
-        """Per-point squared reconstruction error, (time, channels); NaN where unobserved.
+        """Per-point squared reconstruction error, (time, channels); NaN where unobserved. Each step
+        is judged where its windows surround it (their outputs weighted by the step's place in each,
+        highest mid-window): at a window's edge the network sees one side of a step only.
 
         ``hidden_passes=K`` (an integer >= 2) judges each point by what its context says it should
         be: K reconstructions, each hiding every K-th point of each channel (shifted by one step per
@@ -165,8 +172,8 @@ class ReconstructionInference:
             raise NotFittedError("The engine has not been fitted yet: call fit() first.")
         check_hidden_passes(hidden_passes)
         values = self.check_values(values, fitting=False)
-        if hidden_passes is None:
-            return (self._reconstruct_checked(values) - values) ** 2
+        if hidden_passes is None:  # a step's error where its window surrounds it: no alarm at a window's edge
+            return (self._reconstruct_checked(values, central=True) - values) ** 2
         if self.mask_rate is None:
             warnings.warn(
                 "hidden_passes with an engine trained without mask_rate: the network never learned to fill hidden "
@@ -179,7 +186,7 @@ class ReconstructionInference:
         errors = np.full(values.shape, np.nan, dtype=np.float32)
         for k in range(hidden_passes):
             hidden = (phase == k) & ~np.isnan(values)
-            reconstruction = self._reconstruct_checked(np.where(hidden, np.nan, values))
+            reconstruction = self._reconstruct_checked(np.where(hidden, np.nan, values), central=True)
             errors[hidden] = ((reconstruction - values) ** 2)[hidden]
         return errors
 

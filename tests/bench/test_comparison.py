@@ -107,6 +107,7 @@ def test_a_one_seed_verdict_says_it_is_not_a_comparison_and_how_to_get_one():
     text = helps_section({"out": one_seed}, markdown_table)
     assert "1 rest on a single seed and are not counted: one seed's difference is not a comparison" in text
     assert "rerun with `--seeds 2021,2022,2023` to count them." in text
+    assert "|" not in text  # no table of ties and losses when there is none: not a header without rows
     seeds = one_seed + [forecast("xctformer", 2022, 0.040), forecast("tide", 2022, 0.050)]
     assert "one seed" not in helps_section({"out": seeds}, markdown_table)
 

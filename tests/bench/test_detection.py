@@ -172,5 +172,5 @@ def test_the_report_sets_the_papers_f1_beside_its_own_protocol_and_tsb_ads_best_
     f1, best = "published point-adjusted F1", "published VUS-PR"
     assert rows["tslib"][f1] == f"{paper.ANOMALY['MSL'][2] / 100:.3f}"
     assert rows["point"][f1] == rows["entity"][f1] == "-"  # the paper's number is its tslib protocol's
-    assert rows["entity"][best] == f"{paper.TSB_AD_VUS_PR['KMeansAD']['MSL']:.3f}" and rows["tslib"][best] == "-"
+    assert best not in header  # TSB-AD's VUS-PR are of another protocol than the entities: beside nothing
     assert rows["tslib"]["VUS-ROC"] == "-" and rows["tslib"]["VUS-PR"] == "0.300"  # a measure not recorded

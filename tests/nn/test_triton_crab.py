@@ -289,6 +289,42 @@ def test_the_autotuned_launch_equals_the_fixed_tiling(monkeypatch):
         _assert_close(tuned, fixed.double(), 1e-5, name)  # other tiles sum in another order
 
 
+@pytest.mark.parametrize("use_mask", [True, False])
+@pytest.mark.parametrize("needs", [(True, True, True, True), (True, True, True, False), (False, False, True, False),
+                                   (True, False, False, True), (False, True, False, False)])  # fmt: skip
+def test_the_autotuned_launch_takes_every_call_pattern(use_mask, needs, monkeypatch):
+    """With and without a mask, whatever gradients are wanted (a frozen mask, gradients of the
+    inputs only): the autotuner's timed runs put back only buffers the call has (a missing one
+    crashed on a GPU), and the gradients equal the fixed tiling's."""
+    if torch.cuda.is_available():
+        pytest.skip("checks the autotuner's bookkeeping under the interpreter; a GPU times for real")
+    import triton
+
+    monkeypatch.setattr(triton_crab, "_INTERPRETED", False)
+    monkeypatch.setattr(triton_crab, "_SMALLEST", {"BLOCK_M": BLOCK, "BLOCK_N": BLOCK})
+    for tuner in triton_crab._TUNED.values():
+        tiling = [triton.Config({"BLOCK_M": BLOCK, "BLOCK_N": 32}, num_warps=4, num_stages=2)] * 2  # two timed runs
+        monkeypatch.setattr(tuner, "configs", tiling)
+        monkeypatch.setattr(tuner, "cache", {})
+        monkeypatch.setitem(tuner.__dict__, "do_bench", lambda run, quantiles=None: (run(), [1.0] * 3)[1])
+        # the hooks as Triton 3.6 (a GPU's) has them: every restored buffer cloned, None or not
+        copies = {}
+        monkeypatch.setattr(tuner, "pre_hook", lambda kwargs, reset_only=False, t=tuner, c=copies: reset_only or
+                            c.update({name: kwargs[name].clone() for name in t.restore_value}))  # fmt: skip
+        monkeypatch.setattr(tuner, "post_hook", lambda kwargs, exception, c=copies: [
+            kwargs[name].copy_(value) for name, value in c.items()] and c.clear())  # fmt: skip
+    q, k, v, mask = _inputs(1, 2, 40, 40, 16, use_mask, seed=5)
+    needs = (*needs[:3], needs[3] and use_mask)
+    upstream, seed = torch.randn(1, 2, 40, 16), torch.tensor([3])
+    outputs = triton_crab.forward(q, k, v, mask, 0.5, False, 0.2, seed)
+    tuned = triton_crab.backward(upstream, q, k, v, mask, *outputs, 0.5, False, 0.2, seed, needs)
+    fixed = triton_crab.backward(upstream, q, k, v, mask, *outputs, 0.5, False, 0.2, seed, needs, block=32)
+    for name, a, b, wanted in zip("qkvm", tuned, fixed, needs, strict=True):
+        assert (a is not None) == wanted and (b is not None) == wanted, name
+        if wanted:
+            _assert_close(a, b.double(), 1e-5, f"gradient of {name}")
+
+
 def test_fp16_inputs_whose_weights_pass_fp16s_range_give_finite_float64_results():
     """Unnormalised weights past 65,504 (a large mask on large scores) would be infinite in fp16:
     the kernels compute fp16 inputs in float32, and return fp16."""

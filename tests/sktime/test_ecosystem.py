@@ -134,3 +134,12 @@ def test_panel_x_is_matched_to_y_by_instance_not_by_order():
     forecaster = XCTFormerForecaster(**FORECASTER).fit(y, X=X, fh=[1, 2])
     other = XCTFormerForecaster(**FORECASTER).fit(y, X=shuffled, fh=[1, 2])
     pd.testing.assert_frame_equal(forecaster.predict(X=X), other.predict(X=shuffled))
+
+
+def test_a_panel_x_without_rows_for_an_instance_names_the_instance():
+    y = panel(columns=1)
+    X = panel(columns=1).rename(columns={"c0": "x"}).drop(index="unit1", level="unit")
+    with pytest.raises(
+        ValueError, match=r"X has no rows for y's instance \('unit1',\) \(X's instances: \[\('unit0',\)"
+    ):
+        XCTFormerForecaster(**FORECASTER).fit(y, X=X, fh=[1, 2])

@@ -189,6 +189,8 @@ def helps_section(folders: dict[str, list[Record]], markdown_table) -> str:
         "that trains nothing stands for every seed. Runs of a model that differ in settings are never "
         "pooled as seeds: each setting is a row of its own, named by what differs."
     )
+    if not rows:  # nothing it ties or loses: the sentence says it all
+        return "\n".join(["## When XCTFormer helps", "", summary])
     return "\n".join(["## When XCTFormer helps", "", summary, "", rule, "", markdown_table(header, rows)])
 
 

@@ -375,6 +375,9 @@ _TUNED = {
     "min": _tuned(_min_kernel, ["N", "M", "D"]),  # another tiling's minima are minima of the same scores
     "forward": _tuned(_forward_kernel, ["N", "M", "D", "DV"]),
     "backward": _tuned(_backward_kernel, ["N", "M", "D", "DV"], restored=("GQ", "GM", "Total")),
+    # no mask, or its gradient not wanted (a frozen backbone, gradients of the inputs only): no GM
+    # buffer to put back, and an autotuner must not reach for one
+    "backward_no_mask_grad": _tuned(_backward_kernel, ["N", "M", "D", "DV"], restored=("GQ", "Total")),
 }
 _RAW = {name: tuner.fn for name, tuner in _TUNED.items()}
 
@@ -489,7 +492,8 @@ def _backward(grad_out, q, k, v, mask, out, minimum, denominator, place, scale, 
     grad_v = torch.empty(batch, heads, cols, dv, dtype=v.dtype, device=q.device)
     grad_mask = torch.zeros(heads, n, n, **stats) if mask_grad else None  # added to by every sample
     total = torch.zeros(batch * heads, width, **stats)
-    kernels["backward"][lambda meta: (batch * heads, tiles(cols, meta, "BLOCK_N"))](
+    kernel = kernels["backward" if mask_grad else "backward_no_mask_grad"]
+    kernel[lambda meta: (batch * heads, tiles(cols, meta, "BLOCK_N"))](
         q, k, v, mask, low, place, seed, g, delta, grad_q, grad_k, grad_v, grad_mask, total,
         *_strides(q), *_strides(k), *_strides(v), *_mask_strides(mask), *_strides(g),
         heads, n, cols, d, dv, scale, _threshold(p), width,

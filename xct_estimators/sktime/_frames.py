@@ -80,8 +80,13 @@ def check_x_matches_y(X: pd.DataFrame, y: pd.DataFrame, fix: str) -> None:
     """:func:`check_x_rows` for every instance of ``y`` (its time points) and ``X`` (the same instance's rows)."""
     x_parts = dict(instances(X))
     for key, part in instances(y):
-        rows = x_parts[key].index if key in x_parts else X.index[:0]
-        check_x_rows(rows, part.index, "y" if key is None else f"y's instance {key}", fix)
+        if key not in x_parts:
+            raise ValueError(
+                f"X has no rows for y's instance {key} (X's instances: {list(x_parts)[:5]}"
+                f"{' ...' if len(x_parts) > 5 else ''}): X is matched to y by instance and time. Pass X with {fix}, "
+                "for every instance of y."
+            )
+        check_x_rows(x_parts[key].index, part.index, "y" if key is None else f"y's instance {key}", fix)
 
 
 def is_panel(frame) -> bool:
