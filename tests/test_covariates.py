@@ -66,7 +66,7 @@ def test_a_model_fitted_on_a_panel_names_its_channels_and_maps_its_dependencies(
     fitted.fit(sites, future_covariates=[control, control])
     assert fitted.channel_names_ == ["0", "1", "control"]  # Darts keeps none of a panel's series
     assert list(dependency_map(fitted).coords["key_channel"].values) == ["0", "1"]  # the decoder reads "control"
-    assert list(horizon_dependency_map(fitted).coords["key_channel"].values) == ["control"]
+    assert horizon_dependency_map(fitted).sizes["lag"] == IN  # the decoder's filters read the window's length
 
 
 def test_calendar_encoders_and_the_preset_work_with_future_covariates(tmp_path):
@@ -142,3 +142,31 @@ def test_fit_gives_the_decoder_the_training_data_s_statistics_encoders_included(
     np.testing.assert_allclose(decoder.known_std, [plan.values().std(), hour.std()], rtol=1e-4)
     np.testing.assert_allclose(decoder.level_mean, hours.values().mean(axis=0), rtol=1e-4)
     np.testing.assert_allclose(decoder.level_std, hours.values().std(axis=0), rtol=1e-4)
+
+
+def test_a_static_covariate_far_from_its_training_constant_gives_a_finite_moderate_forecast(tmp_path):
+    """One series: its static covariate is a constant in training (std 0), scaled by its size, so a
+    series with three times that value forecasts on the same scale, not 1e13."""
+    series = driven()[0].with_static_covariates(pd.DataFrame({"size": [1e15]}))
+    fitted = model(tmp_path).fit(series)
+    other = series.with_static_covariates(pd.DataFrame({"size": [3e15]}))
+    assert np.abs(fitted.predict(OUT, series=other).values()).max() < 100
+
+
+def test_covariates_are_matched_by_name_across_a_list_a_refit_and_with_encoders(tmp_path):
+    series, control = driven()
+    two = control.stack(control.with_columns_renamed("control", "other") * 2.0)
+    swapped = two[["other", "control"]]
+    with pytest.raises(ValueError, match=r"future_covariates\[1\] has the components of future_covariates\[0\] in "
+                                         r"another order"):  # fmt: skip
+        model(tmp_path).fit([series, series], future_covariates=[two, swapped])
+    fitted = model(tmp_path).fit(series, future_covariates=two)
+    with pytest.raises(ValueError, match=r"future_covariates has the components of the first fit in another order"):
+        fitted.fit(series, future_covariates=swapped, epochs=1)
+    indexed = TimeSeries.from_times_and_values(pd.date_range("2024", periods=len(series), freq="h"), series.values())
+    timed = TimeSeries.from_times_and_values(pd.date_range("2024", periods=len(two), freq="h"), two.values(),
+                                             columns=two.components)  # fmt: skip
+    encoded = model(tmp_path, add_encoders={"datetime_attribute": {"future": ["hour"]}})
+    encoded.fit(indexed, future_covariates=timed)
+    with pytest.raises(ValueError, match=r"has the components of fit in another order \(\['other', 'control'\]"):
+        encoded.predict(OUT, future_covariates=timed[["other", "control"]])

@@ -27,12 +27,14 @@ def test_smoke_run_writes_both_reports(gpu_check, tmp_path, monkeypatch):
     assert len(commit) == 40 if (SOURCE_ROOT / ".git").exists() else commit == "v0.1.0"
     assert report["environment"]["command"] == f"-m benchmarks.gpu_check --smoke --output {tmp_path / 'out'}"
     assert [r["preset"] for r in report["parity"]] == list(networks.PARITY) and all(r["ok"] for r in report["parity"])
+    from benchmarks.measure.kernel import call_patterns
+
     assert [r["case"] for r in report["kernel_correctness"]] == [  # bf16 on a GPU only (the interpreter's is wrong)
-        f"{case}, {precision}"
-        for case in ("masked, ties, dropout", "DeCoP N x k")
-        for precision in ("float32, TF32", "float32")
+        f"{case[0]}, {precision}" for case in call_patterns(smoke=True) for precision in ("float32, TF32", "float32")
     ]
-    assert all(r["ok"] and set(r["errors"]) >= {"output", "dQ", "dK", "dV"} for r in report["kernel_correctness"])
+    assert all(r["ok"] for r in report["kernel_correctness"])
+    wanted = {r["case"].split("gradients ")[1].split(",")[0]: set(r["errors"]) for r in report["kernel_correctness"]}
+    assert wanted["qkvm"] == {"output", "dQ", "dK", "dV", "dM"} and wanted["v"] == {"output", "dV"}
     assert [r["path"] for r in report["kernel_speed"]] == ["fused", "plain"]
     assert all(r["ms"] > 0 and r["tflops"] > 0 for r in report["kernel_speed"])
     assert report["kernel_speed"][0]["kernel_ms"]["other"] > 0  # the profiler's split of the fused step
@@ -175,3 +177,14 @@ def test_the_kernel_check_fails_unless_the_triton_kernels_ran(monkeypatch):
     monkeypatch.setattr(crab_gpu, "module", lambda: None)  # Triton missing or switched off
     (row,) = kernel.kernel_correctness("cpu", smoke=True)
     assert not row["ok"] and "the Triton kernels did not load" in row["error"]
+
+
+def test_the_kernel_check_covers_every_call_pattern():
+    """With and without a mask, dropout on and off, and every combination of wanted gradients."""
+    from benchmarks.measure.kernel import call_patterns
+
+    patterns = call_patterns(smoke=False)
+    assert len(patterns) == 2 * (15 + 7)  # dropout on and off; Q, K, V, M and Q, K, V: every non-empty subset
+    masked = {needs for _, has_mask, _, needs in patterns if has_mask}
+    assert (False, False, False, True) in masked and (True, True, True, False) in masked
+    assert all(not needs[3] for _, has_mask, _, needs in patterns if not has_mask)

@@ -191,7 +191,18 @@ def test_xct_bench_s_trainers_die_with_it_at_any_moment(tmp_path):
             "--accelerator", "cpu", "--devices", "2", "--no-progress", "--output", str(tmp_path / "out")]  # fmt: skip
     bench = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 180
-    while len(_descendants(bench.pid)) < 2:
+
+    def trainers() -> list[int]:  # the spawned processes, not multiprocessing's resource tracker
+        found = []
+        for pid in _descendants(bench.pid):
+            try:
+                with open(f"/proc/{pid}/cmdline") as cmdline:
+                    found += [pid] if "spawn_main" in cmdline.read() else []
+            except FileNotFoundError:
+                pass
+        return found
+
+    while len(trainers()) < 2:
         assert bench.poll() is None and time.time() < deadline, "the trainers never started"
         time.sleep(0.1)
     time.sleep(2)

@@ -77,7 +77,7 @@ CASES = {
                              r"\(1, 1\)", "equal number of components"),
     # issue 85: a column is read by its name
     "renamed_future": ("future", dict(future_covariates=FUTURE.with_columns_renamed("f", "g")),
-                       r"future_covariates(\[0\])? has other components than in fit \(\['g'\]; fit: \['f'\]; "
+                       r"future_covariates(\[0\])? has other components than fit \(\['g'\]; fit: \['f'\]; "
                        r"missing: \['f'\], not in fit: \['g'\]\)", None),
     "swapped_past": ("past2", dict(past_covariates=PAST2[["q", "p"]]),
                      r"past_covariates(\[0\])? has the components of fit in another order \(\['q', 'p'\]; fit: "

@@ -79,7 +79,8 @@ def destroy_process_group_at_exit() -> None:
 def prepare_training_process(world_size: int) -> None:
     """At the start of training, in every training process: the process group's clean-up, and in
     a process Lightning spawned for several devices (``ddp_spawn``), Ctrl-C left to the parent,
-    which decides when to stop (it reaches the whole process group)."""
+    which decides when to stop (it reaches the whole process group), and death with the parent
+    (the package's own strategy binds its processes earlier, before they import anything heavy)."""
     destroy_process_group_at_exit()
     import multiprocessing
 
@@ -88,6 +89,7 @@ def prepare_training_process(world_size: int) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()  # a strategy of the user's (ddp_spawn itself): bound from here on, at least
 
 
 #: Set by a process that spawns trainers to its pid: a process whose parent has that pid binds to
@@ -105,8 +107,14 @@ def bind_spawned_trainer() -> None:
     parent = os.environ.get(SPAWNED_BY)
     if not (parent and parent.isdigit()) or "--multiprocessing-fork" not in sys.orig_argv:  # not spawned
         return
-    if int(parent) != os.getppid():  # the launcher that spawned us is gone
-        os._exit(1)
+    if int(parent) != os.getppid():
+        try:
+            os.kill(int(parent), 0)
+        except ProcessLookupError:  # the launcher that spawned us is gone: its work is not wanted
+            os._exit(1)
+        except PermissionError:
+            pass
+        return  # another process's spawn: not ours to bind
     die_with_parent(int(parent))
     os.environ[SPAWNED_BY] = str(os.getpid())
 

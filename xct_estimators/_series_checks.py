@@ -18,7 +18,8 @@ def as_list(series) -> list[TimeSeries]:
 
 
 def check_same_components(series, name: str) -> None:
-    """One global network has one channel count: every series of a list needs the same components."""
+    """One global network has one channel count: every series of a list needs the same components,
+    and, for covariates, with the same names in the same order (each is read by its place)."""
     counts = [s.n_components for s in as_list(series) if isinstance(s, TimeSeries)]
     if len(set(counts)) > 1:
         odd = next(i for i, c in enumerate(counts) if c != counts[0])
@@ -27,6 +28,10 @@ def check_same_components(series, name: str) -> None:
             f"{counts}): one XCTFormerModel is trained on all series, so each needs the same components in the "
             "same order. Split them into groups with one model each, or align their columns."
         )
+    if name.endswith("covariates") and isinstance(series, Sequence):
+        first = list(as_list(series)[0].components) if counts else []
+        for i, s in enumerate(as_list(series)[1:], start=1):
+            check_names(list(s.components), first, f"{name}[{i}]", "components", against=f"{name}[0]")
 
 
 def check_finite(series, name: str) -> None:
@@ -84,20 +89,21 @@ def static_columns(series) -> list:
     return found[0] if found and found[0] is not None else []
 
 
-def check_names(given: list, fitted: list, where: str, what: str) -> None:
-    """``given`` columns are ``fitted``'s, in the same order: the network reads a column by its position."""
+def check_names(given: list, fitted: list, where: str, what: str, fix: str = "", against: str = "fit") -> None:
+    """``given`` columns are ``fitted``'s (those of ``against``), in the same order: the network
+    reads a column by its place. ``fix``: how to reorder them (default: selecting components)."""
     given, fitted = [str(c) for c in given], [str(c) for c in fitted]
     if given == fitted:
         return
     if sorted(given) == sorted(fitted):
         raise ValueError(
-            f"{where} has the {what} of fit in another order ({given}; fit: {fitted}): the model reads each by its "
-            f"place. Reorder them as in fit, e.g. series[{fitted}] for a TimeSeries."
+            f"{where} has the {what} of {against} in another order ({given}; {against}: {fitted}): the model reads "
+            f"each by its place. Reorder them as in {against}, e.g. {fix or f'covariates[{fitted}]'}."
         )
     missing, unknown = [c for c in fitted if c not in given], [c for c in given if c not in fitted]
     raise ValueError(
-        f"{where} has other {what} than in fit ({given}; fit: {fitted}; missing: {missing}, not in fit: {unknown}): "
-        "pass the ones the model was fitted with, named as in fit (or refit the model)."
+        f"{where} has other {what} than {against} ({given}; {against}: {fitted}; missing: {missing}, not in "
+        f"{against}: {unknown}): pass the ones named as in {against} (or refit the model)."
     )
 
 
@@ -227,6 +233,10 @@ def _check_against_fit(model, checks: _Named, encoded: dict) -> None:
     }
     for name, count in expected.items():
         covariates = checks.lists[name]
+        fitted = _fitted_names(model, name)
+        for i, cov in enumerate(covariates if fitted is not None else ()):  # the user's, without encoders'
+            if cov.n_components == len(fitted):
+                check_names(list(cov.components), fitted, checks.where(name, i), "components")
         if encoded[name]:
             continue  # Darts adds the encoders' channels to what is given, and checks the sum
         if count and not covariates:
@@ -239,15 +249,12 @@ def _check_against_fit(model, checks: _Named, encoded: dict) -> None:
                 f"XCTFormerModel was fitted without {name}, but {name} were given: drop them, or refit the model "
                 f"with {name}."
             )
-        fitted = _fitted_names(model, name)
         for i, cov in enumerate(covariates):
             if cov.n_components != count:
                 raise ValueError(
                     f"{checks.where(name, i)} has {_count(cov.n_components)}, but XCTFormerModel was fitted with "
                     f"{name} of {_count(count)}: pass the same components as in fit (or refit the model)."
                 )
-            if fitted is not None:
-                check_names(list(cov.components), fitted, checks.where(name, i), "components")
     if config.n_static_tokens:
         check_static_finite(checks.named["series"], "series")
         rows_features = (config.n_static_tokens, config.static_features)
@@ -263,7 +270,8 @@ def _check_against_fit(model, checks: _Named, encoded: dict) -> None:
                 )
             if fitted:
                 where = f"the static covariates of {checks.where('series', i)}"
-                check_names(list(s.static_covariates.columns), fitted, where, "columns")
+                fix = f"series.with_static_covariates(series.static_covariates[{fitted}])"
+                check_names(list(s.static_covariates.columns), fitted, where, "columns", fix)
 
 
 def _fitted_names(model, name: str):

@@ -28,6 +28,7 @@ from ._series_checks import (
     check_covariates_sampled_like,
     check_finite,
     check_long_enough,
+    check_names,
     check_prediction_inputs,
     check_same_components,
     check_static_finite,
@@ -380,7 +381,14 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         validation = (val_series, as_dtype(val_past_covariates, dtype), as_dtype(val_future_covariates, dtype))
         # Darts keeps no series of a panel (a list): the channels' names, from its first series
         given = (series, past_covariates, future_covariates)
-        self._fitted_components = [None if s is None else list(get_single_series(s).components) for s in given]
+        components = [None if s is None else list(get_single_series(s).components) for s in given]
+        before = getattr(self, "_fitted_components", None)
+        if self.model is not None and before is not None:  # training goes on: the network reads columns by place
+            kinds = ("past_covariates", "future_covariates")
+            for name, old, new in zip(kinds, before[1:], components[1:], strict=True):
+                if old is not None and new is not None and len(old) == len(new):
+                    check_names(new, old, name, "components", against="the first fit")
+        self._fitted_components = components
         return super().fit(series, past_covariates, future_covariates, *validation, *args, **kwargs)
 
     @classmethod
@@ -406,8 +414,9 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         except Exception as error:
             raise ValueError(
                 f"{path} (or its checkpoint {path}.ckpt) is not a complete XCTFormerModel save: loading failed "
-                f"with {type(error).__name__}: {error}. Save the model again with model.save(path); files from "
-                "elsewhere are loaded safely and refused when they contain anything but a model."
+                f"with {type(error).__name__}: {error}. Save the model again with model.save(path); a model with "
+                "future or static covariates saved by an earlier version must be refit; files from elsewhere are "
+                "loaded safely and refused when they contain anything but a model."
             ) from error
         if not isinstance(model, cls):
             raise ValueError(f"{path} holds a {type(model).__name__}, not an {cls.__name__}: load it with its class.")

@@ -10,6 +10,7 @@ from darts.utils.data.torch_datasets.utils import PLModuleInput, PLModuleOutput
 from darts.utils.torch import MonteCarloDropout
 from torch import nn
 
+from . import training  # noqa: F401 (registers the package's strategy, which saved models may name)
 from ._devices import prepare_training_process
 from ._optim import optimizer_kwargs_with_fused
 from .callbacks import KeepBestValidationWeights

@@ -78,44 +78,66 @@ PRECISIONS = (
 )
 
 
-def _triton_step(kernels, inputs, upstream, p, seed):
+def _triton_step(kernels, inputs, upstream, p, seed, needs):
     q, k, v, mask = inputs
     seed_tensor = torch.full((1,), seed, dtype=torch.int64, device=q.device)
     outputs = kernels.forward(q, k, v, mask, 1.0, False, p, seed_tensor)
-    needs = [True, True, True, mask is not None]
     grads = kernels.backward(upstream, q, k, v, mask, *outputs, 1.0, False, p, seed_tensor, needs)
-    return [outputs[0], *(g for g in grads if g is not None)]
+    return outputs[0], grads
+
+
+def call_patterns(smoke: bool) -> list[tuple[str, bool, float, tuple]]:
+    """Every way the operator is called: with and without a mask, dropout on and off, and each
+    combination of wanted gradients (Q, K, V and, with a mask, M); ``smoke``: three of them."""
+    patterns = []
+    for masked, p in itertools.product((True, False), (0.3, 0.0)):
+        names = "qkvm" if masked else "qkv"
+        wanted = [w for r in range(1, len(names) + 1) for w in itertools.combinations(names, r)]
+        if smoke:
+            wanted = [tuple(names), ("v",), ("q", "k")]
+        for grads in wanted:
+            needs = tuple(name in grads for name in "qkvm")
+            label = f"{'masked, ties' if masked else 'DeCoP N x k'}, dropout {p}, gradients {''.join(grads)}"
+            patterns.append((label, masked, p, needs))
+    return patterns
 
 
 def kernel_correctness(device: str, smoke: bool) -> list[dict]:
     """CRAB's Triton kernels, called themselves (so the check fails unless Triton ran), against the
-    plain formula in float64 on the same rounded inputs, in each of :data:`PRECISIONS`: the largest
-    error of the output and each gradient, relative to the reference's largest entry."""
+    plain formula in float64 on the same rounded inputs, in every call pattern (:func:`call_patterns`)
+    and each of :data:`PRECISIONS`: the largest error of the output and each wanted gradient,
+    relative to the reference's largest entry; a gradient not wanted must come back as None."""
     kernels = crab_gpu.module()
     if kernels is None:
         return [{"case": "Triton", "shape": (), "errors": {}, "ok": False,
                  "error": f"the Triton kernels did not load: {crab_gpu.unavailable_reason()}"}]  # fmt: skip
     n = 40 if smoke else 300
-    cases = [("masked, ties, dropout", (2, 2, n, n, 32), 0.3, True), ("DeCoP N x k", (2, 2, n, 24, 32), 0.3, False)]
     rows, tf32_before = [], tf32.allowed()
     try:
-        for (name, shape, p, tie), (precision, dtype, on, tolerance) in itertools.product(cases, PRECISIONS):
+        for (name, masked, p, needs), (precision, dtype, on, tolerance) in itertools.product(
+            call_patterns(smoke), PRECISIONS
+        ):
             if dtype == torch.bfloat16 and device == "cpu":  # Triton's interpreter multiplies bf16 as raw bits
                 continue
             tf32.allow(on)
-            inputs = [None if t is None else t.detach().to(dtype) for t in _crab_inputs(*shape, device, dtype, tie=tie)]
+            shape = (2, 2, n, n if masked else 24, 32)
+            inputs = [
+                None if t is None else t.detach().to(dtype) for t in _crab_inputs(*shape, device, dtype, tie=masked)
+            ]
             inputs[3] = None if inputs[3] is None else inputs[3].float()  # the mask is a float32 parameter
             upstream = torch.randn(*shape[:3], shape[4], device=device).to(dtype)
-            ours = _triton_step(kernels, inputs, upstream, p, 7)
+            out, grads = _triton_step(kernels, inputs, upstream, p, 7, needs)
             leaves = [t.double().requires_grad_() for t in inputs if t is not None]
-            out = _plain_crab(*leaves[:3], leaves[3] if len(leaves) == 4 else None, p, 7)
-            reference = [out, *torch.autograd.grad(out, leaves, upstream.double())]
-            errors = {
-                what: float((a.double() - b.detach()).abs().max() / b.detach().abs().max())
-                for what, a, b in zip(("output", "dQ", "dK", "dV", "dM"), ours, reference, strict=False)
-            }
+            reference_out = _plain_crab(*leaves[:3], leaves[3] if len(leaves) == 4 else None, p, 7)
+            reference = torch.autograd.grad(reference_out, leaves, upstream.double())
+            errors = {"output": float((out.double() - reference_out.detach()).abs().max() / reference_out.abs().max())}
+            for what, grad, ref, wanted in zip(("dQ", "dK", "dV", "dM"), grads, reference, needs, strict=False):
+                if wanted:
+                    errors[what] = float((grad.double() - ref).abs().max() / ref.abs().max())
+            extra = [what for what, grad, wanted in zip(("dQ", "dK", "dV", "dM"), grads, needs, strict=True)
+                     if grad is not None and not wanted]  # fmt: skip
             case = {"case": f"{name}, {precision}", "shape": shape, "errors": errors, "tolerance": tolerance}
-            rows.append({**case, "ok": max(errors.values()) <= tolerance})
+            rows.append({**case, "ok": max(errors.values()) <= tolerance and not extra})
     finally:
         tf32.allow(tf32_before)
     return rows

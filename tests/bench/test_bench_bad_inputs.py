@@ -460,3 +460,11 @@ def test_stop_children_kills_a_spawned_process_that_multiprocessing_never_regist
         time.sleep(0.01)
     stop_children()
     assert not Path(f"/proc/{waiting.pid}").exists()
+
+
+def test_report_never_writes_over_a_report_md_it_did_not_write(tmp_path, capsys):
+    folder = _records_folder(tmp_path)
+    (folder / "report.md").write_text("# My own notes\n")
+    assert main(["report", "--output", str(folder)]) == 2
+    assert "report.md is not a report xct-bench wrote" in capsys.readouterr().err
+    assert (folder / "report.md").read_text() == "# My own notes\n"

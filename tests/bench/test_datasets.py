@@ -143,6 +143,6 @@ def test_an_ett_dataset_that_cannot_be_downloaded_is_one_line_naming_data_dir(tm
     with pytest.raises(ValueError) as error:
         load_forecast_dataset("ETTh1")
     message = str(error.value)
-    assert "ETTh1 could not be downloaded through Darts (Could not download the dataset." in message
+    assert "ETTh1 could not be loaded through Darts (Could not download the dataset." in message
     assert "pass --data-dir DATA (or set XCT_DATA_DIR) with DATA/ETT-small/ETTh1.csv" in message
     assert not (home / ".darts").exists()

@@ -67,8 +67,9 @@ def test_covariates_in_other_units_give_the_same_forecast_once_standardised():
         module.set_statistics(b, a, torch.full((C,), 7.0), torch.full((C,), 3.0))
         scaled = module(channels, known * a + b, mean * 3.0 + 7.0, std * 3.0)
     torch.testing.assert_close(scaled, plain, rtol=1e-4, atol=1e-4)
-    module.set_statistics(torch.zeros(F), torch.zeros(F), torch.zeros(C), torch.zeros(C))  # constant: std 0
-    assert (module.known_std == 1).all() and (module.level_std == 1).all()
+    constant = torch.tensor([0.5, 1e15])  # constant in training: std 0, scaled by the size of the constant
+    module.set_statistics(constant, torch.zeros(F), torch.zeros(C), torch.zeros(C))
+    assert module.known_std.tolist() == [1.0, float(torch.tensor(1e15))] and (module.level_std == 1).all()
 
 
 def fitted_error(target, lag: int = 0, decoder_class=None, steps: int = 300) -> float:

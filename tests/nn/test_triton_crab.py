@@ -380,3 +380,12 @@ def test_the_minimum_found_on_other_tiles_still_gives_the_float64_gradients():
     _, ref_grads = _plain_grads(inputs, upstream, 0.5, False, 0.3, 3)
     for name, grad, ref in zip("qkvm", grads, ref_grads, strict=True):
         _assert_close(grad, ref, 1e-5, f"gradient of {name}")
+
+
+def test_the_gpu_session_s_tests_take_the_fixed_tiling_on_a_gpu(monkeypatch):
+    """``XCT_TRITON_AUTOTUNE=0`` (the GPU session's test subset): the fixed tiling, no timed sweep."""
+    monkeypatch.setattr(triton_crab, "_INTERPRETED", False)  # as on a GPU
+    assert triton_crab._launcher(None, 32)[0] is triton_crab._TUNED
+    monkeypatch.setattr(triton_crab, "_AUTOTUNE", False)
+    kernels, tiling, _ = triton_crab._launcher(None, 32)
+    assert kernels is triton_crab._RAW and tiling == triton_crab._tiling(32, None)

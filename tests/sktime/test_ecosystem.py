@@ -143,3 +143,11 @@ def test_a_panel_x_without_rows_for_an_instance_names_the_instance():
         ValueError, match=r"X has no rows for y's instance \('unit1',\) \(X's instances: \[\('unit0',\)"
     ):
         XCTFormerForecaster(**FORECASTER).fit(y, X=X, fh=[1, 2])
+
+
+def test_a_panel_x_without_rows_for_an_instance_at_predict_names_the_instance():
+    y = panel(columns=1)
+    X = panel(columns=1, ahead=2).rename(columns={"c0": "x"})
+    forecaster = XCTFormerForecaster(**FORECASTER).fit(y, X=X, fh=[1, 2])
+    with pytest.raises(ValueError, match=r"X has no rows for the forecast horizon of instance \('unit1',\)"):
+        forecaster.predict(X=X.drop(index="unit1", level="unit"))

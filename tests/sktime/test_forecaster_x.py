@@ -150,3 +150,15 @@ def test_quantiles_between_the_trained_levels_are_interpolated_and_beyond_them_r
     with pytest.raises(ValueError, match="lie outside the trained levels"):
         f.predict_interval(coverage=0.99)
     assert f.predict_interval(coverage=0.5).shape == (3, 2)
+
+
+def test_x_given_to_a_forecaster_fitted_without_it_is_refused():
+    f = XCTFormerForecaster(**PARAMS).fit(Y, fh=[1, 2, 3])
+    with pytest.raises(ValueError, match=r"fitted without X, so the X given \(columns \['x'\]\) would not be read"):
+        f.predict(X=FUTURE)
+
+
+def test_integer_column_names_match_their_text():
+    fitted = XCTFormerForecaster(**PARAMS).fit(Y, X=X.iloc[:160].set_axis([0], axis=1), fh=[1, 2, 3])
+    given = fitted.predict(X=FUTURE.set_axis([0], axis=1))
+    pd.testing.assert_frame_equal(fitted.predict(X=FUTURE.set_axis(["0"], axis=1)), given)

@@ -235,8 +235,9 @@ def _download(name: str, loader) -> TimeSeries:
                 path.rmdir()
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ValueError(
-            f"{name} could not be downloaded through Darts ({reason}). Without a network, pass --data-dir DATA (or "
-            f"set {DATA_DIR_ENV}) with DATA/ETT-small/{name}.csv."
+            f"{name} could not be loaded through Darts ({reason}). Without a network, pass --data-dir DATA (or set "
+            f"{DATA_DIR_ENV}) with DATA/ETT-small/{name}.csv; a damaged file in Darts' cache ({folder}) can be deleted "
+            "to download it again."
         ) from None
 
 

@@ -35,7 +35,13 @@ def write_report(output: Path) -> tuple[str, list[Path]]:
     else:
         text = "No results yet."
     output.mkdir(parents=True, exist_ok=True)
-    write_atomically(output / "report.md", lambda path: path.write_text(REPORT_OPENING + text + "\n"))
+    report = output / "report.md"
+    if report.exists() and not (report.is_file() and report.read_text(errors="replace").startswith(REPORT_OPENING)):
+        raise ValueError(
+            f"{report} is not a report xct-bench wrote (one opens with {REPORT_OPENING.strip()!r}), and the report "
+            "would overwrite it: move it, or give another --output folder."
+        )
+    write_atomically(report, lambda path: path.write_text(REPORT_OPENING + text + "\n"))
     plots = plot_forecasts(output, records)
     return text, [output / "report.md", *plots]
 

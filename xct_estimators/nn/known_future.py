@@ -20,6 +20,12 @@ FEATURES, FILTERS, CONTEXT = 8, 16, 16
 FEATURE_HIDDEN, HIDDEN = 32, 64
 
 
+def usable_scale(mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+    """``std``, where an input was constant in training (std 0) its mean's size (at least 1): a
+    later value far from that constant stays of moderate size once standardised."""
+    return torch.where(std > 0, std, mean.abs().clamp_min(1.0))
+
+
 class ResidualMLP(nn.Module):
     """TiDE's residual block without its layer norm: ``Linear -> ReLU -> Linear`` plus a linear skip."""
 
@@ -71,14 +77,12 @@ class KnownFutureDecoder(nn.Module):
 
     @torch.no_grad()
     def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
-        """The training data's mean and std of each covariate and of the first channels (the targets;
-        a std of 0 counts as 1)."""
-        values = {"known_mean": known_mean, "known_std": known_std, "level_mean": level_mean, "level_std": level_std}
-        for name, value in values.items():
-            value = torch.as_tensor(value, dtype=torch.float32)
-            if name.endswith("std"):
-                value = torch.where(value > 0, value, 1.0)
-            getattr(self, name)[: len(value)] = value  # the level: the targets', the first channels
+        """The training data's mean and std of each covariate and of the first channels (the
+        targets); a std of 0 (constant in training) is replaced as :func:`usable_scale` says."""
+        for name, (mean, std) in (("known", (known_mean, known_std)), ("level", (level_mean, level_std))):
+            mean, std = (torch.as_tensor(v, dtype=torch.float32) for v in (mean, std))
+            getattr(self, f"{name}_mean")[: len(mean)] = mean  # the level: the targets', the first channels
+            getattr(self, f"{name}_std")[: len(std)] = usable_scale(mean, std)
 
     def forward(self, channels: torch.Tensor, known: torch.Tensor, mean: torch.Tensor, std: torch.Tensor, static=None):
         """``channels`` (B, C, P * D): each target channel's flattened tokens; ``known`` (B,

@@ -11,7 +11,7 @@ from torch import nn
 from .config import XCTFormerConfig
 from .dropout import Dropout
 from .encoder import Encoder
-from .known_future import KnownFutureDecoder
+from .known_future import KnownFutureDecoder, usable_scale
 from .norm import instance_stats
 from .tokenizer import PatchTokenizer
 
@@ -85,14 +85,15 @@ class XCTFormerNet(nn.Module):
     def set_statistics(self, known=None, level=None, static=None) -> None:
         """The training data's (mean, std) of the future covariates (``known``, per covariate), of
         the targets (``level``, per target) and of the static covariates (``static``, per row and
-        feature): the known-future decoder and the static tokens standardise with them (a std of 0
-        counts as 1). Until set they are 0 and 1: the inputs are read as given."""
+        feature): the known-future decoder and the static tokens standardise with them (a constant
+        input's scale is its size, :func:`~.known_future.usable_scale`). Until set they are 0 and 1:
+        the inputs are read as given."""
         if known is not None and level is not None and self.config.n_future_channels:
             self.known_future.set_statistics(*known, *level)
         if static is not None and self.config.n_static_tokens:
             mean, std = (torch.as_tensor(v, dtype=torch.float32) for v in static)
             self.static_mean.copy_(mean)
-            self.static_std.copy_(torch.where(std > 0, std, 1.0))
+            self.static_std.copy_(usable_scale(mean, std))
 
     def forward(
         self,

@@ -371,6 +371,9 @@ def _tuned(kernel, key: list[str], restored: tuple[str, ...] = ()):
 
 # Compiled kernels only: the interpreter cannot time configurations, and tests pick their tiles.
 _INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
+#: ``XCT_TRITON_AUTOTUNE=0``: the fixed :func:`_tiling` on a GPU too, one compilation per kernel and
+#: shape instead of a timed sweep (the GPU session's test subset, which must be done in a minute).
+_AUTOTUNE = os.environ.get("XCT_TRITON_AUTOTUNE", "1") != "0"
 _TUNED = {
     "min": _tuned(_min_kernel, ["N", "M", "D"]),  # another tiling's minima are minima of the same scores
     "forward": _tuned(_forward_kernel, ["N", "M", "D", "DV"]),
@@ -391,7 +394,7 @@ def _most_tiles(size: int, tiling: dict, axis: str) -> int:
 def _launcher(block, head_width: int):
     """(kernel by name, the tiling to pass, tiles of ``size`` along ``axis``): autotuned on a GPU,
     else the fixed :func:`_tiling` (or ``block``)."""
-    if block is None and not _INTERPRETED:
+    if block is None and not _INTERPRETED and _AUTOTUNE:
         return _TUNED, {}, lambda size, meta, axis: triton.cdiv(size, meta[axis])
     tiling = _tiling(head_width, block)
     return _RAW, tiling, lambda size, meta, axis: triton.cdiv(size, tiling[axis])

@@ -114,11 +114,12 @@ def in_fitted_order(X: pd.DataFrame, fitted: list, who: str) -> pd.DataFrame:
     columns = list(X.columns)
     if columns == list(fitted):
         return X
-    if sorted(map(str, columns)) != sorted(map(str, fitted)) or len(set(columns)) != len(columns):
+    if sorted(map(str, columns)) != sorted(map(str, fitted)) or len(set(map(str, columns))) != len(columns):
         missing = [c for c in fitted if c not in columns]
         unexpected = [c for c in columns if c not in fitted]
         raise ValueError(
             f"X has columns {columns}, but {who} was fitted on {list(fitted)} (missing: {missing}, unexpected: "
             f"{unexpected}): each column is read by its name, so pass the same columns (any order) or fit again."
         )
-    return X[list(fitted)]
+    by_name = {str(c): c for c in columns}  # labels compared as text: 0 and "0" are one column
+    return X[[by_name[str(c)] for c in fitted]]

@@ -359,6 +359,11 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
 
     def _update(self, y, X=None, update_params=True):
         # The forecaster keeps its own context (y_context_, X_context_), whatever remember_data says.
+        if self.x_columns_ is None and X is not None:
+            raise ValueError(
+                f"XCTFormerForecaster was fitted without X, so the X given to update (columns {list(X.columns)}) "
+                "would not be read: leave X out, or fit with X to use it."
+            )
         if self.x_columns_ is not None and X is None:
             raise ValueError(
                 f"XCTFormerForecaster was fitted with X (columns {self.x_columns_}): pass X with a row at every time "
@@ -391,6 +396,11 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         of X for the ``steps`` steps after its cutoff. X given must hold the ``needed`` first ones (to
         the furthest fh step); the others, or all without X, repeat the last row known."""
         if self.x_columns_ is None:
+            if X is not None:
+                raise ValueError(
+                    f"XCTFormerForecaster was fitted without X, so the X given (columns {list(X.columns)}) would not "
+                    "be read: leave X out, or fit with X to use it."
+                )
             return None
         if X is None:
             raise ValueError(
@@ -405,7 +415,12 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         for key in keys:
             history, ahead = histories[key], future.get(key)
             where = "the forecast horizon" if key is None else f"the forecast horizon of instance {key}"
-            rows = X.iloc[:0].index if ahead is None else ahead.index
+            if ahead is None:
+                raise ValueError(
+                    f"X has no rows for {where}: X is matched to y by instance and time. Pass X with a row for every "
+                    f"step from 1 to {needed} of every instance."
+                )
+            rows = ahead.index
             check_x_rows(rows, horizons[key][:needed], where, f"a row for every step from 1 to {needed}")
             # steps past the furthest fh step fill the network's output chunk; no earlier step reads them
             known = pd.concat([history, ahead.reindex(horizons[key])]).ffill()
