@@ -30,6 +30,7 @@ import json
 import multiprocessing
 import os
 import statistics
+import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -161,7 +162,7 @@ def main(argv=None) -> list[dict]:
     done = {_key(row) for row in rows}
     todo = [(n, f, s) for f in families for s in SEEDS for n in names if (n, f, HORIZON, s) not in done]
     print(f"{len(todo)} runs to go ({len(done)} in {rows_path})", flush=True)
-    command = command_line(["python", "-m", "benchmarks.decoder_choice", *(argv if argv is not None else [])])
+    command = command_line(["python", "-m", "benchmarks.decoder_choice", *(sys.argv[1:] if argv is None else argv)])
     with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         for row in pool.map(run, *zip(*todo, strict=True)) if todo else ():
             row["command"] = command
