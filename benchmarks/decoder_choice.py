@@ -29,7 +29,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import statistics
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -37,83 +36,14 @@ from pathlib import Path
 from unittest import mock
 
 import torch
-from torch import nn
 
+from benchmarks.measure.decoders import CANDIDATES, CHOSEN_ON, HORIZON, SEEDS
 from xct_estimators.bench.covariate_suite import FAMILIES, PREFIX, make_family, noise_floor
 from xct_estimators.bench.datasets import load_forecast_dataset
 from xct_estimators.bench.forecast.protocol import build_model, prepare, run_forecast
-from xct_estimators.nn import known_future, model
-from xct_estimators.nn.known_future import ResidualMLP
-from xct_estimators.nn.norm import instance_stats
+from xct_estimators.nn import model
 
-SEEDS = (2021, 2022, 2023)
-#: The families the decoder is chosen on; the rest of the suite is held out from the choice.
-CHOSEN_ON = ("lagged", "multiplicative", "quadratic", "events", "some-channels", "panel")
-HORIZON = 96
 EPOCHS = None  # the preset's (a test sets fewer)
-
-
-class _Unscaled(nn.Module):
-    """A candidate that standardises nothing with the training data's statistics."""
-
-    def set_statistics(self, *statistics) -> None:
-        pass
-
-
-class Filters(_Unscaled):
-    """The decoder of 0.1.0 (see the module's docstring)."""
-
-    FILTERS, DROP = 8, 0.2
-
-    def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
-        super().__init__()
-        self.seq_len, self.future_len, self.n_params = seq_len, future_len, out_len // future_len
-        self.filters = nn.Linear(seq_len * n_future, self.FILTERS)
-        self.mixing = nn.Linear(patch_num * d_model, self.FILTERS * self.n_params)
-        nn.init.zeros_(self.mixing.weight)
-        nn.init.zeros_(self.mixing.bias)
-
-    def forward(self, channels, known, mean, std, static=None):
-        b, c, _ = channels.shape
-        known_mean, known_std = instance_stats(known)  # over window and horizon
-        steps = ((known - known_mean) / known_std)[:, 1:].unfold(1, self.seq_len, 1).flatten(2)
-        mixing = self.mixing(channels).view(b, c, self.n_params, self.FILTERS)
-        out = torch.einsum("bhr,bcqr->bhqc", self.filters(steps), mixing)
-        if self.training:
-            out = out * torch.bernoulli(out.new_full((b, 1, 1, 1), 1 - self.DROP)) / (1 - self.DROP)
-        return out.reshape(b, self.future_len * self.n_params, c)
-
-
-class Tide(_Unscaled):
-    """TiDE's feature projection, dense encoder-decoder and temporal decoder, per target channel."""
-
-    FEATURES, CONTEXT, HIDDEN, DECODED = 4, 16, 128, 8
-
-    def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
-        super().__init__()
-        self.seq_len, self.future_len, self.n_params = seq_len, future_len, out_len // future_len
-        self.features = ResidualMLP(n_future, 32, self.FEATURES)
-        self.context = nn.Linear(patch_num * d_model, self.CONTEXT)
-        flat = (seq_len + future_len) * self.FEATURES + self.CONTEXT + 2 + n_static
-        self.dense = nn.Sequential(
-            ResidualMLP(flat, self.HIDDEN, self.HIDDEN), nn.LayerNorm(self.HIDDEN),
-            ResidualMLP(self.HIDDEN, self.HIDDEN, future_len * self.DECODED), nn.LayerNorm(future_len * self.DECODED),
-        )  # fmt: skip
-        self.temporal = ResidualMLP(self.DECODED + self.FEATURES, 32, self.n_params, zero=True)
-
-    def forward(self, channels, known, mean, std, static=None):
-        b, c, _ = channels.shape
-        h = self.future_len
-        features = self.features(known)  # (B, L + H, E)
-        context = torch.cat([self.context(channels), mean.transpose(1, 2), std.log().transpose(1, 2)], dim=-1)
-        read = features.flatten(1) if static is None else torch.cat([features.flatten(1), static.flatten(1)], dim=1)
-        flat = read[:, None].expand(b, c, read.shape[1])
-        decoded = self.dense(torch.cat([flat, context], dim=-1)).view(b, c, h, self.DECODED).transpose(1, 2)
-        out = self.temporal(torch.cat([decoded, features[:, self.seq_len :, None].expand(b, h, c, -1)], dim=-1))
-        return out.transpose(2, 3).reshape(b, h * self.n_params, c)
-
-
-CANDIDATES = {"filters": Filters, "tide": Tide, "feature_filters": known_future.KnownFutureDecoder}
 
 
 def run(candidate: str, family: str, seed: int, horizon: int = HORIZON) -> dict:
@@ -174,82 +104,5 @@ def main(argv=None) -> list[dict]:
     return rows
 
 
-def _mean_sd(values: list[float]) -> str:
-    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}" if len(values) > 1 else f"{values[0]:.3f}"
-
-
-def table(results: Path, root: Path) -> str:
-    """docs/forecasting.md's table of the choice: each candidate's MSE per family of :data:`CHOSEN_ON`."""
-    from benchmarks.measure import compact_table
-
-    path = results / "cpu" / "decoder-choice" / "suite" / "rows.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    families = list(dict.fromkeys(row["family"] for row in rows))
-    decoders = [name for name in CANDIDATES if any(row["decoder"] == name for row in rows)]
-    lines = []
-    for family in families:
-        mine = [row for row in rows if row["family"] == family]
-        cells = [_mean_sd([r["mse"] for r in mine if r["decoder"] == name]) for name in decoders]
-        lines.append([f"`known-{family}`", *cells, f"{statistics.mean(r['noise_floor'] for r in mine):.3f}"])
-    header = ["family", *(f"`{name}`" for name in decoders), "noise floor"]
-    first = rows[0]
-    source = (
-        f"\nMSE (mean ± sd over seeds {', '.join(map(str, sorted({r['seed'] for r in rows})))}), horizon "
-        f"{first['horizon']}, on the test split; noise floor: the MSE of a forecast that knows everything but the "
-        f"noise. Record: `{path.relative_to(root).as_posix()}` (commit {first['git_commit'][:7]}, "
-        f"{first['device']['cpu']}, 1 thread per run; `{first['command']}`).\n"
-    )
-    return compact_table(header, lines) + source
-
-
 if __name__ == "__main__":
     main()
-
-
-#: The xct-bench record folders of the suite (families chosen on, held out) and of ``control``.
-SUITE_FOLDERS = ("covariates-chosen-on", "covariates-held-out", "covariates-control")
-SUITE_MODELS = ("xctformer", "tide", "tsmixer")
-
-
-def suite_table(results: Path, root: Path) -> str:
-    """docs/forecasting.md's table of the confirmation: XCTFormer, TiDE and TSMixer with the same
-    covariates and settings on every family and horizon (mean ± sd over seeds), the noise floor,
-    and XCTFormer's MSE over the better of the other two; then the geometric mean of that ratio."""
-    import math
-
-    from benchmarks.measure import compact_table
-
-    lines, ratios, sources = [], [], []
-    for folder in SUITE_FOLDERS:
-        path = results / "cpu" / folder / "results.jsonl"
-        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        records = [r for r in records if r["run"].get("covariates") in ("all", "future") and r["model"] in SUITE_MODELS]
-        cells = {}
-        for r in records:
-            cells.setdefault((r["dataset"], r["horizon"]), {}).setdefault(r["model"], []).append(r)
-        for (dataset, horizon), by_model in sorted(cells.items()):
-            means = {m: statistics.mean(r["mse"] for r in runs) for m, runs in by_model.items()}
-            other = min(means[m] for m in SUITE_MODELS[1:] if m in means)
-            ratio = means["xctformer"] / other
-            ratios.append(ratio)
-            family = dataset.removeprefix(PREFIX)
-            role = "chosen on" if family in CHOSEN_ON else "held out" if family in FAMILIES else "earlier choice"
-            floors = [r["noise_floor"] for runs in by_model.values() for r in runs if r.get("noise_floor") is not None]
-            shown = [_mean_sd([r["mse"] for r in by_model[m]]) for m in SUITE_MODELS]
-            floor = f"{statistics.mean(floors):.3f}" if floors else "-"
-            lines.append([f"`{dataset}`", role, str(horizon), *shown, floor, f"{ratio:.2f}"])
-        first = records[0]
-        sources.append(
-            f"`{path.relative_to(root).as_posix()}` (commit {first['git_commit'][:7]}, {first['device']['cpu']}; "
-            f"`{first['command']}`)"
-        )
-    header = ["dataset", "decoder", "horizon", *(f"`{m}`" for m in SUITE_MODELS), "noise floor", "ratio"]
-    wins = sum(r <= 1 for r in ratios)
-    geometric = math.exp(statistics.mean(math.log(r) for r in ratios))
-    source = (
-        f"\nMSE on the test split, mean ± sd over seeds 2021-2023, every model with `xct-bench`'s defaults and the "
-        f"same covariates; ratio: XCTFormer's mean over the better mean of TiDE and TSMixer. XCTFormer is no worse "
-        f"in {wins} of {len(ratios)} cells; the geometric mean of the ratio is {geometric:.2f}. Records: "
-        f"{'; '.join(sources)}.\n"
-    )
-    return compact_table(header, lines) + source

@@ -21,7 +21,7 @@ os.environ["TRITON_INTERPRET"] = "0"  # compiled binaries, not the interpreter
 
 import triton  # noqa: E402
 
-from benchmarks.measure.kernel_build import H100_SHARED_BYTES, compile_kernels  # noqa: E402
+from benchmarks.measure.kernel_build import H100_SHARED_BYTES, compile_kernels, distinct_kernels  # noqa: E402
 from benchmarks.measure.networks import KERNEL_NETWORKS, PRESETS, build  # noqa: E402
 from xct_estimators.bench.provenance import provenance  # noqa: E402
 from xct_estimators.nn import triton_crab  # noqa: E402
@@ -56,8 +56,8 @@ def report(rows: list[dict], source: dict) -> str:
         "",
         "registers / bytes spilled to the stack per thread; shared KiB per program (* does not launch on an H100).",
         "",
-        "| network | head width | tile (queries x keys) | warps | stages | " + " | ".join(triton_crab._RAW) + " |",
-        "|---|---|---|---|---|" + "---|" * len(triton_crab._RAW),
+        "| network | head width | tile (queries x keys) | warps | stages | " + " | ".join(distinct_kernels()) + " |",
+        "|---|---|---|---|---|" + "---|" * len(distinct_kernels()),
     ]
     groups: dict[tuple, list[dict]] = {}
     for row in rows:

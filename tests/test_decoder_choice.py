@@ -1,5 +1,6 @@
-"""``benchmarks/decoder_choice.py``: every candidate takes the package decoder's place, starts from
-the paper's forecast, and reads what it claims to read; the script resumes its rows."""
+"""``benchmarks/decoder_choice.py`` and its candidates (``benchmarks/measure/decoders.py``): every
+candidate takes the package decoder's place, starts from the paper's forecast, and reads what it
+claims to read; the script resumes its rows."""
 
 import json
 
@@ -31,9 +32,11 @@ def test_every_candidate_starts_from_the_forecast_without_covariates(name, monke
     assert sum(p.numel() for p in candidate.known_future.parameters()) > 0
 
 
-def test_the_tide_candidate_reads_every_step_of_window_and_horizon(benchmark_script):
+def test_the_tide_candidate_reads_every_step_of_window_and_horizon():
+    from benchmarks.measure.decoders import Tide
+
     torch.manual_seed(0)
-    decoder = benchmark_script("decoder_choice").Tide(2, 8, SEQ_LEN, FUTURE, HORIZON, HORIZON, CHANNELS).eval()
+    decoder = Tide(2, 8, SEQ_LEN, FUTURE, HORIZON, HORIZON, CHANNELS).eval()
     for parameter in decoder.parameters():  # trained weights, not the zero start
         torch.nn.init.normal_(parameter, std=0.3)
     channels, known = torch.randn(1, CHANNELS, 16), torch.randn(1, SEQ_LEN + HORIZON, FUTURE)
@@ -80,7 +83,9 @@ def test_a_rerun_resumes_and_the_table_reads_the_rows(benchmark_script, monkeypa
     assert sorted((r["decoder"], r["seed"]) for r in rows) == sorted(
         (d, s) for d in ("filters", "tide") for s in script.SEEDS
     )
-    table = script.table(tmp_path / "results", tmp_path)
+    from benchmarks.measure.covariate_tables import table
+
+    table = table(tmp_path / "results", tmp_path)
     assert "| `known-lagged` | 0.120 ± 0.010 | 0.120 ± 0.010 | 0.050 |" in table
 
 

@@ -238,7 +238,8 @@ def test_hidden_passes_take_each_points_error_from_the_pass_that_hid_it(filling_
     steps, channels = np.meshgrid(np.arange(120), np.arange(3), indexing="ij")
     for t, c in [(0, 0), (10, 2), (61, 1), (119, 0)]:
         hidden = ((steps + channels) % 3 == (t + c) % 3) & ~np.isnan(values)  # the pass that hides (t, c)
-        alone = filling_engine.reconstruct(np.where(hidden, np.nan, values))
+        masked = filling_engine.check_values(np.where(hidden, np.nan, values), fitting=False)
+        alone = filling_engine._reconstruct_checked(masked, skip_heads=True)
         assert errors[t, c] == pytest.approx((alone[t, c] - values[t, c]) ** 2, rel=1e-5)
     assert not np.allclose(errors, filling_engine.score(values), equal_nan=True)  # not the seen-point error
 
@@ -270,9 +271,9 @@ def test_hidden_passes_without_mask_rate_warn_that_the_network_never_learned_to_
 
 
 def test_scores_on_clean_data_show_no_pattern_by_place_in_the_window():
-    """Averaged plainly, the steps at a window's start (seen from one side only in that window)
-    score about a fifth higher than the rest on clean data, and get flagged more; each step is
-    judged where its windows surround it instead."""
+    """Averaged plainly, the steps at a window's start (in one patch only: the tokenizer pads the
+    end) score about a fifth higher than the rest on clean data, and get flagged more; each step is
+    read where two patches see it instead."""
     rng = np.random.default_rng(0)
     t = np.arange(3000)
     values = np.stack([np.sin(t / (5 + i)) + 0.5 * np.sin(t / (17 + 3 * i)) for i in range(4)], 1)
@@ -282,4 +283,4 @@ def test_scores_on_clean_data_show_no_pattern_by_place_in_the_window():
     engine.fit(values[:2000])
     errors = engine.score(values[2000:]).mean(axis=1)
     place = np.arange(len(errors)) % engine.window_stride  # windows start every stride from the first step
-    assert errors[place < 4].mean() / errors[place >= 4].mean() < 1.12
+    assert 0.8 < errors[place < 4].mean() / errors[place >= 4].mean() < 1.12

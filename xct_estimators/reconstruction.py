@@ -75,7 +75,8 @@ TRAINING_PARAMETERS = {h.name: h for h in (
        "``K``-th step of a channel (:meth:`ReconstructionEngine.score`): a reconstruction cannot copy an anomaly it "
        "does not see. ``K`` times the scoring work; give ``mask_rate`` too, so that the network learns to fill."),
     _H("window_stride", None, "int or None", "Step between inference windows; overlapping reconstructions are "
-       "averaged. ``None``: ``window_length // 2``."),
+       "averaged (anomaly scores: each step where two patches see it, not in a window's first ``stride`` steps). "
+       "``None``: ``(window_length - stride) // 2``, two such windows per step."),
     _H("train_stride", 1, "int", "Step between training (and validation) windows."),
     _H("random_state", None, "int or None", "Seed for weights, training order and masks."),
     _H("accelerator", "auto", "str", 'Lightning accelerator: ``"auto"``, ``"cpu"`` or ``"gpu"``.'),
@@ -157,7 +158,7 @@ class ReconstructionEngine(ReconstructionInference):
                     "'cuda:1', 'mps'."
                 ) from None
         if self.window_stride is None:
-            self.window_stride = max(self.window_length // 2, 1)
+            self.window_stride = max((self.window_length - self.stride) // 2, 1)
         self.pl_trainer_kwargs = dict(self.pl_trainer_kwargs or {})
         self.trained_on: Optional[str] = None  # the device Lightning trained on (rank 0's)
         self.module: Optional[_ReconstructionModule] = None
@@ -183,7 +184,9 @@ class ReconstructionEngine(ReconstructionInference):
         if self.patience is not None and not is_positive_int(self.patience):
             raise ValueError(f"patience must be a positive integer or None, got {self.patience!r}.")
         if stride is not None and not is_positive_int(stride):
-            raise ValueError(f"window_stride must be None (window_length // 2) or a positive integer, got {stride!r}.")
+            raise ValueError(
+                f"window_stride must be None ((window_length - stride) // 2) or a positive integer, got {stride!r}."
+            )
         if stride is not None and stride > length:
             raise ValueError(
                 f"window_stride={stride} exceeds window_length={length}: points between "

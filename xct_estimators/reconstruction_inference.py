@@ -36,7 +36,7 @@ def _available(device: torch.device) -> bool:
 
 class ReconstructionInference:
     """What a fitted engine does: reconstruct windows and series, score them, export the network.
-    Reads the engine's ``module``, ``window_length``, ``window_stride``, ``n_channels``,
+    Reads the engine's ``module``, ``window_length``, ``window_stride``, ``stride``, ``n_channels``,
     ``batch_size``, ``context``, ``compile``, ``inference_device`` and ``trained_on``."""
 
     def _net_on_device(self) -> tuple[_ReconstructionModule, torch.device]:
@@ -92,10 +92,10 @@ class ReconstructionInference:
             raise NotFittedError("The engine has not been fitted yet: call fit() first.")
         return self._reconstruct_checked(self.check_values(values, fitting=False))
 
-    def _reconstruct_checked(self, values: np.ndarray, central: bool = False) -> np.ndarray:
+    def _reconstruct_checked(self, values: np.ndarray, skip_heads: bool = False) -> np.ndarray:
         missing = self.window_length - len(values)
         if missing <= 0:
-            return self._reconstruct(values, central)
+            return self._reconstruct(values, skip_heads)
         warnings.warn(
             f"The series has {len(values)} time steps, fewer than window_length={self.window_length}: "
             f"it was reconstructed as the continuation of the training series (its last {missing} "
@@ -104,13 +104,14 @@ class ReconstructionInference:
             stacklevel=3,
         )
         padded = np.concatenate([self.context[len(self.context) - missing :], values])
-        return self._reconstruct(padded, central)[missing:]
+        return self._reconstruct(padded, skip_heads)[missing:]
 
     @torch.inference_mode()
-    def _reconstruct(self, values: np.ndarray, central: bool = False) -> np.ndarray:
-        """Overlapping windows' outputs averaged; ``central``: weighted by each step's place in its
-        window (a triangle, highest mid-window), so a step is read where its window surrounds it
-        rather than at a window's edge, where the network sees one side of it only."""
+    def _reconstruct(self, values: np.ndarray, skip_heads: bool = False) -> np.ndarray:
+        """Overlapping windows' outputs averaged; ``skip_heads`` (scoring): each step read where two patches see it: the
+        tokenizer pads a window's end, so its first ``stride`` steps are in one patch only and come
+        out several times worse (false alarms at every window's start). Those steps count only
+        where no other window has them (the series' first)."""
         module, device = self._net_on_device()
         length = self.window_length
         starts = self.window_starts(len(values))
@@ -120,7 +121,7 @@ class ReconstructionInference:
         observed = torch.from_numpy(~np.isnan(values)).to(device)
         offsets = torch.arange(length, device=device)
         batch = memory.inference_batch_size(module.net.config, self.batch_size)
-        weight = torch.minimum(offsets + 1, length - offsets).double() if central else torch.ones(length).double()
+        weight = torch.where(offsets < self.stride, 1e-6 if skip_heads else 1.0, 1.0).double()
         ones = weight.to(device).repeat(batch)[:, None]
         for i in range(0, len(starts), batch):
             chunk = starts[i : i + batch]
@@ -158,9 +159,7 @@ class ReconstructionInference:
         return path
 
     def score(self, values: np.ndarray, hidden_passes: Optional[int] = None) -> np.ndarray:
-        """Per-point squared reconstruction error, (time, channels); NaN where unobserved. Each step
-        is judged where its windows surround it (their outputs weighted by the step's place in each,
-        highest mid-window): at a window's edge the network sees one side of a step only.
+        """Per-point squared reconstruction error, (time, channels); NaN where unobserved.
 
         ``hidden_passes=K`` (an integer >= 2) judges each point by what its context says it should
         be: K reconstructions, each hiding every K-th point of each channel (shifted by one step per
@@ -172,8 +171,8 @@ class ReconstructionInference:
             raise NotFittedError("The engine has not been fitted yet: call fit() first.")
         check_hidden_passes(hidden_passes)
         values = self.check_values(values, fitting=False)
-        if hidden_passes is None:  # a step's error where its window surrounds it: no alarm at a window's edge
-            return (self._reconstruct_checked(values, central=True) - values) ** 2
+        if hidden_passes is None:
+            return (self._reconstruct_checked(values, skip_heads=True) - values) ** 2
         if self.mask_rate is None:
             warnings.warn(
                 "hidden_passes with an engine trained without mask_rate: the network never learned to fill hidden "
@@ -186,7 +185,7 @@ class ReconstructionInference:
         errors = np.full(values.shape, np.nan, dtype=np.float32)
         for k in range(hidden_passes):
             hidden = (phase == k) & ~np.isnan(values)
-            reconstruction = self._reconstruct_checked(np.where(hidden, np.nan, values), central=True)
+            reconstruction = self._reconstruct_checked(np.where(hidden, np.nan, values), skip_heads=True)
             errors[hidden] = ((reconstruction - values) ** 2)[hidden]
         return errors
 

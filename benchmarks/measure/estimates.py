@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from xct_estimators.bench.catalog import ETT_KINDS
-from xct_estimators.bench.datasets import split_borders
 from xct_estimators.bench.detect.protocol import tslib_windows
 from xct_estimators.bench.models import preset_name
+from xct_estimators.bench.splits import split_borders
 from xct_estimators.bench.tasks import TASKS
 from xct_estimators.nn.presets import COMMAND_TASKS, TASK_SEQ_LEN, get_preset
 

@@ -57,6 +57,18 @@ def _resources(cubin: bytes) -> tuple[int, int]:
     return int(registers.group(1)), int(stack.group(1))
 
 
+def distinct_kernels() -> dict:
+    """CRAB's kernels by name, each once: two tuned launchers may share one kernel (the backward with
+    and without the mask's gradient), and a compilation is per kernel."""
+    from xct_estimators.nn import triton_crab
+
+    kernels: dict = {}
+    for name, kernel in triton_crab._RAW.items():
+        if kernel not in kernels.values():
+            kernels[name] = kernel
+    return kernels
+
+
 def compile_kernels(
     dtype: str,
     head_width: int,
@@ -81,7 +93,7 @@ def compile_kernels(
     tiles["PRECISION"] = "tf32" if dtype == "fp32" else "ieee"
     flags = dict(HAS_MASK=masked, MASK_GRAD=masked, CLIPPED=clipped, DROPOUT=dropout)
     builds = []
-    for name, kernel in triton_crab._RAW.items():
+    for name, kernel in distinct_kernels().items():
         fixed = {n: v for n, v in {**tiles, **flags}.items() if n in kernel.arg_names}
         if not fixed.get("HAS_MASK", True):
             fixed.update({name: None for name in ("Mask", "GM") if name in kernel.arg_names})

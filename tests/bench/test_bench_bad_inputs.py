@@ -376,8 +376,8 @@ def test_a_csv_too_short_names_the_split_and_the_rows_it_needs(tmp_path, capsys)
 
 
 def test_rows_needed_is_the_fewest_rows_that_hold_every_window():
-    from xct_estimators.bench.datasets import rows_needed, split_borders
     from xct_estimators.bench.forecast.protocol import expected_windows
+    from xct_estimators.bench.splits import rows_needed, split_borders
 
     for seq_len, horizon in ((48, 96), (24, 24), (96, 720)):
         needed = rows_needed("ratio", seq_len, horizon)

@@ -9,9 +9,9 @@ from xct_estimators.bench.datasets import (
     load_anomaly_dataset,
     load_forecast_dataset,
     resolve_data_dir,
-    split_borders,
 )
 from xct_estimators.bench.forecast.protocol import expected_windows
+from xct_estimators.bench.splits import split_borders
 
 # The repository's sibling ../shared/data, or wherever XCT_DATA_DIR points.
 SHARED_DATA = Path(os.environ.get("XCT_DATA_DIR") or Path(__file__).resolve().parents[3] / "shared" / "data")

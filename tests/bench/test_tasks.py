@@ -92,7 +92,8 @@ def test_detect_runs_both_protocols_for_every_model_and_resumes(monkeypatch, tmp
         assert r.auc_pr > 0.2, r  # base rate 20 / 600 = 0.033
     tslib = records[0]
     assert tslib.n_windows == 600 - 32 + 1 and tslib.n_train_windows == 600 - 32 + 1
-    assert records[1].n_windows == len(range(0, 600 - 32 + 1, 16)) + 1  # stride 16, and one ending at the end
+    window_stride = (32 - records[1].settings["stride"]) // 2  # each step where two patches see it
+    assert records[1].n_windows == len(range(0, 600 - 32 + 1, window_stride)) + 1  # and one ending at the end
     assert tslib.settings["patience"] == PAPER_PATIENCE and tslib.settings["window_length"] == 32
     assert main([*argv, "--resume"]) == 0
     assert len(ResultStore(tmp_path).records()) == 6

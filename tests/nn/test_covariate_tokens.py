@@ -94,7 +94,7 @@ def test_the_decoder_reads_the_future_covariates_as_given_over_window_and_horizo
     x, future = torch.randn(1, 32, 3), torch.randn(1, 8, 1)
     with torch.no_grad():
         model(x, future=future)
-    ((_, known, mean, std),) = seen
+    ((_, known, mean, std, _static),) = seen
     torch.testing.assert_close(known, torch.cat([x[..., 2:], future], dim=1))
     torch.testing.assert_close(mean, x[..., :2].mean(dim=1, keepdim=True))
     assert std.shape == (1, 1, 2)

@@ -122,8 +122,10 @@ def test_a_network_with_future_covariates_starts_from_the_papers_forecast():
     assert net.known_future.decode.skip.weight.grad.abs().sum() > 0  # and training moves it off zero
 
 
-def test_an_additive_lagged_effect_is_learned_as_well_as_by_the_decoder_of_0_1_0(benchmark_script):
+def test_an_additive_lagged_effect_is_learned_as_well_as_by_the_decoder_of_0_1_0():
+    from benchmarks.measure.decoders import Filters  # the decoder of 0.1.0, kept in the lab
+
     three_steps_later = lambda x: 0.8 * torch.roll(x, 3, dims=1)  # noqa: E731
     new = fitted_error(three_steps_later, lag=3)
-    old = fitted_error(three_steps_later, lag=3, decoder_class=benchmark_script("decoder_choice").Filters)
+    old = fitted_error(three_steps_later, lag=3, decoder_class=Filters)
     assert new < 0.05 and new <= old

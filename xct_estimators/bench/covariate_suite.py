@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
+from .splits import split_borders
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -270,8 +272,6 @@ def noise_floor(members: list[Generated], seq_len: int, horizon: int) -> float:
     """The MSE of :func:`oracle_forecasts` on the benchmark's test windows (70/10/20 split per
     series, each target standardised with its training split, windows of stride 1, MSE per window
     averaged over windows and over a panel's series), the lowest a model can expect."""
-    from .datasets import split_borders
-
     per_member = []
     for member in members:
         splits = split_borders(len(member.frame), "ratio", seq_len)

@@ -122,4 +122,4 @@ def in_fitted_order(X: pd.DataFrame, fitted: list, who: str) -> pd.DataFrame:
             f"{unexpected}): each column is read by its name, so pass the same columns (any order) or fit again."
         )
     by_name = {str(c): c for c in columns}  # labels compared as text: 0 and "0" are one column
-    return X[[by_name[str(c)] for c in fitted]]
+    return X[[by_name[str(c)] for c in fitted]].set_axis(list(fitted), axis=1)  # joins with fit's X by label

@@ -24,11 +24,12 @@ from ...nn.presets import get_preset
 from .. import paper
 from ..catalog import BASELINE_SETTINGS, COVARIATE_SUITE, MODELS, NAIVE, NEURALFORECAST_SETTINGS
 from ..covariate_suite import make_family, noise_floor
-from ..datasets import ForecastDataset, split_borders
+from ..datasets import ForecastDataset
 from ..models import ABLATION_MODELS, ABLATIONS, preset_name, timed_fit, without_later_defaults
 from ..provenance import run_fields, timestamp
 from ..results import identity
 from ..runs import plain_settings
+from ..splits import split_borders
 from .record import ForecastRecord
 from .settings import ForecastSettings
 
@@ -367,8 +368,9 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
     from functools import partial
 
     from ..backends import Job
-    from ..datasets import check_rows, dataset_fingerprint, load_forecast_dataset
+    from ..datasets import dataset_fingerprint, load_forecast_dataset
     from ..forecast_plots import save_example
+    from ..splits import check_rows
 
     horizons = settings.horizons or (list(paper.HORIZONS) if settings.full else [96])
     output = Path(settings.output)
