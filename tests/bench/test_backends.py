@@ -69,7 +69,7 @@ def test_a_failing_ray_task_is_reported_and_the_others_finish(small_csv, tmp_pat
     # horizon 400 is longer than the splits allow. The driver's checks before planning are skipped
     # here, so the two runs reach their tasks, whose own check (in a fresh process) fails them.
     monkeypatch.setattr(forecast_module, "check_split_lengths", lambda *args, **kwargs: None)
-    monkeypatch.setattr("xct_estimators.bench.datasets.check_rows", lambda *args, **kwargs: None)
+    monkeypatch.setattr("xct_estimators.bench.splits.check_rows", lambda *args, **kwargs: None)
     assert main(_argv(small_csv, out, "8,400", "--backend", "ray")) == 1
     text = capsys.readouterr().out
     assert text.count("FAILED") == 2 and "fewer than look-back" in text
