@@ -108,10 +108,10 @@ class ReconstructionInference:
 
     @torch.inference_mode()
     def _reconstruct(self, values: np.ndarray, skip_heads: bool = False) -> np.ndarray:
-        """Overlapping windows' outputs averaged; ``skip_heads`` (scoring): each step read where two patches see it: the
-        tokenizer pads a window's end, so its first ``stride`` steps are in one patch only and come
-        out several times worse (false alarms at every window's start). Those steps count only
-        where no other window has them (the series' first)."""
+        """Overlapping windows' outputs averaged. ``skip_heads`` (scoring): the tokenizer pads a
+        window's end, so its first ``stride`` steps are in one patch only and come out several times
+        worse (false alarms at every window's start); they count only where no other window has
+        them (the series' first steps)."""
         module, device = self._net_on_device()
         length = self.window_length
         starts = self.window_starts(len(values))
