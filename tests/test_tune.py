@@ -189,3 +189,46 @@ def test_the_default_sampler_draws_per_trial_so_continued_studies_and_workers_dr
     again = optuna.create_study(sampler=trial_seeded_tpe(2021))
     again.optimize(objective, n_trials=4)
     assert [t.params["x"] for t in again.trials] == drawn  # a start-up trial k draws from (seed, k) alone
+
+
+def test_a_look_back_search_adds_the_input_and_patch_lengths_for_forecasting_only():
+    space = tune.search_space("forecast", "ETTh1", look_backs=[720, 96, 336])
+    assert space["input_chunk_length"] == {"choices": [96, 336, 720]}
+    assert space["patch_len"] == {"choices": [16, 24, 32, 48]}
+    assert tune.search_space("forecast", "ETTh1", look_backs=[20])["patch_len"] == {"choices": [16]}
+    assert "input_chunk_length" not in tune.search_space("forecast", "ETTh1")  # the paper's 96
+    with pytest.raises(ValueError, match="look-back search is for forecasting"):
+        tune.search_space("impute", "ETTh1", look_backs=[96])
+
+
+def test_every_look_back_is_scored_on_the_same_validation_targets(monkeypatch):
+    seen = []
+    fit = XCTFormerModel.fit
+
+    def recording_fit(self, series, *args, val_series=None, **kwargs):
+        length = self.model_params["input_chunk_length"]
+        seen.append((length, [s.time_index[length] for s in val_series], [len(s) for s in val_series]))
+        return fit(self, series, *args, val_series=val_series, **kwargs)
+
+    monkeypatch.setattr(XCTFormerModel, "fit", recording_fit)
+    series = TimeSeries.from_values(_values())
+    grid = optuna.samplers.GridSampler({"input_chunk_length": [16, 32], "patch_len": [16], "d_model": [4]})
+    tune.search(
+        series, "forecast", space={"d_model": {"choices": [4]}}, look_backs=[16, 32],
+        fixed={k: v for k, v in TINY_FORECAST.items() if k != "input_chunk_length"}, output_chunk_length=8,
+        n_trials=2, sampler=grid, accelerator="cpu",
+    )  # fmt: skip
+    assert sorted(length for length, _, _ in seen) == [16, 32]
+    first_targets = {tuple(targets) for _, targets, _ in seen}
+    assert len(first_targets) == 1  # both trials score the validation split's first target onwards
+    assert {n - length for length, _, (n,) in seen} == {80}  # the last 20 % of the 400 steps, after each input
+    assert first_targets == {(series.time_index[400 - 80],)}
+
+
+def test_a_look_back_longer_than_the_validation_data_is_refused_before_training():
+    series = TimeSeries.from_values(_values())
+    with pytest.raises(ValueError, match=r"val_series has a series of 50 steps, fewer than the longest input length 64"):
+        tune.search(
+            series[:350], "forecast", val_series=series[350:], space={"d_model": {"choices": [4]}},
+            look_backs=[32, 64], fixed={"n_epochs": 1}, output_chunk_length=8, n_trials=1, accelerator="cpu",
+        )  # fmt: skip

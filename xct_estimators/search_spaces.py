@@ -3,6 +3,7 @@ estimator parameters."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Optional
 
 from .nn.hyperparameters import DECOP_CHANNEL_THRESHOLD
@@ -21,9 +22,19 @@ _SHARED_SPACE = {
     "e_layers": {"low": 1, "high": 3, "step": 1},
 }
 _DECOP_SPACE = {"decop_k": {"low": 64, "high": 256, "step": 64}}
+#: The input lengths a look-back search tries (TSLib's and the LTSF papers' usual set).
+LOOK_BACKS = (96, 192, 336, 512, 720)
+#: Patch lengths searched with the look-back (stride half of it): a longer look-back can keep its
+#: token count, and CRAB's cost in its square, by a longer patch.
+LOOK_BACK_PATCH_LENS = (16, 24, 32, 48)
 
 
-def search_space(task: str, dataset: Optional[str] = None, n_channels: Optional[int] = None) -> dict[str, dict]:
+def search_space(
+    task: str,
+    dataset: Optional[str] = None,
+    n_channels: Optional[int] = None,
+    look_backs: Optional[Sequence[int]] = None,
+) -> dict[str, dict]:
     """The paper's search space for ``task`` ("forecast", "impute", "detect") and ``dataset``.
 
     ``dataset`` picks the group (ETTh1/ETTh2 forecasting: d_model 4-64 step 2 with dropout and
@@ -31,6 +42,10 @@ def search_space(task: str, dataset: Optional[str] = None, n_channels: Optional[
     imputation: d_model 32-256 step 32 and patch_len in {16, 64, 128}). DeCoP's k (64-256 step
     64) is searched for ECL and Traffic, or for any data with more than 60 channels
     (``n_channels``). stride = patch_len / 2 and d_ff = 2 d_model are fixed, as in the paper.
+
+    ``look_backs`` (forecasting; e.g. :data:`LOOK_BACKS`) goes beyond the paper, whose input length
+    is 96: the input length is searched among them, and the patch length with it among
+    :data:`LOOK_BACK_PATCH_LENS`.
     """
     check_task(task)
     space = {name: dict(spec) for name, spec in _SHARED_SPACE.items()}
@@ -46,7 +61,30 @@ def search_space(task: str, dataset: Optional[str] = None, n_channels: Optional[
     channels = (n_channels, known_channels(dataset) if dataset else None)
     if task != "detect" and any(c is not None and c > DECOP_CHANNEL_THRESHOLD for c in channels):
         space.update({name: dict(spec) for name, spec in _DECOP_SPACE.items()})
+    if look_backs:
+        space.update(look_back_space(task, look_backs))
     return space
+
+
+def look_back_space(task: str, look_backs: Sequence[int]) -> dict[str, dict]:
+    """The entries that search the input length among ``look_backs``, and the patch length with it."""
+    if task != "forecast":
+        raise ValueError(f"A look-back search is for forecasting; {task!r} windows have the paper's fixed length.")
+    lengths = sorted({int(length) for length in look_backs})
+    if not lengths or lengths[0] < 1:
+        usual = ", ".join(map(str, LOOK_BACKS))
+        raise ValueError(f"Look-backs must be positive input lengths, e.g. {usual}; got {list(look_backs)}.")
+    patch_lens = [p for p in LOOK_BACK_PATCH_LENS if p <= lengths[0]] or [lengths[0]]
+    return {"input_chunk_length": {"choices": lengths}, "patch_len": {"choices": patch_lens}}
+
+
+def longest_look_back(space: dict[str, dict], fixed: int) -> int:
+    """The longest input length a trial of ``space`` may read (``fixed`` where it is not searched):
+    validation data starts that far before its first target, so every trial scores the same targets."""
+    spec = space.get("input_chunk_length")
+    if spec is None:
+        return fixed
+    return int(max(spec["choices"]) if "choices" in spec else spec["high"])
 
 
 def check_task(task: str) -> None:

@@ -19,6 +19,7 @@ import json
 import math
 import os
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -33,7 +34,16 @@ from .nn.presets import (
     PAPER_PATIENCE,
     PAPER_SEED,
 )
-from .search_spaces import base_params, check_space, check_task, derived_params, search_space, suggest
+from .search_spaces import (
+    base_params,
+    check_space,
+    check_task,
+    derived_params,
+    longest_look_back,
+    look_back_space,
+    search_space,
+    suggest,
+)
 
 #: Share of the training data held out for validation when none is given.
 VALIDATION_FRACTION = 0.2
@@ -101,26 +111,39 @@ def _feasibility(task: str, params: dict[str, Any], n_channels: int, out_len: in
 
 
 class _Data:
-    """The training and validation data of a search, checked once."""
+    """The training and validation data of a search, checked once.
 
-    def __init__(self, task: str, series, val_series, params: dict[str, Any], output_chunk_length: int):
+    Forecasting validation data holds ``look_back`` steps (the longest input length a trial may
+    read) before its first target; a trial with a shorter input drops the steps it does not read
+    (:meth:`val_for`), so every trial is scored on the same targets.
+    """
+
+    def __init__(self, task: str, series, val_series, params: dict[str, Any], output_chunk_length: int, look_back: int):
+        self.look_back = look_back
         if task == "forecast":
             from ._series_checks import as_list
 
             train = as_list(series)
             if val_series is None:
-                train, val = zip(*(_split_series(s, params["input_chunk_length"]) for s in train), strict=True)
+                train, val = zip(*(_split_series(s, look_back) for s in train), strict=True)
                 train, val = list(train), list(val)
             else:
                 val = as_list(val_series)
             self.train, self.val = train, val
             self.n_channels = train[0].n_components
             self.out_len = output_chunk_length
+            _check_lengths(train, val, look_back, output_chunk_length)
         else:
             self.train = _values(series)
             self.val = None if val_series is None else _values(val_series)
             self.n_channels = self.train.shape[1]
             self.out_len = params["window_length"]
+
+    def val_for(self, input_chunk_length: int):
+        """The validation series a trial with ``input_chunk_length`` reads: the same targets for every trial."""
+        if self.val is None or input_chunk_length == self.look_back:
+            return self.val
+        return [series[self.look_back - input_chunk_length :] for series in self.val]
 
     def fingerprint(self) -> str:
         """sha256 (16 hex digits) of the training and validation values: a study's data."""
@@ -128,6 +151,28 @@ class _Data:
         for part in (*_as_parts(self.train), *_as_parts(self.val)):
             digest.update(np.ascontiguousarray(_values(part), dtype=np.float64).tobytes())
         return digest.hexdigest()[:16]
+
+
+def _check_lengths(train: list, val: list, look_back: int, output_chunk_length: int) -> None:
+    """Refuse, before any trial, series too short for one window of the longest input length."""
+    needed = look_back + output_chunk_length
+    for what, parts in (("series", train), ("val_series", val)):
+        for part in parts:
+            if len(part) < needed:
+                where = " (its first look_back steps are input only)" if what == "val_series" else ""
+                raise ValueError(
+                    f"{what} has a series of {len(part)} steps, fewer than the longest input length {look_back} + "
+                    f"output_chunk_length {output_chunk_length} = {needed}{where}. Give longer series or search "
+                    "shorter look-backs."
+                )
+
+
+def _n_channels(task: str, series) -> int:
+    if task == "forecast":
+        from ._series_checks import as_list
+
+        return as_list(series)[0].n_components
+    return _values(series).shape[1]
 
 
 def _as_parts(data) -> list:
@@ -166,7 +211,7 @@ def _fit_trial(task: str, data: _Data, params: dict, callback: PruningCallback, 
             **extra,
         )
         with quiet_lightning():
-            model.fit(data.train, val_series=data.val, verbose=False)
+            model.fit(data.train, val_series=data.val_for(params["input_chunk_length"]), verbose=False)
         return
     from .reconstruction import ReconstructionEngine
 
@@ -206,6 +251,7 @@ def search(
     n_trials: Optional[int] = 20,
     timeout: Optional[float] = None,
     output_chunk_length: int = 96,
+    look_backs: Optional[Sequence[int]] = None,
     mask_rate: float = 0.25,
     storage: Union[str, Any, None] = None,
     study_name: Optional[str] = None,
@@ -244,6 +290,12 @@ def search(
         or interrupted trial does not) or after ``timeout`` seconds.
     output_chunk_length
         Forecasting horizon of the trials. Default: ``96``.
+    look_backs
+        Forecasting: search the input length among these (e.g. ``LOOK_BACKS``: 96, 192, 336, 512,
+        720) and the patch length with it (:func:`~xct_estimators.search_spaces.look_back_space`).
+        ``val_series``, if given, then holds the longest look-back before its first target; each
+        trial drops the steps it does not read, so all are scored on the same targets. Default: the
+        paper's input length.
     mask_rate
         Imputation: share of points hidden in training and validation windows. Default: ``0.25``.
     storage
@@ -273,9 +325,12 @@ def search(
     check_task(task)
     params = {**base_params(task, dataset), **(fixed or {})}
     extra = {k: v for k, v in _reconstruction_training(task, mask_rate).items() if k not in params}
-    data = _Data(task, series, val_series, params, output_chunk_length)
-    space = check_space(space if space is not None else search_space(task, dataset, data.n_channels))
+    space = check_space(space if space is not None else search_space(task, dataset, _n_channels(task, series)))
+    if look_backs:
+        space.update(look_back_space(task, look_backs))
     space = {name: spec for name, spec in space.items() if name not in (fixed or {})}  # fixed wins
+    look_back = longest_look_back(space, params.get("input_chunk_length", 0))
+    data = _Data(task, series, val_series, params, output_chunk_length, look_back)
     context = {"task": task, "dataset": dataset, "data_sha256": data.fingerprint(), "fixed": params, "extra": extra}
     context["space"] = space
     if task == "forecast":

@@ -148,3 +148,28 @@ def test_a_study_name_on_an_edited_csv_is_refused_naming_the_data(small_csv, tmp
     assert main(_argv(csv, space, out, 2, "--study-name", "mine")) == 2
     err = capsys.readouterr().err
     assert "Study 'mine' was started with other settings (data_sha256: " in err and "Give another study name" in err
+
+
+def test_a_look_back_search_on_the_paper_splits(small_csv, tmp_path):
+    csv, space = small_csv
+    out = tmp_path / "out"
+    assert main(_argv(csv, space, out, 2, "--look-backs", "48,24")) == 0
+    result = json.loads((out / "tune_xctformer-forecast-small-H24.json").read_text())
+    assert result["space"]["input_chunk_length"] == {"choices": [24, 48]}
+    assert result["best_params"]["input_chunk_length"] in (24, 48)
+    assert result["best_params"]["stride"] == result["best_params"]["patch_len"] // 2
+
+
+@pytest.mark.parametrize(
+    "extra, fragment",
+    [(["--task", "impute", "--look-backs", "96"], "--look-backs: a look-back search is for forecasting"),
+     (["--space", "SPACE"], "searches input_chunk_length: give the input lengths with --look-backs")],
+)  # fmt: skip
+def test_look_backs_are_refused_where_they_cannot_apply(tmp_path, capsys, extra, fragment):
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps({"input_chunk_length": {"choices": [96, 192]}}))
+    out = tmp_path / "tune"
+    argv = ["tune", "--trials", "1", "--output", str(out), *[str(space) if a == "SPACE" else a for a in extra]]
+    assert main(argv) == 2
+    assert fragment in capsys.readouterr().err
+    assert not out.exists()

@@ -205,6 +205,12 @@ class TuneSettings(TrainingSettings, CommonSettings):
     trials: int = option(20, "trials in the study, all workers together", type=positive_int)
     timeout: Optional[float] = option(help="stop this worker after S seconds", type=positive_float, shown="no limit")
     horizon: int = option(96, "forecast: horizon", type=positive_int)
+    look_backs: Optional[list[int]] = option(
+        help="forecast: search the input length among these, e.g. 96,192,336,512,720, and the patch length with "
+        "it; validation starts the longest before its first target, so every trial scores the same targets",
+        type=csv_positive_ints,
+        shown="the paper's 96, not searched",
+    )
     mask_rate: float = option(0.25, "impute: mask rate", type=mask_rate)
     storage: Optional[str] = option(
         help="Optuna RDB URL (sqlite:///..., postgresql://...) or journal file path", shown="OUTPUT/optuna.journal"

@@ -50,8 +50,16 @@ def check_tune_options(args: TuneSettings) -> None:
             f"--train-stride {args.train_stride}: forecasting trials train on every window (Darts' samples); the "
             "stride applies to --task impute and detect. Leave it out, or shorten training with --epochs."
         )
-    if args.space:
-        _read_space(args.space)
+    if args.look_backs and args.task != "forecast":
+        raise ValueError(
+            f"--look-backs: a look-back search is for forecasting; --task {args.task} windows have the "
+            "paper's length. Leave --look-backs out."
+        )
+    if args.space and "input_chunk_length" in _read_space(args.space):
+        raise ValueError(
+            f"--space {args.space} searches input_chunk_length: give the input lengths with --look-backs instead "
+            "(validation then starts the longest one before its first target, as every trial needs)."
+        )
 
 
 def run_tune(args: TuneSettings) -> int:
@@ -66,7 +74,9 @@ def run_tune(args: TuneSettings) -> int:
     print(f"study {name!r} in {storage} ({args.trials} trials in all workers)", flush=True)
     start = time.perf_counter()
     what = dict(val_series=val_series, dataset=args.dataset, space=space, fixed=fixed_settings(args))
-    what.update(output_chunk_length=args.horizon, mask_rate=args.mask_rate, random_state=args.seed)
+    what.update(
+        output_chunk_length=args.horizon, look_backs=args.look_backs, mask_rate=args.mask_rate, random_state=args.seed
+    )
     how = dict(n_trials=args.trials, timeout=args.timeout, storage=storage, study_name=name)
     how.update(accelerator=args.accelerator, devices=args.devices, show_progress_bar=not args.no_progress)
     study = tune.search(series, args.task, **what, **how)

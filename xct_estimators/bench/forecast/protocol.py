@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from ... import training
 from ..._devices import is_distributed, single_device
 from ..._optional import optional_import
-from ...nn.presets import get_preset
+from ...nn.presets import TASK_SEQ_LEN, get_preset
 from .. import paper
 from ..catalog import BASELINE_SETTINGS, COVARIATE_SUITE, MODELS, NAIVE, NEURALFORECAST_SETTINGS
 from ..covariate_suite import make_family, noise_floor
@@ -424,8 +424,11 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
 
 
 def tune_data(settings) -> tuple:
-    """(dataset name, series, val_series) a tuning study trains and validates on: the paper's splits."""
+    """(dataset name, series, val_series) a tuning study trains and validates on: the paper's splits,
+    validation starting the longest searched look-back before its first target."""
     from ..datasets import load_forecast_dataset
 
-    data = prepare(load_forecast_dataset(settings.dataset, settings.data_dir, seed=settings.seed), features="M")
+    look_back = max(settings.look_backs or [TASK_SEQ_LEN["forecast"]])
+    data = load_forecast_dataset(settings.dataset, settings.data_dir, seed=settings.seed)
+    data = prepare(data, seq_len=look_back, features="M")
     return data.dataset, data.train, data.val
