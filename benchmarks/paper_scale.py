@@ -3,6 +3,7 @@ GPU budget allows.
 
     python -m benchmarks.paper_scale --dry-run                        # the plan, minutes per entry
     python -m benchmarks.paper_scale --budget-s 780 --data-dir DATA   # on a GPU: what fits in 13 min
+    python -m benchmarks.paper_scale --baselines --seeds 2021,2022,2023 --data-dir DATA  # on the CPU
     python -m benchmarks.paper_scale --smoke --output /tmp/queue      # every entry, tiny, on the CPU
 
 (from the repository root: ``python -m`` finds the checkout's package there.)
@@ -17,7 +18,9 @@ records go to
 ``OUTPUT/<task>/results.jsonl`` with their provenance, and a run whose identity is already there
 is done (rerun the same command to go on). A run starts only when its estimate fits in what is
 left of ``--budget-s``; none is cut in the middle, and one that does not fit gives its turn to
-the next entries' shorter runs.
+the next entries' shorter runs. Only XCTFormer trains on the GPU: the baselines of the same entries
+run on the CPU (``--baselines``) into the same records, and ``--dry-run`` lists only the runs
+not yet recorded (where the data is at hand to know their identities).
 
 Estimates: a network's training step bounded by those measured on a GPU (the check that
 ``estimates.STEP_RECORDS`` names) for the networks around it in work per step
@@ -33,13 +36,15 @@ two wheels that ``gpu_check.py``'s docstring names (and PyOD's for ``darts_ifore
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Optional
 
 from benchmarks.measure.estimates import QUEUE_RECORDS, RECORDS, calibration, step_record
-from benchmarks.measure.queue import UNIT_MINUTES, QueueOptions, bf16_safe, converged_record, plan, run_queue
+from benchmarks.measure.queue import UNIT_MINUTES, QueueOptions, Runs, bf16_safe, converged_record, plan, run_queue
 from xct_estimators.bench.catalog import DATA_DIR_ENV
+from xct_estimators.bench.option_types import csv_positive_ints
 
 DEFAULT_OUTPUT = RECORDS / QUEUE_RECORDS
 
@@ -52,13 +57,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--accelerator", choices=("gpu", "cpu"), default="gpu")
     parser.add_argument("--dry-run", action="store_true", help="print the plan and the estimate per entry, run nothing")
     parser.add_argument("--smoke", action="store_true", help="every entry on tiny settings and synthetic data (CPU)")
+    parser.add_argument("--baselines", action="store_true", help="the entries' baselines instead, on the CPU")
+    parser.add_argument("--seeds", type=csv_positive_ints, default=[], help="comma-separated (default: 2021)")
     args = parser.parse_args(argv)
     options = QueueOptions(
         output=args.output,
         data_dir=args.data_dir,
-        accelerator="cpu" if args.smoke else args.accelerator,
+        accelerator="cpu" if args.smoke or args.baselines else args.accelerator,
         smoke=args.smoke,
         argv=["python", "-m", "benchmarks.paper_scale", *(sys.argv[1:] if argv is None else argv)],
+        baselines=args.baselines,
+        seeds=tuple(args.seeds),
     )
     steps = step_record()
     source = steps["source"]
@@ -71,17 +80,45 @@ def main(argv: Optional[list[str]] = None) -> int:
     factors = calibration(steps)
     measured = ", ".join(f"{task} {part} {fit}" for (task, part), fit in factors.items())
     print(f"scaled by what the runs recorded on a GPU took against the estimate: {measured}")
-    entries = plan(mode, steps, factors)
-    for entry, minutes in entries:
-        print(f"({entry.key}) {entry.title}: about {minutes:.0f} GPU min", flush=True)
-        if args.dry_run and hasattr(entry, "units"):
-            for unit, unit_minutes in entry.units(mode, steps, factors):
-                over = f" (over {UNIT_MINUTES} min: one run is not cut)" if unit_minutes > UNIT_MINUTES else ""
-                print(f"    {unit}: about {unit_minutes:.1f} GPU min{over}")
-    print(f"all: about {sum(m for _, m in entries):.0f} GPU min")
+    where = "CPU" if options.baselines else "GPU"
+    entries = plan(mode, steps, factors, options.baselines)
+    if args.dry_run:
+        entries = [(entry, _print_pending(entry, options, mode, steps, factors, safe, where)) for entry, _ in entries]
+    else:
+        for entry, minutes in entries:
+            print(f"({entry.key}) {entry.title}: about {minutes:.0f} {where} min", flush=True)
+    print(f"all: about {sum(m for _, m in entries):.0f} {where} min{' not yet recorded' if args.dry_run else ''}")
     if not args.dry_run:
         run_queue(options, entries, args.budget_s)
     return 0
+
+
+def _print_pending(entry, options: QueueOptions, mode: str, steps: dict, factors: dict, safe, where: str) -> float:
+    """Print an entry's units not yet recorded with their estimates; returns their minutes."""
+    if not isinstance(entry, Runs):
+        minutes = entry.minutes(mode, steps, factors)
+        done = converged_record(options.output, committed=not options.smoke) is not None
+        minutes = 0.0 if done else minutes
+        print(f"({entry.key}) {entry.title}: about {minutes:.0f} {where} min{' (done: record found)' if done else ''}")
+        return minutes
+    units = entry.units(mode, steps, factors, options.baselines)
+    costs = dict(units)
+    left, count = units, f"{len(units)} unit(s) (give --data-dir or ${DATA_DIR_ENV} to leave out those recorded)"
+    if options.data_dir or os.environ.get(DATA_DIR_ENV):  # the runs' identities name their data's content
+        try:
+            pending = entry.pending_units(options, bool(safe) and not options.baselines)
+        except (OSError, ValueError) as error:
+            count = f"{len(units)} unit(s) ({error})"
+        else:  # in the plan's order; --smoke's stand-in values are no unit of the plan: the longest one's estimate
+            names = [unit for unit in costs if unit in pending] + sorted(pending - set(costs))
+            left = [(unit, costs.get(unit, max(costs.values(), default=0.0))) for unit in names]
+            count = f"{len(left)} unit(s) left, {len(set(costs) - pending)} recorded"
+    total = sum(minutes for _, minutes in left)
+    print(f"({entry.key}) {entry.title}: about {total:.0f} {where} min, {count}")
+    for unit, minutes in left:
+        over = f" (over {UNIT_MINUTES} min: one run is not cut)" if minutes > UNIT_MINUTES else ""
+        print(f"    {unit}: about {minutes:.1f} {where} min{over}")
+    return total
 
 
 if __name__ == "__main__":

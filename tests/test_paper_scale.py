@@ -27,7 +27,8 @@ def test_smoke_runs_every_entry_then_resumes_with_nothing_left(paper_scale, tmp_
     assert {(r["dataset"], r["protocol"]) for r in detected} == {
         (d, p) for d in ("MSL", "SMAP") for p in ("tslib", "point")
     }
-    assert {(r["model"], r["horizon"]) for r in forecast} == {("xctformer", 8), ("naive", 8)}  # synthetic, tiny
+    assert {(r["model"], r["horizon"]) for r in forecast} == {("xctformer", 8)}  # synthetic, tiny; only XCTFormer
+    assert {r["model"] for r in imputed + detected} == {"xctformer", "xctformer_linear"}
     for record in imputed + detected + forecast:  # xct-bench records, with their provenance
         assert record["command"].startswith("python -m benchmarks.paper_scale --smoke")
         assert record["git_commit"] and "torch" in record["versions"] and record["precision"] == "32"
@@ -36,6 +37,11 @@ def test_smoke_runs_every_entry_then_resumes_with_nothing_left(paper_scale, tmp_
     out = capsys.readouterr().out
     assert out.count("done (") == len(queue.QUEUE), out
     assert len((tmp_path / "impute" / "results.jsonl").read_text().splitlines()) == len(imputed)
+    # the baselines of the same entries, on the CPU, into the same records
+    assert paper_scale.main(["--smoke", "--baselines", "--output", str(tmp_path)]) == 0
+    forecast = [json.loads(line) for line in (tmp_path / "forecast" / "results.jsonl").read_text().splitlines()]
+    assert {(r["model"], r["horizon"]) for r in forecast} == {("xctformer", 8), ("naive", 8)}
+    assert "converged" not in capsys.readouterr().out  # no GPU comparison in the CPU part
 
 
 def test_a_budget_stops_before_a_run_it_cannot_finish(paper_scale, tmp_path, capsys):
@@ -51,11 +57,11 @@ def test_dry_run_prints_the_plan_in_order(paper_scale, capsys):
     entries = [line for line in lines[2:-1] if line.startswith("(")]
     assert [line[:3] for line in entries] == [f"({entry.key})" for entry in queue.QUEUE]
     assert all("GPU min" in line for line in lines[2:])
-    # every run is a unit of its own under its entry: each model at each mask rate
+    # every run is a unit of its own under its entry: each of XCTFormer's imputers at each mask rate
     start = lines.index(next(line for line in lines if line.startswith("(d) ETTh1 imputation")))
-    units = [line.strip() for line in lines[start + 1 :] if line.startswith("    ")][: 4 * 4]
+    units = [line.strip() for line in lines[start + 1 :] if line.startswith("    ")][: 2 * 4]
     assert units[0].startswith("xctformer mask rate 0.125: about ")
-    assert {u.split(":")[0] for u in units} == {f"{m} mask rate {r:g}" for m in queue.IMPUTATION_MODELS
+    assert {u.split(":")[0] for u in units} == {f"{m} mask rate {r:g}" for m in ("xctformer", "xctformer_linear")
                                                 for r in (0.125, 0.25, 0.375, 0.5)}  # fmt: skip
     over = [line for line in lines if f"(over {queue.UNIT_MINUTES} min" in line]
     assert all(float(line.split("about ")[1].split()[0]) > queue.UNIT_MINUTES for line in over)
@@ -229,10 +235,11 @@ def test_a_unit_trains_as_long_as_the_queue_measured_that_entry_on_the_estimates
 
 
 def test_the_queue_weighs_each_run_by_its_own_unit(tmp_path, monkeypatch):
-    """Not by the entry's total: XCTFormer's run starts when its own estimate fits."""
+    """Not by the entry's total: a run starts when its own estimate fits."""
     msl = next(e for e in queue.QUEUE if e.title == "MSL detection")
     steps = estimates.step_record()
-    units = dict(msl.units("fp32", steps, estimates.calibration(steps)))
+    assert [unit for unit, _ in msl.units("fp32", steps)] == ["xctformer"]  # only XCTFormer on the GPU
+    units = dict(msl.units("fp32", steps, estimates.calibration(steps), baselines=True))
     assert msl.unit_name("xctformer") == "xctformer"
     assert queue.QUEUE[3].unit_name("linear", 0.25) == "linear mask rate 0.25"
 
@@ -241,15 +248,37 @@ def test_the_queue_weighs_each_run_by_its_own_unit(tmp_path, monkeypatch):
             self.run, self.label = {"model": model}, f"MSL {model}"
 
     ran = []
-    monkeypatch.setattr(type(queue.TASKS["detect"]), "plan", lambda *a, **k: [Job("window_mean"), Job("xctformer")])
-    monkeypatch.setattr(queue.Runs, "settings", lambda self, options, fast: type("S", (), {"output": tmp_path})())
+    monkeypatch.setattr(type(queue.TASKS["detect"]), "plan", lambda *a, **k: [Job("window_mean"), Job("darts_kmeans")])
+
+    class Settings:
+        output, seed = tmp_path, 2021
+
+        def replace(self, **changes):
+            return self
+
+    monkeypatch.setattr(queue.Runs, "settings", lambda self, options, fast: Settings())
     import xct_estimators.bench.backends as backends
 
     monkeypatch.setattr(backends, "execute", lambda jobs, *a, **k: ran.extend(j.run["model"] for j in jobs))
-    options = queue.QueueOptions(output=tmp_path, data_dir=None, accelerator="gpu", smoke=False, argv=[])
-    between = (units["xctformer"] + units["window_mean"] + sum(units.values())) / 2  # both, not the entry's all
-    outcome = msl.run(options, queue.Budget(60 * between), fast=False, minutes=sum(units.values()))
-    assert ran == ["window_mean", "xctformer"] and outcome == "ran 2 run(s)"
+    options = queue.QueueOptions(output=tmp_path, data_dir=None, accelerator="cpu", smoke=False, argv=[], baselines=True)
+    both = units["window_mean"] + units["darts_kmeans"]
+    assert both < sum(units.values())
+    outcome = msl.run(options, queue.Budget(60 * both * 1.01), fast=False, minutes=sum(units.values()))
+    assert ran == ["window_mean", "darts_kmeans"] and outcome == "ran 2 run(s)"  # both, not the entry's all
     ran.clear()
-    outcome = msl.run(options, queue.Budget(60 * units["xctformer"] / 2), fast=False, minutes=0.0)
-    assert ran == ["window_mean"] and outcome.startswith("stopped before MSL xctformer: needs about")
+    outcome = msl.run(options, queue.Budget(60 * units["darts_kmeans"] / 2), fast=False, minutes=0.0)
+    assert ran == ["window_mean"] and outcome.startswith("stopped before MSL darts_kmeans: needs about")
+
+
+def test_dry_run_lists_only_the_runs_not_yet_recorded(paper_scale, tmp_path, capsys, monkeypatch):
+    """It knows the runs' identities: a recorded run is no unit left, with --smoke's tiny data."""
+    assert paper_scale.main(["--smoke", "--baselines", "--output", str(tmp_path)]) == 0
+    capsys.readouterr()
+    smoke_data = str(tmp_path / "smoke-data")
+    assert paper_scale.main(["--smoke", "--baselines", "--dry-run", "--output", str(tmp_path), "--data-dir", smoke_data]) == 0
+    out = capsys.readouterr().out
+    assert "(i) Weather forecasting: about 0 CPU min, 0 unit(s) left" in out and "naive" not in out.split("(i)")[1]
+    assert "all: about 0 CPU min not yet recorded" in out
+    assert paper_scale.main(["--smoke", "--dry-run", "--output", str(tmp_path), "--data-dir", smoke_data]) == 0
+    out = capsys.readouterr().out  # XCTFormer's part is all left
+    assert "    xctformer horizon 8: about" in out or "    xctformer horizon 96: about" in out

@@ -232,3 +232,11 @@ def test_a_look_back_longer_than_the_validation_data_is_refused_before_training(
             series[:350], "forecast", val_series=series[350:], space={"d_model": {"choices": [4]}},
             look_backs=[32, 64], fixed={"n_epochs": 1}, output_chunk_length=8, n_trials=1, accelerator="cpu",
         )  # fmt: skip
+
+
+def test_a_look_back_search_builds_no_more_patches_per_channel_than_patchtst_42():
+    params = {**tune.base_params("forecast", "ETTh1"), "input_chunk_length": 720, "patch_len": 16, "stride": 8}
+    problem = tune._feasibility("forecast", params, 7, 96, max_patches=tune.LOOK_BACK_MAX_PATCHES)
+    assert problem == "input 720 in patches of 16 (stride 8) makes 90 patches per channel, over the look-back search's 42"
+    assert tune._feasibility("forecast", {**params, "patch_len": 48, "stride": 24}, 7, 96, max_patches=42) is None
+    assert tune._feasibility("forecast", params, 7, 96) is None  # the paper's space: no such limit

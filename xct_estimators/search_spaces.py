@@ -27,6 +27,9 @@ LOOK_BACKS = (96, 192, 336, 512, 720)
 #: Patch lengths searched with the look-back (stride half of it): a longer look-back can keep its
 #: token count, and CRAB's cost in its square, by a longer patch.
 LOOK_BACK_PATCH_LENS = (16, 24, 32, 48)
+#: The most patches per channel a look-back search builds (PatchTST/42's: input 336, patch 16,
+#: stride 8): a longer input takes a longer patch, not more tokens; other trials are infeasible.
+LOOK_BACK_MAX_PATCHES = 42
 
 
 def search_space(
@@ -45,7 +48,7 @@ def search_space(
 
     ``look_backs`` (forecasting; e.g. :data:`LOOK_BACKS`) goes beyond the paper, whose input length
     is 96: the input length is searched among them, and the patch length with it among
-    :data:`LOOK_BACK_PATCH_LENS`.
+    :data:`LOOK_BACK_PATCH_LENS` (at most :data:`LOOK_BACK_MAX_PATCHES` patches per channel).
     """
     check_task(task)
     space = {name: dict(spec) for name, spec in _SHARED_SPACE.items()}

@@ -35,6 +35,7 @@ from .nn.presets import (
     PAPER_SEED,
 )
 from .search_spaces import (
+    LOOK_BACK_MAX_PATCHES,
     base_params,
     check_space,
     check_task,
@@ -98,8 +99,11 @@ class PruningCallback(pl.Callback):
             raise _optuna().TrialPruned(f"pruned after epoch {trainer.current_epoch} ({self.monitor} {score:.5g})")
 
 
-def _feasibility(task: str, params: dict[str, Any], n_channels: int, out_len: int) -> Optional[str]:
-    """Why the network of ``params`` cannot be built (or would not fit in memory), else None."""
+def _feasibility(
+    task: str, params: dict[str, Any], n_channels: int, out_len: int, max_patches: Optional[int] = None
+) -> Optional[str]:
+    """Why the network of ``params`` cannot be built (or would not fit in memory, or has more than
+    ``max_patches`` patches per channel), else None."""
     length = params["input_chunk_length"] if task == "forecast" else params["window_length"]
     try:
         architecture = {name: params[name] for name in ARCHITECTURE_PARAMS if name in params}
@@ -107,6 +111,11 @@ def _feasibility(task: str, params: dict[str, Any], n_channels: int, out_len: in
         config.check_attention_memory(params["batch_size"])
     except ValueError as error:
         return str(error)
+    if max_patches is not None and config.patch_num > max_patches:
+        return (
+            f"input {length} in patches of {params['patch_len']} (stride {params['stride']}) makes {config.patch_num} "
+            f"patches per channel, over the look-back search's {max_patches}"
+        )
     return None
 
 
@@ -363,7 +372,8 @@ def _objective(optuna, task: str, data: _Data, params: dict, space: dict, runnin
         trial_params = derived_params(params, suggest(trial, space))
         trial.set_user_attr("params", trial_params)
         trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
-        problem = _feasibility(task, trial_params, data.n_channels, data.out_len)
+        max_patches = LOOK_BACK_MAX_PATCHES if "input_chunk_length" in space else None
+        problem = _feasibility(task, trial_params, data.n_channels, data.out_len, max_patches)
         if problem is not None:
             trial.set_user_attr("infeasible", problem)
             raise optuna.TrialPruned(f"infeasible: {problem}")

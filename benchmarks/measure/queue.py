@@ -87,6 +87,13 @@ class QueueOptions:
     accelerator: str
     smoke: bool
     argv: list[str]
+    baselines: bool = False  # run the baselines (on the CPU) instead of XCTFormer
+    seeds: tuple[int, ...] = ()  # each a run of its own; none: the paper's first
+
+    def runs_model(self, model: str) -> bool:
+        """Whether this queue run trains ``model``: XCTFormer's runs are the GPU's, the baselines' the
+        CPU's (their work does not need a GPU, and a GPU minute is scarce)."""
+        return model.startswith("xctformer") != self.baselines
 
     @property
     def device(self) -> str:
@@ -193,12 +200,14 @@ class Runs:
             return False
         return plain < step_seconds(dataset, self.task, mode, steps, horizon if self.task == "forecast" else None)
 
-    def units(self, mode: str, steps: dict, factors: Optional[dict] = None) -> list[tuple[str, float]]:
+    def units(
+        self, mode: str, steps: dict, factors: Optional[dict] = None, baselines: bool = False
+    ) -> list[tuple[str, float]]:
         """Each run of the entry (a model at a value of ``each``), the unit the queue starts only when
         it fits the budget, with its estimated GPU minutes. XCTFormer's: its training as the queue
         recorded it for this entry on the estimates' GPU (:func:`measured_training`), else by
         :func:`run_seconds` through its :func:`calibration` fit, and its evaluation by the latter; a
-        baseline's by :func:`baseline_minutes`."""
+        baseline's (``baselines``: the runs of the CPU part) by :func:`baseline_minutes`."""
         name, values = self.each
         mode = f"{mode} plain" if self.on_plain_path(mode, steps) else mode
         trained = measured_training(self.task, self.dataset, mode, steps["source"].get("gpu"))
@@ -208,7 +217,7 @@ class Runs:
             parts = run_seconds(self.task, self.dataset, self.protocol or ("tslib",), mode, steps, horizon)
             seconds = {part: (factors or {}).get((self.task, part), Fit())(s) for part, s in parts.items()}
             ours = (seconds["evaluate"] + (seconds["train"] if trained is None else trained)) / 60
-            for model in self.models:
+            for model in (m for m in self.models if m.startswith("xctformer") != baselines):
                 cost = ours if model.startswith("xctformer") else baseline_minutes(self.task, self.dataset, model)
                 found.append((self.unit_name(model, value), cost))
         return found
@@ -218,9 +227,9 @@ class Runs:
         name = self.each[0]
         return f"{model} {name.rstrip('s').replace('_', ' ')} {value:g}" if name else model
 
-    def minutes(self, mode: str, steps: dict, factors: Optional[dict] = None) -> float:
-        """Estimated GPU minutes of every run (:meth:`units`)."""
-        return sum(minutes for _, minutes in self.units(mode, steps, factors))
+    def minutes(self, mode: str, steps: dict, factors: Optional[dict] = None, baselines: bool = False) -> float:
+        """Estimated minutes of every run of the part (:meth:`units`)."""
+        return sum(minutes for _, minutes in self.units(mode, steps, factors, baselines))
 
     def settings(self, options: QueueOptions, fast: bool):
         """The command's typed settings; ``--smoke`` takes one value of ``each``, no optional model, and
@@ -231,15 +240,15 @@ class Runs:
             fields["protocol"] = list(self.protocol)
         if self.on_plain_path("bf16+compile" if fast else "fp32", step_record()):
             fields["plain_attention"] = True
-        fields.update(
-            dataset=[self.dataset], models=[m for m in self.models if not (options.smoke and m in OPTIONAL_MODELS)]
-        )
+        models = [m for m in self.models if options.runs_model(m) and not (options.smoke and m in OPTIONAL_MODELS)]
+        fields.update(dataset=[self.dataset], models=models)
         data_dir = options.data_dir
         if options.smoke:
             data_dir = str(smoke_data(options.output / "smoke-data"))
             if self.smoke_csv:
                 fields["dataset"] = [f"{data_dir}/{self.dataset}.csv"]
             fields.update(self.smoke)
+            fields["models"] = [m for m in fields["models"] if options.runs_model(m)]
         return TASKS[self.task].settings(
             output=options.output / self.task,
             data_dir=data_dir,
@@ -253,18 +262,35 @@ class Runs:
             **fields,
         )
 
-    def run(self, options: QueueOptions, budget: Budget, fast: bool, minutes: float) -> str:
-        """The runs not yet recorded, each started only when its unit's estimate fits the budget."""
-        from xct_estimators.bench.backends import LocalBackend, execute
+    def pending(self, options: QueueOptions, fast: bool) -> tuple[list, Any]:
+        """(the jobs of this part's runs not yet in the records, for every seed; the records)."""
         from xct_estimators.bench.results import ResultStore
 
         settings = self.settings(options, fast)
         store = ResultStore(settings.output)
-        jobs = TASKS[self.task].plan(settings, store.finished(), progress=False)
+        finished = store.finished()
+        seeds = options.seeds or [settings.seed]
+        return [
+            job for seed in seeds for job in TASKS[self.task].plan(settings.replace(seed=seed), finished, False)
+        ], store
+
+    def pending_units(self, options: QueueOptions, fast: bool) -> set[str]:
+        """The names of the units with a run not yet recorded (:meth:`units`)."""
+        return {
+            self.unit_name(job.run["model"], job.run.get(self.each[0].rstrip("s")))
+            for job in self.pending(options, fast)[0]
+        }
+
+    def run(self, options: QueueOptions, budget: Budget, fast: bool, minutes: float) -> str:
+        """The runs not yet recorded, each started only when its unit's estimate fits the budget."""
+        from xct_estimators.bench.backends import LocalBackend, execute
+
+        jobs, store = self.pending(options, fast)
         if not jobs:
             return "done (every run recorded)"
         steps = step_record()
-        costs = dict(self.units("bf16+compile" if fast else "fp32", steps, calibration(steps)))
+        mode = "bf16+compile" if fast else "fp32"
+        costs = dict(self.units(mode, steps, calibration(steps), options.baselines))
         for i, job in enumerate(jobs):
             unit = self.unit_name(job.run["model"], job.run.get(self.each[0].rstrip("s")))
             cost = costs.get(unit, max(costs.values()))  # --smoke's stand-in values are no unit of the plan
@@ -310,7 +336,13 @@ QUEUE = (
 )
 
 
-def plan(mode: str, steps: dict, factors: dict) -> list[tuple[Converged | Runs, float]]:
+def plan(mode: str, steps: dict, factors: dict, baselines: bool = False) -> list[tuple[Converged | Runs, float]]:
+    """The entries with their estimated minutes: XCTFormer's part (on a GPU), or the baselines' (on the CPU;
+    no converged comparison)."""
+    if baselines:
+        return [
+            (entry, entry.minutes(mode, steps, factors, baselines=True)) for entry in QUEUE if isinstance(entry, Runs)
+        ]
     return [(entry, entry.minutes(mode, steps, factors)) for entry in QUEUE]
 
 
@@ -321,7 +353,8 @@ def run_queue(options: QueueOptions, entries: list[tuple[Converged | Runs, float
     converged comparison has."""
     budget = Budget(budget_s)
     for entry, minutes in entries:
-        fast = bool(bf16_safe(converged_record(options.output, committed=not options.smoke))) and not options.smoke
+        fast = bool(bf16_safe(converged_record(options.output, committed=not options.smoke)))
+        fast = fast and not (options.smoke or options.baselines)
         outcome = entry.run(options, budget, fast, minutes)
         print(f"({entry.key}) {entry.title}: {outcome}", flush=True)
         if outcome.startswith("stopped") and isinstance(entry, Converged):
