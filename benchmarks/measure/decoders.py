@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from xct_estimators.nn import known_future
-from xct_estimators.nn.known_future import ResidualMLP
+from xct_estimators.nn.known_future import ResidualMLP, pairwise
 from xct_estimators.nn.norm import instance_stats
 
 SEEDS = (2021, 2022, 2023)
@@ -77,4 +77,49 @@ class Tide(_Unscaled):
         return out.transpose(2, 3).reshape(b, h * self.n_params, c)
 
 
-CANDIDATES = {"filters": Filters, "tide": Tide, "feature_filters": known_future.KnownFutureDecoder}
+class NoLevel(known_future.KnownFutureDecoder):
+    """The package's decoder without the window's level and spread in a channel's context: where a
+    series' level drifts, an MLP of the level and the covariates can learn the training period's
+    levels, which the test period does not have."""
+
+    def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
+        super().__init__(patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static)
+        inputs = known_future.FILTERS + known_future.FEATURES + known_future.CONTEXT
+        self.decode = ResidualMLP(inputs, known_future.HIDDEN, self.n_params, zero=True)
+
+    def channel_context(self, channels, mean, std, static):
+        own = self.context(channels) + self.channel[: channels.shape[1]]
+        if self.static is not None:
+            own = own + self.static(static.flatten(1).to(own.dtype))[:, None]
+        return own
+
+
+class LevelGain(NoLevel):
+    """:class:`NoLevel`, plus a gain on the window's level: each step's addition is ``d + g (mean +
+    o_c) / std`` (in the head's standardised units), ``d`` and ``g`` MLPs of the step and the
+    channel, ``o_c`` a learned offset per channel (in units of its training spread). An effect
+    proportional to the series' own level (a promotion that lifts sales by a share) is then one
+    function of the covariates, while the level never enters an MLP."""
+
+    def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
+        super().__init__(patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static)
+        inputs = known_future.FILTERS + known_future.FEATURES + known_future.CONTEXT
+        self.gain = ResidualMLP(inputs, known_future.HIDDEN, self.n_params, zero=True)
+        self.offset = nn.Parameter(torch.zeros(n_channels))
+
+    def forward(self, channels, known, mean, std, static=None):
+        c = channels.shape[1]
+        step = self.step_inputs(known).to(channels.dtype)
+        context = self.channel_context(channels, mean, std, static).to(channels.dtype)
+        level = (mean + self.offset[:c] * self.level_std[:c]) / std  # (B, 1, C)
+        out = pairwise(self.decode, step, context) + pairwise(self.gain, step, context) * level.transpose(1, 2)[:, None]
+        return self.laid_out(out)
+
+
+CANDIDATES = {
+    "filters": Filters,
+    "tide": Tide,
+    "feature_filters": known_future.KnownFutureDecoder,
+    "no_level": NoLevel,
+    "level_gain": LevelGain,
+}

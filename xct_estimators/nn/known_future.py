@@ -12,6 +12,7 @@ is zero at the start of training, which starts from the paper's forecast.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 #: Features of one step's covariates, learned filters over them, and the width of a channel's context.
@@ -89,19 +90,41 @@ class KnownFutureDecoder(nn.Module):
         seq_len + future_len, F), as given; ``mean``, ``std`` (B, 1, C): the targets' window
         statistics; ``static`` (B, rows, features): the static covariates, if the network has them.
         Returns (B, future_len * n_params, C), laid out as the head's output."""
-        b, c, _ = channels.shape
+        step = self.step_inputs(known).to(channels.dtype)  # (B, H, R + E)
+        context = self.channel_context(channels, mean, std, static).to(channels.dtype)  # (B, C, Z + 2)
+        return self.laid_out(pairwise(self.decode, step, context))
+
+    def step_inputs(self, known: torch.Tensor) -> torch.Tensor:
+        """What the decoding reads of horizon step t: the filters' responses up to t and t's features."""
         features = self.features((known - self.known_mean) / self.known_std)  # (B, L + H, E)
         responses = self.filters(features[:, 1:].transpose(1, 2)).transpose(1, 2)  # (B, H, R)
-        step = torch.cat([responses, features[:, self.seq_len :]], dim=-1)  # (B, H, R + E)
+        return torch.cat([responses, features[:, self.seq_len :]], dim=-1)
+
+    def laid_out(self, out: torch.Tensor) -> torch.Tensor:
+        """(B, H, C, Q) -> (B, H * Q, C), the head's layout."""
+        b, h, c, q = out.shape
+        return out.transpose(2, 3).reshape(b, h * q, c)
+
+    def channel_context(self, channels: torch.Tensor, mean: torch.Tensor, std: torch.Tensor, static) -> torch.Tensor:
+        """What the decoding reads of each target channel: its tokens, which channel it is, the static
+        covariates, the window's level and spread (standardised with the training data's)."""
+        c = channels.shape[1]
         level = ((mean - self.level_mean[:c]) / self.level_std[:c]).transpose(1, 2)  # (B, C, 1)
         spread = torch.log(std / self.level_std[:c]).transpose(1, 2)
         own = self.context(channels) + self.channel[:c]  # (B, C, Z)
         if self.static is not None:  # a response that depends on what the static covariates say
             own = own + self.static(static.flatten(1).to(own.dtype))[:, None]
-        context = torch.cat([own, level, spread], dim=-1)  # (B, C, Z + 2)
-        h = self.future_len
-        inputs = torch.cat(
-            [step[:, :, None].expand(b, h, c, step.shape[-1]), context[:, None].expand(b, h, c, context.shape[-1])], -1
-        )
-        out = self.decode(inputs.to(channels.dtype))  # (B, H, C, Q)
-        return out.transpose(2, 3).reshape(b, h * self.n_params, c)
+        return torch.cat([own, level, spread], dim=-1)
+
+
+def pairwise(mlp: ResidualMLP, step: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+    """``mlp`` of every (horizon step, channel) pair's concatenated inputs, (B, H, C, outputs), from
+    ``step`` (B, H, S) and ``context`` (B, C, Z): its first layer and skip are linear, so each is
+    applied to the step and the channel apart and the two added, not to B x H x C concatenations."""
+    first, last, skip, s = mlp.mlp[0], mlp.mlp[2], mlp.skip, step.shape[-1]
+
+    def linear(layer: nn.Linear) -> torch.Tensor:
+        by_step = F.linear(step, layer.weight[:, :s], layer.bias)  # (B, H, O)
+        return by_step[:, :, None] + F.linear(context, layer.weight[:, s:])[:, None]  # (B, H, C, O)
+
+    return last(torch.relu(linear(first))) + linear(skip)
