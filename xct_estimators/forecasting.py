@@ -110,7 +110,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         mixing: Literal["full", "time", "channel"] = "full",
         decop_variant: Literal["paper", "authors"] = "paper",
         max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES,
-        fused_attention: bool = True,
+        fused_attention: Optional[bool] = None,
         compile: CompileOption = False,
         use_static_covariates: bool = True,
         **kwargs,

@@ -140,7 +140,7 @@ class ReconstructionEngine(ReconstructionInference):
     precision: str = "32"
     progress_bar: bool = False
     max_attention_bytes: Optional[int] = DEFAULT_MAX_ATTENTION_BYTES
-    fused_attention: bool = True
+    fused_attention: Optional[bool] = None
     inference_device: Optional[str] = None
     pl_trainer_kwargs: Optional[dict[str, Any]] = None
     compile: CompileOption = False

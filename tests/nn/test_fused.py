@@ -145,7 +145,7 @@ def test_network_gradients_equal_the_plain_path(switches, path):
     common = dict(seq_len=48, n_channels=3, out_len=12, patch_len=8, stride=4, d_model=8, n_heads=2, d_ff=16,
                   e_layers=2, dropout=0.0, fc_dropout=0.0, attn_dropout=0.0, **switches)  # fmt: skip
     torch.manual_seed(0)
-    fused = XCTFormerNet(XCTFormerConfig(**common)).double()
+    fused = XCTFormerNet(XCTFormerConfig(**common, fused_attention=True)).double()
     plain = XCTFormerNet(XCTFormerConfig(**common, fused_attention=False)).double()
     plain.load_state_dict(fused.state_dict())
     assert fused.encoder.layers[0].attention.fused and not plain.encoder.layers[0].attention.fused
@@ -223,3 +223,34 @@ def test_a_mask_needs_square_scores():
     q, k = torch.randn(1, 1, 6, 2), torch.randn(1, 1, 4, 2)
     with pytest.raises(ValueError, match="mask needs N x N scores"):
         fused_crab(q, k, k, torch.randn(1, 6, 6))
+
+
+def test_the_default_path_is_plain_only_in_a_compiled_gpu_run_whose_weights_fit(monkeypatch):
+    from xct_estimators.nn import XCTFormerConfig, XCTFormerNet, attention
+
+    config = XCTFormerConfig(seq_len=48, n_channels=3, out_len=12, patch_len=8, stride=4, d_model=8, n_heads=2,
+                             d_ff=16, e_layers=2)  # fmt: skip
+    layer = XCTFormerNet(config).encoder.layers[0].attention
+    assert layer.fused is None and config.fused_path  # the default decides per call; memory bounds: the fused
+    x = torch.randn(4, config.n_tokens, 8)
+    assert layer.uses_fused(x)  # on a CPU
+    monkeypatch.setattr(attention, "compiled_on_gpu", lambda x: True)
+    assert not layer.uses_fused(x)  # its weights fit: the plain formula, measured faster there
+    per_sequence = 2 * 2 * config.n_tokens**2 * 5 * 4  # layers x heads x N^2 x activations x bytes
+    assert layer.plain_bytes_per_sequence == per_sequence
+    layer.max_attention_bytes = 4 * per_sequence - 1
+    assert layer.uses_fused(x)  # they would not fit: the fused kernels
+    forced = [XCTFormerNet(config.replace(fused_attention=f)).encoder.layers[0].attention for f in (True, False)]
+    assert forced[0].uses_fused(x) and not forced[1].uses_fused(x)  # either forced, wherever
+
+
+def test_the_default_rule_agrees_with_the_committed_gpu_step_records():
+    """Where the GPU check timed both paths of a network in a compiled run, plain was the faster: the
+    rule above takes it (its weights fit there: it was measured)."""
+    estimates = pytest.importorskip("benchmarks.measure.estimates", reason="a checkout's lab package")
+    steps = estimates.step_record()
+    both = [(network, timing) for network, timing in steps.items()
+            if network != "source" and {"bf16+compile", "bf16+compile plain"} <= set(timing)]  # fmt: skip
+    assert both, "no GPU step record times both paths"
+    for network, timing in both:
+        assert timing["bf16+compile plain"] < timing["bf16+compile"], network

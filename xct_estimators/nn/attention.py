@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterator
+from typing import Optional
 
 import torch
 from torch import nn
@@ -59,6 +60,11 @@ def plain_attention(module: nn.Module) -> Iterator[nn.Module]:
             m.fused = flag
 
 
+def compiled_on_gpu(x: torch.Tensor) -> bool:
+    """Whether ``x`` is on a GPU in a run that ``torch.compile`` traces."""
+    return x.is_cuda and torch.compiler.is_compiling()
+
+
 def _split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     """(B, L, H*d) -> (B, H, L, d)."""
     b, length, _ = x.shape
@@ -99,12 +105,15 @@ class CRABAttention(nn.Module):
         attn_dropout: float = 0.0,
         use_mask: bool = True,
         activation: str = "absact",
-        fused: bool = False,
+        fused: Optional[bool] = False,
+        plain_bytes_per_sequence: int = 0,
+        max_attention_bytes: Optional[int] = None,
     ) -> None:
         super().__init__()
         self.n_heads = n_heads
         self.activation = activation
-        self.fused = fused and activation in FUSED_ACTIVATIONS
+        self.fused = (fused if fused is None else bool(fused)) if activation in FUSED_ACTIVATIONS else False
+        self.plain_bytes_per_sequence, self.max_attention_bytes = plain_bytes_per_sequence, max_attention_bytes
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.v_proj = nn.Linear(d_model, d_model)
@@ -125,8 +134,19 @@ class CRABAttention(nn.Module):
         scores = (q @ k.transpose(-2, -1)) * self.scale
         return weights_in_float32(scores, self.mask, self.activation), v
 
+    def uses_fused(self, x: torch.Tensor) -> bool:
+        """This call's path: as ``fused`` says, or (``None``) the plain formula on a GPU in a compiled run
+        where the batch's N x N weights fit in ``max_attention_bytes``, the fused function otherwise
+        (the GPU's step records: plain + compile is the faster where it fits; docs/forecasting.md, GPU)."""
+        if self.fused is not None:
+            return self.fused
+        if not compiled_on_gpu(x):
+            return True
+        bound = self.max_attention_bytes
+        return bound is not None and x.shape[0] * self.plain_bytes_per_sequence > bound
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.fused:
+        if self.uses_fused(x):
             q, k, v = (_split_heads(proj(x), self.n_heads) for proj in (self.q_proj, self.k_proj, self.v_proj))
             p = self.attn_dropout.p if self.training else 0.0
             return self.out_proj(_merge_heads(_ops.fused_crab(q, k, v, self.mask, self.scale, self.activation, p)))
@@ -162,13 +182,13 @@ class DeCoPAttention(nn.Module):
         attn_dropout: float = 0.0,
         activation: str = "absact",
         variant: str = "paper",
-        fused: bool = False,
+        fused: Optional[bool] = False,
     ) -> None:
         super().__init__()
         self.n_heads = n_heads
         self.activation = activation
         self.variant = variant
-        self.fused = fused and activation in FUSED_ACTIVATIONS
+        self.fused = fused is not False and activation in FUSED_ACTIVATIONS  # None: N x k needs no choice
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.token_compressor = nn.Linear(seq_len, k)  # W_v in R^{k x N}, along tokens

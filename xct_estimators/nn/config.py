@@ -68,7 +68,7 @@ class XCTFormerConfig:
     activation: Literal["absact", "softmax", "absact_clipped"] = _DEFAULT["activation"]
     mixing: Literal["full", "time", "channel"] = _DEFAULT["mixing"]
     decop_variant: Literal["paper", "authors"] = _DEFAULT["decop_variant"]
-    fused_attention: bool = _DEFAULT["fused_attention"]
+    fused_attention: Optional[bool] = _DEFAULT["fused_attention"]
     max_attention_bytes: Optional[int] = _DEFAULT["max_attention_bytes"]
     n_future_channels: int = 0
     future_len: int = 0
@@ -169,9 +169,10 @@ class XCTFormerConfig:
 
     @property
     def fused_path(self) -> bool:
-        """Whether full CRAB runs the fused function (``fused_attention``, AbsAct or its clipped
-        variant; under mixed precision too)."""
-        return self.fused_attention and self.decop_k is None and self.activation in FUSED_ACTIVATIONS
+        """Whether full CRAB may run the fused function (``fused_attention`` True, or None: it does
+        wherever the plain path's N x N weights would not fit; AbsAct or its clipped variant; under
+        mixed precision too): the path whose memory bounds a batch."""
+        return self.fused_attention is not False and self.decop_k is None and self.activation in FUSED_ACTIVATIONS
 
     def attention_memory_bytes(self, batch_size: int = 1) -> int:
         """Estimated bytes of full CRAB's N x N tensors for training (:func:`.memory.attention_memory_bytes`)."""

@@ -8,6 +8,7 @@ from torch import nn
 from .attention import CRABAttention, DeCoPAttention
 from .config import XCTFormerConfig
 from .dropout import Dropout
+from .memory import plain_bytes_per_sequence
 
 
 class TokenBatchNorm(nn.Module):
@@ -42,8 +43,9 @@ class EncoderLayer(nn.Module):
             self.attention = DeCoPAttention(*shape, c.attn_dropout, c.activation, c.decop_variant, c.fused_attention)
         else:
             self.attention = CRABAttention(
-                c.d_model, c.n_heads, c.attention_len, c.attn_dropout, c.use_mask, c.activation, c.fused_attention
-            )
+                c.d_model, c.n_heads, c.attention_len, c.attn_dropout, c.use_mask, c.activation, c.fused_attention,
+                plain_bytes_per_sequence(c), c.max_attention_bytes,
+            )  # fmt: skip
         self.attention_dropout = dropout_layer(c.fc_dropout)
         self.norm_ffn_input = TokenBatchNorm(c.d_model)
         self.ffn = nn.Sequential(

@@ -71,10 +71,11 @@ HYPERPARAMETERS: tuple[Hyperparameter, ...] = (
        "are the paper's ablations."),
     _H("decop_variant", "paper", '{"paper", "authors"}', 'With DeCoP only: ``"paper"`` (the paper\'s equations) or '
        '``"authors"`` (the authors\' code\'s value reshaping and compressor initialisation; see ``docs/decop.md``).'),
-    _H("fused_attention", True, "bool", "Run CRAB's chain from Q, K, V to the weighted values as one autograd "
-       "function that keeps no N x N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels on a GPU; "
-       "gradients equal plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the N x N "
-       "weights; where they fit in memory it can be the faster one on a GPU (see docs/scaling.md)."),
+    _H("fused_attention", None, "bool or None", "``True``: run CRAB's chain from Q, K, V to the weighted values as "
+       "one autograd function that keeps no N x N tensor for the backward pass (a C++ kernel on a CPU, Triton kernels "
+       "on a GPU; gradients equal plain autograd's). ``False``: the plain path of PyTorch operations, which keeps the "
+       "N x N weights. ``None``: the one measured faster, the plain path on a GPU in a compiled run where a batch's "
+       "N x N weights fit in ``max_attention_bytes``, the fused one elsewhere (docs/forecasting.md, GPU)."),
     _H("max_attention_bytes", DEFAULT_MAX_ATTENTION_BYTES, "int or None", "Bound on the estimated memory of full "
        "CRAB attention, checked for one sample when the model is built and for a training batch at ``fit``; above "
        "it an error names the largest batch that fits and suggests ``decop_k``. ``None`` disables the check."),

@@ -94,6 +94,11 @@ def attention_memory_bytes(config: XCTFormerConfig, batch_size: int = 1) -> int:
     return config.e_layers * per_layer * FLOAT_BYTES
 
 
+def plain_bytes_per_sequence(config: XCTFormerConfig) -> int:
+    """Bytes the plain path keeps for the backward pass per attended sequence, all layers together."""
+    return config.e_layers * config.n_heads * config.attention_len**2 * _ACTIVATIONS_PER_LAYER * FLOAT_BYTES
+
+
 def check_sample(config: XCTFormerConfig) -> None:
     """Refuse a configuration whose attention for one training sample exceeds ``max_attention_bytes``."""
     if config.max_attention_bytes is None:

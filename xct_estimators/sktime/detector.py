@@ -133,7 +133,7 @@ class XCTFormerAnomalyDetector(FittedNetwork, BaseDetector):
         precision="32",
         progress_bar=False,
         max_attention_bytes=DEFAULT_MAX_ATTENTION_BYTES,
-        fused_attention=True,
+        fused_attention=None,
         inference_device=None,
         pl_trainer_kwargs=None,
         compile=False,

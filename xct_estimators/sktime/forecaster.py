@@ -162,7 +162,7 @@ class XCTFormerForecaster(LoadsOlderPickles, BaseForecaster):
         activation="absact",
         mixing="full",
         max_attention_bytes=DEFAULT_MAX_ATTENTION_BYTES,
-        fused_attention=True,
+        fused_attention=None,
         n_epochs=10,
         batch_size=32,
         learning_rate=1e-3,
