@@ -116,10 +116,26 @@ class LevelGain(NoLevel):
         return self.laid_out(out)
 
 
+class DataUnits(LevelGain):
+    """:class:`LevelGain` whose addition is in the data's units: ``d level_std_c / std + g (mean +
+    o_c) / std``. A known input moves a series by so much of its training spread, whatever the
+    window's own spread, so no MLP has to learn the window's spread to scale what it adds."""
+
+    def forward(self, channels, known, mean, std, static=None):
+        c = channels.shape[1]
+        step = self.step_inputs(known).to(channels.dtype)
+        context = self.channel_context(channels, mean, std, static).to(channels.dtype)
+        unit = (self.level_std[:c] / std).transpose(1, 2)[:, None]  # (B, 1, C, 1): the data's units
+        level = ((mean + self.offset[:c] * self.level_std[:c]) / std).transpose(1, 2)[:, None]
+        out = pairwise(self.decode, step, context) * unit + pairwise(self.gain, step, context) * level
+        return self.laid_out(out)
+
+
 CANDIDATES = {
     "filters": Filters,
     "tide": Tide,
     "feature_filters": known_future.KnownFutureDecoder,
     "no_level": NoLevel,
     "level_gain": LevelGain,
+    "data_units": DataUnits,
 }
