@@ -13,12 +13,17 @@ everything else equal:
 - ``tide``: TiDE's way: each step's covariates projected by a residual MLP, all of them (window
   and horizon) and the channel's context read by a dense residual MLP into a vector per horizon
   step, then a temporal decoder per step;
-- ``feature_filters``: the package's decoder (a per-step MLP, linear filters over its features up
-  to each step, a per-channel MLP).
+- ``feature_filters``: a per-step MLP, linear filters over its features up to each step, a
+  per-channel MLP of them with the window's level and spread (the package's decoder until
+  ``data_units``);
+- ``no_level``: ``feature_filters`` without the window's level and spread;
+- ``level_gain``: ``no_level`` plus a gain on the window's level;
+- ``data_units``: ``level_gain`` with its addition in the data's units (the package's decoder).
 
-The package's decoder is the one chosen here; ``xct-bench`` runs confirm it, unchanged, on the
-families held out from this choice (docs/forecasting.md, Covariates). Each finished run is a line
-of ``OUTPUT/rows.jsonl`` at once, so a stopped run resumes where it was:
+The package's decoder is the one chosen here (lowest geometric mean of MSE over the families);
+``xct-bench`` runs confirm it, unchanged, on the families held out from this choice
+(docs/forecasting.md, Covariates). Each finished run is a line of ``OUTPUT/rows.jsonl`` at once, so
+a stopped run resumes where it was:
 
     python -m benchmarks.decoder_choice --output benchmarks/results/cpu/decoder-choice/suite  # ~1 h, 2 workers
 """

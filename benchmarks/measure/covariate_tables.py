@@ -28,13 +28,25 @@ def table(results: Path, root: Path) -> str:
         mine = [row for row in rows if row["family"] == family]
         cells = [_mean_sd([r["mse"] for r in mine if r["decoder"] == name]) for name in decoders]
         lines.append([f"`known-{family}`", *cells, f"{statistics.mean(r['noise_floor'] for r in mine):.3f}"])
+    means = {
+        name: [statistics.mean(r["mse"] for r in rows if r["decoder"] == name and r["family"] == f) for f in families]
+        for name in decoders
+    }
+    lines.append(
+        ["geometric mean", *(f"{math.exp(statistics.mean(map(math.log, means[n]))):.3f}" for n in decoders), ""]
+    )
     header = ["family", *(f"`{name}`" for name in decoders), "noise floor"]
     first = rows[0]
+    commits = {}
+    for row in rows:
+        commits.setdefault(row["git_commit"][:7], []).append(row["decoder"])
+    made = "; ".join(f"{', '.join(dict.fromkeys(names))} at commit {commit}" for commit, names in commits.items())
     source = (
         f"\nMSE (mean ± sd over seeds {', '.join(map(str, sorted({r['seed'] for r in rows})))}), horizon "
         f"{first['horizon']}, on the test split; noise floor: the MSE of a forecast that knows everything but the "
-        f"noise. Record: `{path.relative_to(root).as_posix()}` (commit {first['git_commit'][:7]}, "
-        f"{first['device']['cpu']}, 1 thread per run; `{first['command']}`).\n"
+        f"noise; the choice: the lowest geometric mean over the families. Record: "
+        f"`{path.relative_to(root).as_posix()}` ({made}; {first['device']['cpu']}, 1 thread per run; "
+        f"`{first['command']}`, with `--candidates` for the later ones).\n"
     )
     return compact_table(header, lines) + source
 

@@ -77,65 +77,59 @@ class Tide(_Unscaled):
         return out.transpose(2, 3).reshape(b, h * self.n_params, c)
 
 
-class NoLevel(known_future.KnownFutureDecoder):
-    """The package's decoder without the window's level and spread in a channel's context: where a
-    series' level drifts, an MLP of the level and the covariates can learn the training period's
-    levels, which the test period does not have."""
+class FeatureFilters(known_future.KnownFutureDecoder):
+    """The package's decoder before ``data_units`` was chosen: one MLP per step and channel whose
+    inputs add the window's level and spread (standardised with the training data's) to the
+    channel's context; its addition is in the window's standardised units, with no gain."""
 
     def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
         super().__init__(patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static)
         inputs = known_future.FILTERS + known_future.FEATURES + known_future.CONTEXT
-        self.decode = ResidualMLP(inputs, known_future.HIDDEN, self.n_params, zero=True)
+        self.decode = ResidualMLP(inputs + 2 * self.WITH_LEVEL, known_future.HIDDEN, self.n_params, zero=True)
+        self.gain, self.offset = None, None
 
-    def channel_context(self, channels, mean, std, static):
-        own = self.context(channels) + self.channel[: channels.shape[1]]
-        if self.static is not None:
-            own = own + self.static(static.flatten(1).to(own.dtype))[:, None]
-        return own
+    WITH_LEVEL = True
+
+    def forward(self, channels, known, mean, std, static=None):
+        c = channels.shape[1]
+        step = self.step_inputs(known).to(channels.dtype)
+        context = self.channel_context(channels, static)
+        if self.WITH_LEVEL:
+            level = ((mean - self.level_mean[:c]) / self.level_std[:c]).transpose(1, 2)  # (B, C, 1)
+            spread = torch.log(std / self.level_std[:c]).transpose(1, 2)
+            context = torch.cat([context, level, spread], dim=-1)
+        return self.laid_out(pairwise(self.decode, step, context.to(channels.dtype)))
 
 
-class LevelGain(NoLevel):
+class NoLevel(FeatureFilters):
+    """:class:`FeatureFilters` without the window's level and spread in a channel's context: where a
+    series' level drifts, an MLP of the level and the covariates can learn the training period's
+    levels, which the test period does not have."""
+
+    WITH_LEVEL = False
+
+
+class LevelGain(known_future.KnownFutureDecoder):
     """:class:`NoLevel`, plus a gain on the window's level: each step's addition is ``d + g (mean +
     o_c) / std`` (in the head's standardised units), ``d`` and ``g`` MLPs of the step and the
     channel, ``o_c`` a learned offset per channel (in units of its training spread). An effect
     proportional to the series' own level (a promotion that lifts sales by a share) is then one
     function of the covariates, while the level never enters an MLP."""
 
-    def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
-        super().__init__(patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static)
-        inputs = known_future.FILTERS + known_future.FEATURES + known_future.CONTEXT
-        self.gain = ResidualMLP(inputs, known_future.HIDDEN, self.n_params, zero=True)
-        self.offset = nn.Parameter(torch.zeros(n_channels))
-
     def forward(self, channels, known, mean, std, static=None):
         c = channels.shape[1]
         step = self.step_inputs(known).to(channels.dtype)
-        context = self.channel_context(channels, mean, std, static).to(channels.dtype)
-        level = (mean + self.offset[:c] * self.level_std[:c]) / std  # (B, 1, C)
-        out = pairwise(self.decode, step, context) + pairwise(self.gain, step, context) * level.transpose(1, 2)[:, None]
-        return self.laid_out(out)
-
-
-class DataUnits(LevelGain):
-    """:class:`LevelGain` whose addition is in the data's units: ``d level_std_c / std + g (mean +
-    o_c) / std``. A known input moves a series by so much of its training spread, whatever the
-    window's own spread, so no MLP has to learn the window's spread to scale what it adds."""
-
-    def forward(self, channels, known, mean, std, static=None):
-        c = channels.shape[1]
-        step = self.step_inputs(known).to(channels.dtype)
-        context = self.channel_context(channels, mean, std, static).to(channels.dtype)
-        unit = (self.level_std[:c] / std).transpose(1, 2)[:, None]  # (B, 1, C, 1): the data's units
+        context = self.channel_context(channels, static).to(channels.dtype)
         level = ((mean + self.offset[:c] * self.level_std[:c]) / std).transpose(1, 2)[:, None]
-        out = pairwise(self.decode, step, context) * unit + pairwise(self.gain, step, context) * level
+        out = pairwise(self.decode, step, context) + pairwise(self.gain, step, context) * level
         return self.laid_out(out)
 
 
 CANDIDATES = {
     "filters": Filters,
     "tide": Tide,
-    "feature_filters": known_future.KnownFutureDecoder,
+    "feature_filters": FeatureFilters,
     "no_level": NoLevel,
     "level_gain": LevelGain,
-    "data_units": DataUnits,
+    "data_units": known_future.KnownFutureDecoder,
 }

@@ -3,10 +3,13 @@
 At every horizon step ``t``: a small MLP turns each step's covariates, standardised with the
 training data's statistics, into :data:`FEATURES` features (any function of one step's values: a
 square, a threshold, a product of two inputs); :data:`FILTERS` learned filters read those features
-over the ``seq_len`` steps up to ``t`` (a lag, a decay); and for each target channel an MLP of the
-filters' responses, the step's features and the channel's context (its tokens, which channel it
-is, the window's level and spread, the static covariates) gives the step's addition to the head's output. The addition
-is zero at the start of training, which starts from the paper's forecast.
+over the ``seq_len`` steps up to ``t`` (a lag, a decay); and for each target channel two MLPs of
+the filters' responses, the step's features and the channel's context (its tokens, which channel it
+is, the static covariates) give the step's addition ``d`` in the data's units (the channel's
+training spread) and a gain ``g`` on the window's level, so that the head's output gains
+``d level_std / std + g (mean + offset) / std``. The window's level enters no MLP: where a series
+drifts, an MLP of the level would learn the training period's levels. The addition is zero at the
+start of training, which starts from the paper's forecast.
 """
 
 from __future__ import annotations
@@ -47,9 +50,10 @@ class KnownFutureDecoder(nn.Module):
     """(target channels' tokens, known covariates, the targets' window statistics) -> additions to
     the head's output.
 
-    The buffers ``known_mean``/``known_std`` (per covariate) and ``level_mean``/``level_std`` (per
-    channel) standardise the covariates and the window's level and spread; they are the identity
-    until :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
+    The buffers ``known_mean``/``known_std`` (per covariate) standardise the covariates, and
+    ``level_std`` (per target channel, with its ``level_mean``) is the data's unit of the additions;
+    they are the identity until :meth:`set_statistics` gives them the training data's
+    (``XCTFormerModel.fit`` does).
     """
 
     def __init__(
@@ -71,7 +75,9 @@ class KnownFutureDecoder(nn.Module):
         self.context = nn.Linear(patch_num * d_model, CONTEXT)
         self.channel = nn.Parameter(torch.zeros(n_channels, CONTEXT))
         self.static = nn.Linear(n_static, CONTEXT, bias=False) if n_static else None
-        self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT + 2, HIDDEN, self.n_params, zero=True)
+        self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, self.n_params, zero=True)
+        self.gain = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, self.n_params, zero=True)
+        self.offset = nn.Parameter(torch.zeros(n_channels))  # where the level's zero lies, in training spreads
         for name, size in (("known", n_future), ("level", n_channels)):
             self.register_buffer(f"{name}_mean", torch.zeros(size))
             self.register_buffer(f"{name}_std", torch.ones(size))
@@ -90,9 +96,14 @@ class KnownFutureDecoder(nn.Module):
         seq_len + future_len, F), as given; ``mean``, ``std`` (B, 1, C): the targets' window
         statistics; ``static`` (B, rows, features): the static covariates, if the network has them.
         Returns (B, future_len * n_params, C), laid out as the head's output."""
+        c = channels.shape[1]
         step = self.step_inputs(known).to(channels.dtype)  # (B, H, R + E)
-        context = self.channel_context(channels, mean, std, static).to(channels.dtype)  # (B, C, Z + 2)
-        return self.laid_out(pairwise(self.decode, step, context))
+        context = self.channel_context(channels, static).to(channels.dtype)  # (B, C, Z)
+        scale = self.level_std[:c]
+        unit = (scale / std).transpose(1, 2)[:, None]  # (B, 1, C, 1): the data's units in the window's
+        level = ((mean + self.offset[:c] * scale) / std).transpose(1, 2)[:, None]
+        out = pairwise(self.decode, step, context) * unit + pairwise(self.gain, step, context) * level
+        return self.laid_out(out)
 
     def step_inputs(self, known: torch.Tensor) -> torch.Tensor:
         """What the decoding reads of horizon step t: the filters' responses up to t and t's features."""
@@ -105,16 +116,13 @@ class KnownFutureDecoder(nn.Module):
         b, h, c, q = out.shape
         return out.transpose(2, 3).reshape(b, h * q, c)
 
-    def channel_context(self, channels: torch.Tensor, mean: torch.Tensor, std: torch.Tensor, static) -> torch.Tensor:
+    def channel_context(self, channels: torch.Tensor, static) -> torch.Tensor:
         """What the decoding reads of each target channel: its tokens, which channel it is, the static
-        covariates, the window's level and spread (standardised with the training data's)."""
-        c = channels.shape[1]
-        level = ((mean - self.level_mean[:c]) / self.level_std[:c]).transpose(1, 2)  # (B, C, 1)
-        spread = torch.log(std / self.level_std[:c]).transpose(1, 2)
-        own = self.context(channels) + self.channel[:c]  # (B, C, Z)
+        covariates."""
+        own = self.context(channels) + self.channel[: channels.shape[1]]  # (B, C, Z)
         if self.static is not None:  # a response that depends on what the static covariates say
             own = own + self.static(static.flatten(1).to(own.dtype))[:, None]
-        return torch.cat([own, level, spread], dim=-1)
+        return own
 
 
 def pairwise(mlp: ResidualMLP, step: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
