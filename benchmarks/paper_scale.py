@@ -42,7 +42,16 @@ from pathlib import Path
 from typing import Optional
 
 from benchmarks.measure.estimates import QUEUE_RECORDS, RECORDS, calibration, step_record
-from benchmarks.measure.queue import UNIT_MINUTES, QueueOptions, Runs, bf16_safe, converged_record, plan, run_queue
+from benchmarks.measure.queue import (
+    UNIT_MINUTES,
+    QueueOptions,
+    Runs,
+    bf16_safe,
+    converged_record,
+    plan,
+    run_queue,
+    trains_fast,
+)
 from xct_estimators.bench.catalog import DATA_DIR_ENV
 from xct_estimators.bench.option_types import csv_positive_ints
 
@@ -83,7 +92,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     where = "CPU" if options.baselines else "GPU"
     entries = plan(mode, steps, factors, options.baselines)
     if args.dry_run:
-        entries = [(entry, _print_pending(entry, options, mode, steps, factors, safe, where)) for entry, _ in entries]
+        entries = [(entry, _print_pending(entry, options, mode, steps, factors, where)) for entry, _ in entries]
     else:
         for entry, minutes in entries:
             print(f"({entry.key}) {entry.title}: about {minutes:.0f} {where} min", flush=True)
@@ -93,7 +102,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     return 0
 
 
-def _print_pending(entry, options: QueueOptions, mode: str, steps: dict, factors: dict, safe, where: str) -> float:
+def _print_pending(entry, options: QueueOptions, mode: str, steps: dict, factors: dict, where: str) -> float:
     """Print an entry's units not yet recorded with their estimates; returns their minutes."""
     if not isinstance(entry, Runs):
         minutes = entry.minutes(mode, steps, factors)
@@ -103,21 +112,24 @@ def _print_pending(entry, options: QueueOptions, mode: str, steps: dict, factors
         return minutes
     units = entry.units(mode, steps, factors, options.baselines)
     costs = dict(units)
-    left, count = units, f"{len(units)} unit(s) (give --data-dir or ${DATA_DIR_ENV} to leave out those recorded)"
+    left = [(unit, 1, minutes) for unit, minutes in units]  # (unit, runs, minutes per run)
+    count = f"{len(units)} unit(s) (give --data-dir or ${DATA_DIR_ENV} to leave out those recorded)"
     if options.data_dir or os.environ.get(DATA_DIR_ENV):  # the runs' identities name their data's content
         try:
-            pending = entry.pending_units(options, bool(safe) and not options.baselines)
+            pending = entry.pending_units(options, trains_fast(options))
         except (OSError, ValueError) as error:
             count = f"{len(units)} unit(s) ({error})"
-        else:  # in the plan's order; --smoke's stand-in values are no unit of the plan: the longest one's estimate
-            names = [unit for unit in costs if unit in pending] + sorted(pending - set(costs))
-            left = [(unit, costs.get(unit, max(costs.values(), default=0.0))) for unit in names]
-            count = f"{len(left)} unit(s) left, {len(set(costs) - pending)} recorded"
-    total = sum(minutes for _, minutes in left)
+        else:  # in the plan's order, one run per seed; --smoke's stand-in values: the longest unit's estimate
+            names = [unit for unit in costs if unit in pending] + sorted(set(pending) - set(costs))
+            longest = max(costs.values(), default=0.0)
+            left = [(unit, pending[unit], costs.get(unit, longest)) for unit in names]
+            count = f"{len(names)} unit(s) left, {len(set(costs) - set(pending))} recorded"
+    total = sum(runs * minutes for _, runs, minutes in left)
     print(f"({entry.key}) {entry.title}: about {total:.0f} {where} min, {count}")
-    for unit, minutes in left:
+    for unit, runs, minutes in left:
         over = f" (over {UNIT_MINUTES} min: one run is not cut)" if minutes > UNIT_MINUTES else ""
-        print(f"    {unit}: about {minutes:.1f} {where} min{over}")
+        seeds = f" each, {runs} seeds" if runs > 1 else ""
+        print(f"    {unit}: about {minutes:.1f} {where} min{seeds}{over}")
     return total
 
 

@@ -116,7 +116,7 @@ def test_a_saved_model_with_future_covariates_forecasts_the_same_after_loading(t
     fitted.save(str(tmp_path / "model.pt"))
     loaded = XCTFormerModel.load(str(tmp_path / "model.pt"))
     saved, restored = fitted.network_.known_future.state_dict(), loaded.network_.known_future.state_dict()
-    assert saved.keys() == restored.keys() and {"known_mean", "known_std", "level_mean", "level_std"} <= saved.keys()
+    assert saved.keys() == restored.keys() and {"known_mean", "known_std", "level_std", "offset"} <= saved.keys()
     for name, value in saved.items():
         torch.testing.assert_close(restored[name], value)
     np.testing.assert_allclose(
@@ -125,8 +125,8 @@ def test_a_saved_model_with_future_covariates_forecasts_the_same_after_loading(t
 
 
 def test_fit_gives_the_decoder_the_training_data_s_statistics_encoders_included(tmp_path):
-    """The decoder standardises each future covariate, the user's and an encoder's, and the
-    targets' level with the training data's mean and std."""
+    """The decoder standardises each future covariate, the user's and an encoder's, with the training
+    data's mean and std, and adds in units of the targets' training std."""
     series, control = driven()
     hours = TimeSeries.from_times_and_values(
         pd.date_range("2024-01-01", periods=len(series), freq="h"), series.values()
@@ -140,7 +140,6 @@ def test_fit_gives_the_decoder_the_training_data_s_statistics_encoders_included(
     hour = np.arange(len(plan)) % 24  # the encoder's covariate over the rows the dataset holds
     np.testing.assert_allclose(decoder.known_mean, [plan.values().mean(), hour.mean()], rtol=1e-4)
     np.testing.assert_allclose(decoder.known_std, [plan.values().std(), hour.std()], rtol=1e-4)
-    np.testing.assert_allclose(decoder.level_mean, hours.values().mean(axis=0), rtol=1e-4)
     np.testing.assert_allclose(decoder.level_std, hours.values().std(axis=0), rtol=1e-4)
 
 

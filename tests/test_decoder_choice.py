@@ -22,7 +22,7 @@ def _net(decoder_class, monkeypatch, future: int = FUTURE) -> XCTFormerNet:
     return XCTFormerNet(config).eval()
 
 
-@pytest.mark.parametrize("name", ["filters", "tide", "feature_filters"])
+@pytest.mark.parametrize("name", ["filters", "tide", "feature_filters", "no_level", "level_gain", "data_units"])
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, monkeypatch, benchmark_script):
     candidates = benchmark_script("decoder_choice").CANDIDATES
     x, future = torch.randn(2, SEQ_LEN, CHANNELS + FUTURE), torch.randn(2, HORIZON, FUTURE)
@@ -103,3 +103,16 @@ class _InProcess:
 
     def map(self, function, *iterables):
         return map(function, *iterables)
+
+
+def test_feature_filters_is_the_earlier_package_decoder_weight_for_weight():
+    """Made in that decoder's order, a seed draws its weights: its committed rows can be rerun."""
+    from benchmarks.measure.decoders import FeatureFilters
+
+    torch.manual_seed(0)
+    module = FeatureFilters(4, 8, SEQ_LEN, FUTURE, HORIZON, HORIZON, CHANNELS)
+    assert module.decode.mlp[0].in_features == 16 + 8 + 16 + 2  # its filters, features, context, level, spread
+    assert not hasattr(module, "gain") and not hasattr(module, "offset")  # no modules the earlier one lacked
+    torch.manual_seed(0)
+    first = torch.nn.Linear(FUTURE, 32).weight  # the first draw of its feature MLP
+    torch.testing.assert_close(module.features.mlp[0].weight, first)

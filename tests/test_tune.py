@@ -199,6 +199,8 @@ def test_a_look_back_search_adds_the_input_and_patch_lengths_for_forecasting_onl
     assert "input_chunk_length" not in tune.search_space("forecast", "ETTh1")  # the paper's 96
     with pytest.raises(ValueError, match="look-back search is for forecasting"):
         tune.search_space("impute", "ETTh1", look_backs=[96])
+    with pytest.raises(ValueError, match=r"Look-backs \[720\] make more than 42 patches per channel even in the"):
+        tune.search_space("forecast", "ETTh1", look_backs=[20, 720])  # patches of 16 at most: 720 never trains
 
 
 def test_every_look_back_is_scored_on_the_same_validation_targets(monkeypatch):
@@ -227,7 +229,9 @@ def test_every_look_back_is_scored_on_the_same_validation_targets(monkeypatch):
 
 def test_a_look_back_longer_than_the_validation_data_is_refused_before_training():
     series = TimeSeries.from_values(_values())
-    with pytest.raises(ValueError, match=r"val_series has a series of 50 steps, fewer than the longest input length 64"):
+    with pytest.raises(
+        ValueError, match=r"the validation series has one of 50 steps, fewer than the longest input length 64"
+    ):
         tune.search(
             series[:350], "forecast", val_series=series[350:], space={"d_model": {"choices": [4]}},
             look_backs=[32, 64], fixed={"n_epochs": 1}, output_chunk_length=8, n_trials=1, accelerator="cpu",
@@ -237,6 +241,8 @@ def test_a_look_back_longer_than_the_validation_data_is_refused_before_training(
 def test_a_look_back_search_builds_no_more_patches_per_channel_than_patchtst_42():
     params = {**tune.base_params("forecast", "ETTh1"), "input_chunk_length": 720, "patch_len": 16, "stride": 8}
     problem = tune._feasibility("forecast", params, 7, 96, max_patches=tune.LOOK_BACK_MAX_PATCHES)
-    assert problem == "input 720 in patches of 16 (stride 8) makes 90 patches per channel, over the look-back search's 42"
+    assert (
+        problem == "input 720 in patches of 16 (stride 8) makes 90 patches per channel, over the look-back search's 42"
+    )
     assert tune._feasibility("forecast", {**params, "patch_len": 48, "stride": 24}, 7, 96, max_patches=42) is None
     assert tune._feasibility("forecast", params, 7, 96) is None  # the paper's space: no such limit

@@ -317,7 +317,8 @@ class XCTFormerModel(MixedCovariatesTorchModel):
 
     @property
     def _ckpt_skipped_params(self) -> list[str]:
-        return [*super()._ckpt_skipped_params, "compile"]  # the weights are the same either way
+        # the weights are the same either way
+        return [*super()._ckpt_skipped_params, "compile", "fused_attention", "max_attention_bytes"]
 
     @property
     def network_(self) -> XCTFormerNet:

@@ -78,7 +78,20 @@ def look_back_space(task: str, look_backs: Sequence[int]) -> dict[str, dict]:
         usual = ", ".join(map(str, LOOK_BACKS))
         raise ValueError(f"Look-backs must be positive input lengths, e.g. {usual}; got {list(look_backs)}.")
     patch_lens = [p for p in LOOK_BACK_PATCH_LENS if p <= lengths[0]] or [lengths[0]]
+    too_long = [n for n in lengths if patches(n, max(patch_lens)) > LOOK_BACK_MAX_PATCHES]
+    if too_long:
+        raise ValueError(
+            f"Look-backs {too_long} make more than {LOOK_BACK_MAX_PATCHES} patches per channel even in the longest "
+            f"patch the shortest look-back ({lengths[0]}) allows, {max(patch_lens)}: no trial could train them. Search "
+            "look-backs closer together (e.g. 96 to 720), or run one search per range."
+        )
     return {"input_chunk_length": {"choices": lengths}, "patch_len": {"choices": patch_lens}}
+
+
+def patches(length: int, patch_len: int) -> int:
+    """Patches per channel of an input of ``length`` in patches of ``patch_len``, stride half of it."""
+    stride = max(patch_len // 2, 1)
+    return (length - patch_len) // stride + 2
 
 
 def longest_look_back(space: dict[str, dict], fixed: int) -> int:

@@ -165,12 +165,12 @@ class _Data:
 def _check_lengths(train: list, val: list, look_back: int, output_chunk_length: int) -> None:
     """Refuse, before any trial, series too short for one window of the longest input length."""
     needed = look_back + output_chunk_length
-    for what, parts in (("series", train), ("val_series", val)):
+    for what, parts in (("series", train), ("the validation series", val)):
         for part in parts:
             if len(part) < needed:
-                where = " (its first look_back steps are input only)" if what == "val_series" else ""
+                where = " (its first look_back steps are input only)" if what != "series" else ""
                 raise ValueError(
-                    f"{what} has a series of {len(part)} steps, fewer than the longest input length {look_back} + "
+                    f"{what} has one of {len(part)} steps, fewer than the longest input length {look_back} + "
                     f"output_chunk_length {output_chunk_length} = {needed}{where}. Give longer series or search "
                     "shorter look-backs."
                 )
@@ -359,12 +359,15 @@ def search(
 
     running: list[int] = []  # the trial this process is running
     training = dict(seed=random_state, accelerator=accelerator, devices=devices, extra=extra)
-    objective = _objective(optuna, task, data, params, space, running, training)
+    max_patches = LOOK_BACK_MAX_PATCHES if look_backs else None  # a look-back search's longer inputs, not more tokens
+    objective = _objective(optuna, task, data, params, space, running, training, max_patches)
     _optimize(optuna, study, objective, running, n_trials, timeout, show_progress_bar, verbose)
     return study
 
 
-def _objective(optuna, task: str, data: _Data, params: dict, space: dict, running: list[int], training: dict):
+def _objective(
+    optuna, task: str, data: _Data, params: dict, space: dict, running: list[int], training: dict, max_patches=None
+):
     """A trial's value: the lowest validation MSE of the network its suggested parameters train."""
 
     def objective(trial) -> float:
@@ -372,7 +375,6 @@ def _objective(optuna, task: str, data: _Data, params: dict, space: dict, runnin
         trial_params = derived_params(params, suggest(trial, space))
         trial.set_user_attr("params", trial_params)
         trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
-        max_patches = LOOK_BACK_MAX_PATCHES if "input_chunk_length" in space else None
         problem = _feasibility(task, trial_params, data.n_channels, data.out_len, max_patches)
         if problem is not None:
             trial.set_user_attr("infeasible", problem)

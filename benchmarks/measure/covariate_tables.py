@@ -21,8 +21,15 @@ def table(results: Path, root: Path) -> str:
     """docs/forecasting.md's table of the choice: each candidate's MSE per family of :data:`CHOSEN_ON`."""
     path = results / "cpu" / "decoder-choice" / "suite" / "rows.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    families = list(dict.fromkeys(row["family"] for row in rows))
+    families = [family for family in CHOSEN_ON if any(row["family"] == family for row in rows)]
+    seeds = sorted({row["seed"] for row in rows})
     decoders = [name for name in CANDIDATES if any(row["decoder"] == name for row in rows)]
+    for name in decoders:  # every candidate on every family and seed, or the comparison is not fair
+        missing = {(f, s) for f in families for s in seeds} - {
+            (r["family"], r["seed"]) for r in rows if r["decoder"] == name
+        }
+        if missing:
+            raise ValueError(f"{path}: {name} lacks (family, seed) {sorted(missing)}; run decoder_choice to finish it.")
     lines = []
     for family in families:
         mine = [row for row in rows if row["family"] == family]
@@ -42,7 +49,7 @@ def table(results: Path, root: Path) -> str:
         commits.setdefault(row["git_commit"][:7], []).append(row["decoder"])
     made = "; ".join(f"{', '.join(dict.fromkeys(names))} at commit {commit}" for commit, names in commits.items())
     source = (
-        f"\nMSE (mean ± sd over seeds {', '.join(map(str, sorted({r['seed'] for r in rows})))}), horizon "
+        f"\nMSE (mean ± sd over seeds {', '.join(map(str, seeds))}), horizon "
         f"{first['horizon']}, on the test split; noise floor: the MSE of a forecast that knows everything but the "
         f"noise; the choice: the lowest geometric mean over the families. Record: "
         f"`{path.relative_to(root).as_posix()}` ({made}; {first['device']['cpu']}, 1 thread per run; "
@@ -79,11 +86,14 @@ def suite_table(results: Path, root: Path) -> str:
             shown = [_mean_sd([r["mse"] for r in by_model[m]]) for m in SUITE_MODELS]
             floor = f"{statistics.mean(floors):.3f}" if floors else "-"
             lines.append([f"`{dataset}`", role, str(horizon), *shown, floor, f"{ratio:.2f}"])
-        first = records[0]
-        sources.append(
-            f"`{path.relative_to(root).as_posix()}` (commit {first['git_commit'][:7]}, {first['device']['cpu']}; "
-            f"`{first['command']}`)"
+        runs = {}  # each command's models and commit, in the record's order
+        for r in records:
+            runs.setdefault((r["git_commit"][:7], r["command"]), []).append(r["model"])
+        made = "; ".join(
+            f"{', '.join(dict.fromkeys(models))} at commit {commit}, `{command}`"
+            for (commit, command), models in runs.items()
         )
+        sources.append(f"`{path.relative_to(root).as_posix()}` ({records[0]['device']['cpu']}; {made})")
     header = ["dataset", "choice", "horizon", *(f"`{m}`" for m in SUITE_MODELS), "noise floor", "ratio"]
     wins = sum(r <= 1 for r in ratios)
     geometric = math.exp(statistics.mean(math.log(r) for r in ratios))

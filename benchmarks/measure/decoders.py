@@ -80,15 +80,30 @@ class Tide(_Unscaled):
 class FeatureFilters(known_future.KnownFutureDecoder):
     """The package's decoder before ``data_units`` was chosen: one MLP per step and channel whose
     inputs add the window's level and spread (standardised with the training data's) to the
-    channel's context; its addition is in the window's standardised units, with no gain."""
-
-    def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
-        super().__init__(patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static)
-        inputs = known_future.FILTERS + known_future.FEATURES + known_future.CONTEXT
-        self.decode = ResidualMLP(inputs + 2 * self.WITH_LEVEL, known_future.HIDDEN, self.n_params, zero=True)
-        self.gain, self.offset = None, None
+    channel's context; its addition is in the window's standardised units, with no gain. Its
+    modules are made in that decoder's order, so a seed draws the same weights."""
 
     WITH_LEVEL = True
+
+    def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
+        nn.Module.__init__(self)
+        k = known_future
+        self.seq_len, self.future_len, self.n_params = seq_len, future_len, out_len // future_len
+        self.features = ResidualMLP(n_future, k.FEATURE_HIDDEN, k.FEATURES)
+        self.filters = nn.Conv1d(k.FEATURES, k.FILTERS, seq_len)
+        self.context = nn.Linear(patch_num * d_model, k.CONTEXT)
+        self.channel = nn.Parameter(torch.zeros(n_channels, k.CONTEXT))
+        self.static = nn.Linear(n_static, k.CONTEXT, bias=False) if n_static else None
+        inputs = k.FILTERS + k.FEATURES + k.CONTEXT + 2 * self.WITH_LEVEL
+        self.decode = ResidualMLP(inputs, k.HIDDEN, self.n_params, zero=True)
+        for name, size in (("known", n_future), ("level", n_channels)):
+            self.register_buffer(f"{name}_mean", torch.zeros(size))
+            self.register_buffer(f"{name}_std", torch.ones(size))
+
+    @torch.no_grad()
+    def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
+        super().set_statistics(known_mean, known_std, level_mean, level_std)
+        self.level_mean[: len(level_mean)] = torch.as_tensor(level_mean, dtype=torch.float32)
 
     def forward(self, channels, known, mean, std, static=None):
         c = channels.shape[1]
@@ -110,7 +125,8 @@ class NoLevel(FeatureFilters):
 
 
 class LevelGain(known_future.KnownFutureDecoder):
-    """:class:`NoLevel`, plus a gain on the window's level: each step's addition is ``d + g (mean +
+    """The package's decoder with its addition in the window's standardised units: :class:`NoLevel`
+    plus a gain on the window's level: each step's addition is ``d + g (mean +
     o_c) / std`` (in the head's standardised units), ``d`` and ``g`` MLPs of the step and the
     channel, ``o_c`` a learned offset per channel (in units of its training spread). An effect
     proportional to the series' own level (a promotion that lifts sales by a share) is then one

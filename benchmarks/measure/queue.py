@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -75,6 +76,14 @@ def converged_record(output: Path, committed: bool = True) -> Optional[list[dict
         if rows and bf16_safe(rows) is not None:
             return rows
     return None
+
+
+def trains_fast(options) -> bool:
+    """Whether XCTFormer's runs train in bf16 with ``torch.compile``: the converged comparison says
+    bf16 is safe, and this is neither a ``--smoke`` run nor the baselines' (CPU) part."""
+    if options.smoke or options.baselines:
+        return False
+    return bool(bf16_safe(converged_record(options.output, committed=True)))
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -274,12 +283,12 @@ class Runs:
             job for seed in seeds for job in TASKS[self.task].plan(settings.replace(seed=seed), finished, False)
         ], store
 
-    def pending_units(self, options: QueueOptions, fast: bool) -> set[str]:
-        """The names of the units with a run not yet recorded (:meth:`units`)."""
-        return {
+    def pending_units(self, options: QueueOptions, fast: bool) -> Counter:
+        """The names of the units with a run not yet recorded (:meth:`units`), with how many (one per seed)."""
+        return Counter(
             self.unit_name(job.run["model"], job.run.get(self.each[0].rstrip("s")))
             for job in self.pending(options, fast)[0]
-        }
+        )
 
     def run(self, options: QueueOptions, budget: Budget, fast: bool, minutes: float) -> str:
         """The runs not yet recorded, each started only when its unit's estimate fits the budget."""
@@ -353,8 +362,7 @@ def run_queue(options: QueueOptions, entries: list[tuple[Converged | Runs, float
     converged comparison has."""
     budget = Budget(budget_s)
     for entry, minutes in entries:
-        fast = bool(bf16_safe(converged_record(options.output, committed=not options.smoke)))
-        fast = fast and not (options.smoke or options.baselines)
+        fast = trains_fast(options)
         outcome = entry.run(options, budget, fast, minutes)
         print(f"({entry.key}) {entry.title}: {outcome}", flush=True)
         if outcome.startswith("stopped") and isinstance(entry, Converged):

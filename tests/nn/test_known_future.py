@@ -129,3 +129,30 @@ def test_an_additive_lagged_effect_is_learned_as_well_as_by_the_decoder_of_0_1_0
     new = fitted_error(three_steps_later, lag=3)
     old = fitted_error(three_steps_later, lag=3, decoder_class=Filters)
     assert new < 0.05 and new <= old
+
+
+def test_pairwise_is_the_mlp_of_every_step_and_channel_concatenated():
+    from xct_estimators.nn.known_future import ResidualMLP, pairwise
+
+    torch.manual_seed(0)
+    mlp = ResidualMLP(5 + 3, 16, 2)
+    step, context = torch.randn(2, 7, 5), torch.randn(2, 4, 3)
+    both = torch.cat([step[:, :, None].expand(2, 7, 4, 5), context[:, None].expand(2, 7, 4, 3)], dim=-1)
+    torch.testing.assert_close(pairwise(mlp, step, context), mlp(both))
+
+
+def test_the_addition_is_in_the_data_s_units_and_the_gain_on_the_window_s_level():
+    """``d level_std / std + g (mean + offset level_std) / std``: twice the training spread, twice
+    the addition; the gain's part moves with the window's mean, the addition's does not."""
+    module = decoder()
+    channels, known, mean, std = inputs()
+    with torch.no_grad():
+        base = module(channels, known, mean, std)
+        module.level_std.fill_(2.0)
+        torch.testing.assert_close(module(channels, known, mean, std), 2 * base)  # the gain starts at zero
+        assert module(channels, known, mean + 5.0, std).equal(module(channels, known, mean, std))
+        for parameter in module.gain.parameters():
+            torch.nn.init.normal_(parameter, std=0.3)
+        with_gain = module(channels, known, mean, std)
+        gain = with_gain - 2 * base  # g mean / std
+        torch.testing.assert_close(module(channels, known, 3 * mean, std) - 2 * base, 3 * gain)

@@ -106,7 +106,7 @@ class CRABAttention(nn.Module):
         use_mask: bool = True,
         activation: str = "absact",
         fused: Optional[bool] = False,
-        plain_bytes_per_sequence: int = 0,
+        plain_bytes_per_sequence: Optional[int] = None,
         max_attention_bytes: Optional[int] = None,
     ) -> None:
         super().__init__()
@@ -137,13 +137,16 @@ class CRABAttention(nn.Module):
     def uses_fused(self, x: torch.Tensor) -> bool:
         """This call's path: as ``fused`` says, or (``None``) the plain formula on a GPU in a compiled run
         where the batch's N x N weights fit in ``max_attention_bytes``, the fused function otherwise
-        (the GPU's step records: plain + compile is the faster where it fits; docs/forecasting.md, GPU)."""
+        (also where the bound or the weights' size is ``None``); the GPU's step records: plain +
+        compile is the faster where it fits (docs/forecasting.md, GPU)."""
         if self.fused is not None:
             return self.fused
         if not compiled_on_gpu(x):
             return True
-        bound = self.max_attention_bytes
-        return bound is not None and x.shape[0] * self.plain_bytes_per_sequence > bound
+        bound, per_sequence = self.max_attention_bytes, self.plain_bytes_per_sequence
+        if bound is None or per_sequence is None:  # no bound to check the plain path's memory against
+            return True
+        return x.shape[0] * per_sequence > bound
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.uses_fused(x):

@@ -51,9 +51,8 @@ class KnownFutureDecoder(nn.Module):
     the head's output.
 
     The buffers ``known_mean``/``known_std`` (per covariate) standardise the covariates, and
-    ``level_std`` (per target channel, with its ``level_mean``) is the data's unit of the additions;
-    they are the identity until :meth:`set_statistics` gives them the training data's
-    (``XCTFormerModel.fit`` does).
+    ``level_std`` (per target channel) is the data's unit of the additions; they are the identity
+    until :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
     """
 
     def __init__(
@@ -78,18 +77,20 @@ class KnownFutureDecoder(nn.Module):
         self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, self.n_params, zero=True)
         self.gain = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, self.n_params, zero=True)
         self.offset = nn.Parameter(torch.zeros(n_channels))  # where the level's zero lies, in training spreads
-        for name, size in (("known", n_future), ("level", n_channels)):
-            self.register_buffer(f"{name}_mean", torch.zeros(size))
-            self.register_buffer(f"{name}_std", torch.ones(size))
+        self.register_buffer("known_mean", torch.zeros(n_future))
+        self.register_buffer("known_std", torch.ones(n_future))
+        self.register_buffer("level_std", torch.ones(n_channels))
 
     @torch.no_grad()
     def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
         """The training data's mean and std of each covariate and of the first channels (the
         targets); a std of 0 (constant in training) is replaced as :func:`usable_scale` says."""
-        for name, (mean, std) in (("known", (known_mean, known_std)), ("level", (level_mean, level_std))):
-            mean, std = (torch.as_tensor(v, dtype=torch.float32) for v in (mean, std))
-            getattr(self, f"{name}_mean")[: len(mean)] = mean  # the level: the targets', the first channels
-            getattr(self, f"{name}_std")[: len(std)] = usable_scale(mean, std)
+        known_mean, known_std, level_mean, level_std = (
+            torch.as_tensor(v, dtype=torch.float32) for v in (known_mean, known_std, level_mean, level_std)
+        )
+        self.known_mean[:] = known_mean
+        self.known_std[:] = usable_scale(known_mean, known_std)
+        self.level_std[: len(level_std)] = usable_scale(level_mean, level_std)  # the targets', the first channels
 
     def forward(self, channels: torch.Tensor, known: torch.Tensor, mean: torch.Tensor, std: torch.Tensor, static=None):
         """``channels`` (B, C, P * D): each target channel's flattened tokens; ``known`` (B,
