@@ -43,6 +43,18 @@ def test_test_window_counts(kind, n_rows, horizon, n_windows):
     assert expected_windows(test[1] - test[0], 96, horizon) == n_windows
 
 
+@pytest.mark.parametrize("kind, n_rows", [("ett_hour", 17420), ("ett_minute", 69680), ("ratio", 52696)])
+def test_every_look_back_scores_the_same_validation_and_test_windows(kind, n_rows):
+    """A split starts its look-back early, so its first target, and with it every window scored, is
+    the same at any input length: scores at different look-backs compare (as in Time-Series-Library)."""
+    first_targets = {
+        (splits.val[0] + length, splits.test[0] + length, splits.val[1], splits.test[1])
+        for length in (96, 192, 336, 512, 720)
+        for splits in [split_borders(n_rows, kind, seq_len=length)]
+    }
+    assert len(first_targets) == 1
+
+
 def test_split_errors_name_the_problem():
     with pytest.raises(ValueError, match="at least 14400 rows"):
         split_borders(1000, "ett_hour", 96)
