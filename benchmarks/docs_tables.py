@@ -105,6 +105,7 @@ TABLES = {
     # a table of a script's record lives in that script
     "decoder-choice": lambda: covariate_tables.table(RESULTS, ROOT),
     "covariate-suite": lambda: covariate_tables.suite_table(RESULTS, ROOT),
+    "covariate-calendar": lambda: covariate_tables.calendar_table(RESULTS, ROOT),
     "covariate-families": covariate_families,
     "detection-ablation": lambda: detection_ablation.table(RESULTS, ROOT),
     "estimator-parameters": estimator_parameters,

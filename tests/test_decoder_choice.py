@@ -116,3 +116,23 @@ def test_feature_filters_is_the_earlier_package_decoder_weight_for_weight():
     torch.manual_seed(0)
     first = torch.nn.Linear(FUTURE, 32).weight  # the first draw of its feature MLP
     torch.testing.assert_close(module.features.mlp[0].weight, first)
+
+
+def test_the_calendar_table_says_whether_a_change_is_beyond_the_spread(tmp_path):
+    from benchmarks.measure.covariate_tables import calendar_table
+
+    def record(horizon, covariates, mse, dataset="ETTh1"):
+        run = {"horizon": horizon, "covariates": covariates}
+        return {"dataset": dataset, "horizon": horizon, "run": run, "mse": mse, "git_commit": "abcdef1234",
+                "command": f"xct-bench forecast --covariates {covariates}", "device": {"cpu": "test CPU"}}  # fmt: skip
+
+    rows = [record(96, None, m) for m in (0.40, 0.41)] + [record(96, "calendar", m) for m in (0.40, 0.42)]
+    rows += [record(192, None, m) for m in (0.40, 0.40)] + [record(192, "calendar", m) for m in (0.50, 0.50)]
+    rows += [record(96, None, 0.3, dataset="ETTm1")]  # no calendar run: no row
+    path = tmp_path / "results" / "cpu" / "covariates-calendar" / "results.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = calendar_table(tmp_path / "results", tmp_path)
+    assert "| ETTh1 | 96 | 0.405 ± 0.007 | 0.410 ± 0.014 | +1.2% | within the spread |" in table
+    assert "| ETTh1 | 192 | 0.400 ± 0.000 | 0.500 ± 0.000 | +25.0% | worse |" in table
+    assert "ETTm1" not in table and "test CPU" in table

@@ -1,5 +1,6 @@
 """docs/forecasting.md's covariate tables: the decoder choice (``benchmarks/decoder_choice.py``'s
-rows) and the suite's confirmation (``xct-bench forecast --covariates all`` records)."""
+rows), the suite's confirmation (``xct-bench forecast --covariates all`` records) and what a calendar
+does on ETT."""
 
 from __future__ import annotations
 
@@ -102,5 +103,40 @@ def suite_table(results: Path, root: Path) -> str:
         f"same covariates; ratio: XCTFormer's mean over the better mean of TiDE and TSMixer. XCTFormer is no worse "
         f"in {wins} of {len(ratios)} cells; the geometric mean of the ratio is {geometric:.2f}. Records: "
         f"{'; '.join(sources)}.\n"
+    )
+    return compact_table(header, lines) + source
+
+
+def calendar_table(results: Path, root: Path) -> str:
+    """docs/forecasting.md's table of a calendar on real data: XCTFormer with and without hour of day
+    and day of week, per dataset and horizon where both were run, and whether the change is beyond
+    the spread (larger than the sum of the two standard deviations)."""
+    path = results / "cpu" / "covariates-calendar" / "results.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    cells: dict = {}
+    for r in records:
+        kind = r["run"].get("covariates") or "none"
+        cells.setdefault((r["dataset"], r["horizon"]), {}).setdefault(kind, []).append(r["mse"])
+    lines = []
+    for (dataset, horizon), by_kind in sorted(cells.items()):
+        if {"none", "calendar"} - by_kind.keys():
+            continue
+        none, calendar = by_kind["none"], by_kind["calendar"]
+        change = statistics.mean(calendar) / statistics.mean(none) - 1
+        spread = sum(statistics.stdev(v) if len(v) > 1 else 0.0 for v in (none, calendar))
+        beyond = abs(statistics.mean(calendar) - statistics.mean(none)) > spread
+        verdict = ("worse" if change > 0 else "better") if beyond else "within the spread"
+        lines.append([dataset, str(horizon), _mean_sd(none), _mean_sd(calendar), f"{change:+.1%}", verdict])
+    shown = {(line[0], int(line[1])) for line in lines}
+    runs: dict = {}
+    for r in records:
+        if (r["dataset"], r["horizon"]) in shown:
+            runs.setdefault((r["git_commit"][:7], r["command"]), None)
+    made = "; ".join(f"commit {commit}, `{command}`" for commit, command in runs)
+    header = ["dataset", "horizon", "no covariates", "calendar", "change", "beyond the spread"]
+    source = (
+        f"\nMSE on the test split, mean ± sd over seeds 2021-2023, `xct-bench`'s defaults; calendar: hour of day and "
+        f"day of week, known over the horizon; beyond the spread: the change exceeds the two standard deviations "
+        f"together. Record: `{path.relative_to(root).as_posix()}` ({records[-1]['device']['cpu']}; {made}).\n"
     )
     return compact_table(header, lines) + source
