@@ -123,7 +123,7 @@ def test_the_calendar_table_says_whether_a_change_is_beyond_the_spread(tmp_path)
 
     def record(horizon, covariates, mse, dataset="ETTh1"):
         run = {"horizon": horizon, "covariates": covariates}
-        return {"dataset": dataset, "horizon": horizon, "run": run, "mse": mse, "git_commit": "abcdef1234",
+        return {"dataset": dataset, "horizon": horizon, "run": run, "mse": mse, "git_commit": "abcdef1234", "seed": 1,
                 "command": f"xct-bench forecast --covariates {covariates}", "device": {"cpu": "test CPU"}}  # fmt: skip
 
     rows = [record(96, None, m) for m in (0.40, 0.41)] + [record(96, "calendar", m) for m in (0.40, 0.42)]
@@ -135,4 +135,4 @@ def test_the_calendar_table_says_whether_a_change_is_beyond_the_spread(tmp_path)
     table = calendar_table(tmp_path / "results", tmp_path)
     assert "| ETTh1 | 96 | 0.405 ± 0.007 | 0.410 ± 0.014 | +1.2% | within the spread |" in table
     assert "| ETTh1 | 192 | 0.400 ± 0.000 | 0.500 ± 0.000 | +25.0% | worse |" in table
-    assert "ETTm1" not in table and "test CPU" in table
+    assert "ETTm1" not in table and "test CPU;" in table and "seeds 1," in table

@@ -128,15 +128,15 @@ def calendar_table(results: Path, root: Path) -> str:
         verdict = ("worse" if change > 0 else "better") if beyond else "within the spread"
         lines.append([dataset, str(horizon), _mean_sd(none), _mean_sd(calendar), f"{change:+.1%}", verdict])
     shown = {(line[0], int(line[1])) for line in lines}
-    runs: dict = {}
-    for r in records:
-        if (r["dataset"], r["horizon"]) in shown:
-            runs.setdefault((r["git_commit"][:7], r["command"]), None)
+    used = [r for r in records if (r["dataset"], r["horizon"]) in shown]
+    runs = dict.fromkeys((r["git_commit"][:7], r["command"]) for r in used)  # each command once, in order
     made = "; ".join(f"commit {commit}, `{command}`" for commit, command in runs)
+    seeds = ", ".join(str(seed) for seed in sorted({r["seed"] for r in used}))
+    devices = ", ".join(sorted({r["device"]["cpu"] for r in used}))
     header = ["dataset", "horizon", "no covariates", "calendar", "change", "beyond the spread"]
     source = (
-        f"\nMSE on the test split, mean ± sd over seeds 2021-2023, `xct-bench`'s defaults; calendar: hour of day and "
+        f"\nMSE on the test split, mean ± sd over seeds {seeds}, `xct-bench`'s defaults; calendar: hour of day and "
         f"day of week, known over the horizon; beyond the spread: the change exceeds the two standard deviations "
-        f"together. Record: `{path.relative_to(root).as_posix()}` ({records[-1]['device']['cpu']}; {made}).\n"
+        f"together. Record: `{path.relative_to(root).as_posix()}` ({devices}; {made}).\n"
     )
     return compact_table(header, lines) + source
