@@ -1,15 +1,18 @@
 """The decoder of known future inputs (docs/forecasting.md, Covariates, says why it is built so).
 
-At every horizon step ``t``: a small MLP turns each step's covariates, standardised with the
-training data's statistics, into :data:`FEATURES` features (any function of one step's values: a
-square, a threshold, a product of two inputs); :data:`FILTERS` learned filters read those features
-over the ``seq_len`` steps up to ``t`` (a lag, a decay); and for each target channel two MLPs of
-the filters' responses, the step's features and the channel's context (its tokens, which channel it
-is, the static covariates) give the step's addition ``d`` in the data's units (the channel's
-training spread) and a gain ``g`` on the window's level, so that the head's output gains
-``d level_std / std + g (mean + offset) / std``. The window's level enters no MLP: where a series
-drifts, an MLP of the level would learn the training period's levels. The addition is zero at the
-start of training, which starts from the paper's forecast.
+A regression with forecast errors: the targets are the known inputs' effects plus a series the
+paper's network forecasts. At every step ``t`` of window and horizon, a small MLP turns the step's
+covariates, standardised with the training data's statistics, into :data:`FEATURES` features (any
+function of one step's values: a square, a threshold, a product of two inputs); :data:`FILTERS`
+learned causal filters read those features over the ``seq_len`` steps up to ``t`` (a lag, a
+decay); and for each target channel two MLPs of the filters' responses, the step's features and
+the channel's context (which channel it is, the static covariates) give the step's effect in the
+data's units (the channel's training spread) and a gain on the window's level, so that the effect
+is ``d level_std + g (level + offset level_std)``. The network takes the window's effects off the
+window before it normalises it and adds the horizon's to its forecast, so the backbone forecasts
+what the covariates do not explain. No effect reads the target's tokens: they would see the
+effects being taken off. The effects are zero at the start of training, which starts from the
+paper's forecast.
 """
 
 from __future__ import annotations
@@ -47,35 +50,23 @@ class ResidualMLP(nn.Module):
 
 
 class KnownFutureDecoder(nn.Module):
-    """(target channels' tokens, known covariates, the targets' window statistics) -> additions to
-    the head's output.
+    """(known covariates over window and horizon, the targets' window level, static covariates) ->
+    each target channel's effect at every step, in the data's units.
 
     The buffers ``known_mean``/``known_std`` (per covariate) standardise the covariates, and
-    ``level_std`` (per target channel) is the data's unit of the additions; they are the identity
+    ``level_std`` (per target channel) is the data's unit of the effects; they are the identity
     until :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
     """
 
-    def __init__(
-        self,
-        patch_num: int,
-        d_model: int,
-        seq_len: int,
-        n_future: int,
-        future_len: int,
-        out_len: int,
-        n_channels: int,
-        n_static: int = 0,
-    ):
+    def __init__(self, seq_len: int, n_future: int, n_channels: int, n_static: int = 0):
         super().__init__()
-        self.seq_len, self.future_len = seq_len, future_len
-        self.n_params = out_len // future_len  # quantile regression: an output per step and quantile
+        self.seq_len = seq_len
         self.features = ResidualMLP(n_future, FEATURE_HIDDEN, FEATURES)
-        self.filters = nn.Conv1d(FEATURES, FILTERS, seq_len)  # causal: horizon step t reads the seq_len steps up to t
-        self.context = nn.Linear(patch_num * d_model, CONTEXT)
+        self.filters = nn.Conv1d(FEATURES, FILTERS, seq_len)  # causal: step t reads the seq_len steps up to t
         self.channel = nn.Parameter(torch.zeros(n_channels, CONTEXT))
         self.static = nn.Linear(n_static, CONTEXT, bias=False) if n_static else None
-        self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, self.n_params, zero=True)
-        self.gain = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, self.n_params, zero=True)
+        self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, 1, zero=True)
+        self.gain = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, 1, zero=True)
         self.offset = nn.Parameter(torch.zeros(n_channels))  # where the level's zero lies, in training spreads
         self.register_buffer("known_mean", torch.zeros(n_future))
         self.register_buffer("known_std", torch.ones(n_future))
@@ -92,48 +83,41 @@ class KnownFutureDecoder(nn.Module):
         self.known_std[:] = usable_scale(known_mean, known_std)
         self.level_std[: len(level_std)] = usable_scale(level_mean, level_std)  # the targets', the first channels
 
-    def forward(self, channels: torch.Tensor, known: torch.Tensor, mean: torch.Tensor, std: torch.Tensor, static=None):
-        """``channels`` (B, C, P * D): each target channel's flattened tokens; ``known`` (B,
-        seq_len + future_len, F), as given; ``mean``, ``std`` (B, 1, C): the targets' window
-        statistics; ``static`` (B, rows, features): the static covariates, if the network has them.
-        Returns (B, future_len * n_params, C), laid out as the head's output."""
-        c = channels.shape[1]
-        step = self.step_inputs(known).to(channels.dtype)  # (B, H, R + E)
-        context = self.channel_context(channels, static).to(channels.dtype)  # (B, C, Z)
+    def forward(self, known: torch.Tensor, level: torch.Tensor, static=None) -> torch.Tensor:
+        """``known`` (B, seq_len + future_len, F), as given; ``level`` (B, 1, C): each target's
+        window mean, as given; ``static`` (B, rows, features): the static covariates, standardised,
+        if the network has them. Returns the effects (B, seq_len + future_len, C)."""
+        c = level.shape[-1]
+        step = self.step_inputs(known).to(level.dtype)  # (B, L + H, R + E)
+        context = self.channel_context(level.shape[0], c, static).to(level.dtype)  # (B, C, Z)
         scale = self.level_std[:c]
-        unit = (scale / std).transpose(1, 2)[:, None]  # (B, 1, C, 1): the data's units in the window's
-        level = ((mean + self.offset[:c] * scale) / std).transpose(1, 2)[:, None]
-        out = pairwise(self.decode, step, context) * unit + pairwise(self.gain, step, context) * level
-        return self.laid_out(out)
+        gained = level + self.offset[:c] * scale  # (B, 1, C)
+        out = pairwise(self.decode, step, context)[..., 0] * scale + pairwise(self.gain, step, context)[..., 0] * gained
+        return out
 
     def step_inputs(self, known: torch.Tensor) -> torch.Tensor:
-        """What the decoding reads of horizon step t: the filters' responses up to t and t's features."""
+        """What the decoding reads of step t: the filters' responses up to t and t's features."""
         features = self.features((known - self.known_mean) / self.known_std)  # (B, L + H, E)
-        responses = self.filters(features[:, 1:].transpose(1, 2)).transpose(1, 2)  # (B, H, R)
-        return torch.cat([responses, features[:, self.seq_len :]], dim=-1)
+        before = F.pad(features.transpose(1, 2), (self.seq_len - 1, 0))  # nothing known before the window
+        responses = self.filters(before).transpose(1, 2)  # (B, L + H, R)
+        return torch.cat([responses, features], dim=-1)
 
-    def laid_out(self, out: torch.Tensor) -> torch.Tensor:
-        """(B, H, C, Q) -> (B, H * Q, C), the head's layout."""
-        b, h, c, q = out.shape
-        return out.transpose(2, 3).reshape(b, h * q, c)
-
-    def channel_context(self, channels: torch.Tensor, static) -> torch.Tensor:
-        """What the decoding reads of each target channel: its tokens, which channel it is, the static
-        covariates."""
-        own = self.context(channels) + self.channel[: channels.shape[1]]  # (B, C, Z)
+    def channel_context(self, batch: int, n_channels: int, static) -> torch.Tensor:
+        """What the decoding reads of each target channel: which channel it is, the static covariates."""
+        own = self.channel[:n_channels].expand(batch, n_channels, CONTEXT)  # (B, C, Z)
         if self.static is not None:  # a response that depends on what the static covariates say
             own = own + self.static(static.flatten(1).to(own.dtype))[:, None]
         return own
 
 
 def pairwise(mlp: ResidualMLP, step: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
-    """``mlp`` of every (horizon step, channel) pair's concatenated inputs, (B, H, C, outputs), from
-    ``step`` (B, H, S) and ``context`` (B, C, Z): its first layer and skip are linear, so each is
-    applied to the step and the channel apart and the two added, not to B x H x C concatenations."""
+    """``mlp`` of every (step, channel) pair's concatenated inputs, (B, T, C, outputs), from
+    ``step`` (B, T, S) and ``context`` (B, C, Z): its first layer and skip are linear, so each is
+    applied to the step and the channel apart and the two added, not to B x T x C concatenations."""
     first, last, skip, s = mlp.mlp[0], mlp.mlp[2], mlp.skip, step.shape[-1]
 
     def linear(layer: nn.Linear) -> torch.Tensor:
-        by_step = F.linear(step, layer.weight[:, :s], layer.bias)  # (B, H, O)
-        return by_step[:, :, None] + F.linear(context, layer.weight[:, s:])[:, None]  # (B, H, C, O)
+        by_step = F.linear(step, layer.weight[:, :s], layer.bias)  # (B, T, O)
+        return by_step[:, :, None] + F.linear(context, layer.weight[:, s:])[:, None]  # (B, T, C, O)
 
     return last(torch.relu(linear(first))) + linear(skip)

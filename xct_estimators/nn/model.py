@@ -53,8 +53,9 @@ class XCTFormerNet(nn.Module):
     Covariates (see docs/forecasting.md): ``future`` (batch, future_len, n_future_channels) holds
     the horizon values of the last ``n_future_channels`` input channels; these channels are not
     cut into tokens: the known-future decoder reads their window and horizon values (standardised
-    with the training data's statistics, :meth:`KnownFutureDecoder.set_statistics`) and adds to
-    the head's output. ``static`` (batch, n_static_tokens, static_features) becomes one token per
+    with the training data's statistics, :meth:`KnownFutureDecoder.set_statistics`) and gives
+    each target's effect at every step: the window's are taken off the window before it is
+    normalised, the horizon's added to the forecast. ``static`` (batch, n_static_tokens, static_features) becomes one token per
     row, which every token attends to and nobody decodes (the decoder reads it too). Without them
     the network is the paper's, parameter for parameter.
     """
@@ -69,8 +70,8 @@ class XCTFormerNet(nn.Module):
         self.head = FlattenHead(config.patch_num, config.d_model, config.out_len, config.head_dropout, dropout_layer)
         if config.n_future_channels:
             self.known_future = KnownFutureDecoder(
-                config.patch_num, config.d_model, config.seq_len, config.n_future_channels, config.future_len,
-                config.out_len, config.n_token_channels, config.n_static_tokens * config.static_features,
+                config.seq_len, config.n_future_channels, config.n_token_channels,
+                config.n_static_tokens * config.static_features,
             )  # fmt: skip
         if config.n_static_tokens:
             self.static_projection = nn.Linear(config.static_features, config.d_model)
@@ -111,24 +112,29 @@ class XCTFormerNet(nn.Module):
             decodes = f"the network decodes 1 to {c.n_token_channels} channels{inputs_only}"
             raise ValueError(f"n_outputs={n_outputs}: {decodes}.")
         f = c.n_future_channels
-        known = torch.cat([x[..., -f:], future.to(x.dtype)], dim=1) if f else None  # (B, seq_len + future_len, F)
-        x = x[..., : c.n_token_channels]
+        x, raw = x[..., : c.n_token_channels], x
         observed = None if mask is None else mask[..., : c.n_token_channels].bool()
+        if c.n_static_tokens:
+            static = ((static - self.static_mean) / self.static_std).to(x.dtype)
+        if f:  # the covariates' effects come off the window, the backbone forecasts the rest
+            known = torch.cat([raw[..., -f:], future.to(x.dtype)], dim=1)  # (B, seq_len + future_len, F)
+            effects = self.known_future(known, instance_stats(x, observed)[0], static).to(x.dtype)
+            x = x - effects[:, : c.seq_len]
         mean, std = instance_stats(x, observed)
         x = (x - mean) / std
         if observed is not None:
             x = torch.where(observed, x, 0.0)
         tokens = [self.tokenizer(x)]
         if c.n_static_tokens:
-            static = ((static - self.static_mean) / self.static_std).to(x.dtype)
             tokens.append(self.static_projection(static) + self.static_position)
         encoded = self.encoder(torch.cat(tokens, dim=1) if len(tokens) > 1 else tokens[0])
         channels = self.head.channels(encoded[:, : c.n_grid_tokens], c.n_token_channels, n_outputs)
-        out = self.head(channels)
-        mean, std = mean[..., :n_outputs], std[..., :n_outputs]
-        if f:
-            out = out + self.known_future(channels, known, mean, std, static)
-        return out * std + mean
+        out = self.head(channels) * std[..., :n_outputs] + mean[..., :n_outputs]
+        if f:  # the horizon's effects, the same for every quantile of a step
+            b, steps, n_params = out.shape[0], c.future_len, c.out_len // c.future_len
+            horizon = effects[:, c.seq_len :, None, :n_outputs].expand(b, steps, n_params, n_outputs)
+            out = out + horizon.reshape(b, steps * n_params, n_outputs)
+        return out
 
     def _check_input(self, x: torch.Tensor, mask, future, static) -> None:
         c = self.config
