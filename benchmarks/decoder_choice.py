@@ -2,10 +2,10 @@
 :data:`CHOSEN_ON`, seeds 2021-2023.
 
 Each candidate takes the place of :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`
-(same inputs: each target channel's flattened tokens, the covariates over window and horizon, the
-targets' window statistics; same output: additions to the head's output, zero at the start of
-training) in ``xct-bench forecast --dataset known-FAMILY --covariates all``'s XCTFormer run,
-everything else equal:
+(``benchmarks/measure/decoders.py``: the earlier ones add to the head's output, reading each
+target channel's tokens, the covariates over window and horizon and the targets' window
+statistics, zero at the start of training) in ``xct-bench forecast --dataset known-FAMILY
+--covariates all``'s XCTFormer run, everything else equal:
 
 - ``filters``: the decoder of 0.1.0: linear filters over the window-normalised covariates up to
   each step, mixed per channel with weights read off its tokens; dropped for 20 % of the
@@ -18,7 +18,10 @@ everything else equal:
   ``data_units``);
 - ``no_level``: ``feature_filters`` without the window's level and spread;
 - ``level_gain``: ``no_level`` plus a gain on the window's level;
-- ``data_units``: ``level_gain`` with its addition in the data's units (the package's decoder).
+- ``data_units``: ``level_gain`` with its addition in the data's units;
+- ``regression``: the package's decoder: ``data_units``' effects at every step of window and
+  horizon, read off the covariates and the channel alone (no tokens); the window's are taken off
+  the window before the backbone reads it, the horizon's added to its forecast.
 
 The package's decoder is the one chosen here (lowest geometric mean of MSE over the families);
 ``xct-bench`` runs confirm it, unchanged, on the families held out from this choice
@@ -42,11 +45,11 @@ from unittest import mock
 
 import torch
 
-from benchmarks.measure.decoders import CANDIDATES, CHOSEN_ON, HORIZON, SEEDS
+from benchmarks.measure.decoders import CANDIDATES, CHOSEN_ON, HORIZON, SEEDS, with_candidate
+from xct_estimators import forecasting_module
 from xct_estimators.bench.covariate_suite import FAMILIES, PREFIX, make_family, noise_floor
 from xct_estimators.bench.datasets import load_forecast_dataset
 from xct_estimators.bench.forecast.protocol import build_model, prepare, run_forecast
-from xct_estimators.nn import model
 
 EPOCHS = None  # the preset's (a test sets fewer)
 
@@ -62,7 +65,7 @@ def run(candidate: str, family: str, seed: int, horizon: int = HORIZON) -> dict:
     data = prepare(load_forecast_dataset(dataset, seed=seed), covariates="all")
     with (
         tempfile.TemporaryDirectory() as work_dir,
-        mock.patch.object(model, "KnownFutureDecoder", CANDIDATES[candidate]),
+        mock.patch.object(forecasting_module, "XCTFormerNet", with_candidate(CANDIDATES[candidate])),
     ):
         build = dict(seed=seed, accelerator="cpu", devices=1, progress=False, work_dir=Path(work_dir), epochs=EPOCHS)
         forecaster = build_model("xctformer", dataset, horizon, **build)

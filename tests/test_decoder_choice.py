@@ -7,27 +7,30 @@ import json
 import pytest
 import torch
 
-from xct_estimators.nn import XCTFormerConfig, XCTFormerNet, model
+from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
 
 SEQ_LEN, HORIZON, CHANNELS, FUTURE = 32, 16, 3, 1
 
 
-def _net(decoder_class, monkeypatch, future: int = FUTURE) -> XCTFormerNet:
-    monkeypatch.setattr(model, "KnownFutureDecoder", decoder_class)
+def _net(decoder_class, future: int = FUTURE) -> XCTFormerNet:
+    from benchmarks.measure.decoders import with_candidate
+
     torch.manual_seed(0)
     config = XCTFormerConfig(
         seq_len=SEQ_LEN, out_len=HORIZON, n_channels=CHANNELS + future, patch_len=8, stride=8, d_model=8, n_heads=1,
         d_ff=16, e_layers=1, n_future_channels=future, future_len=HORIZON if future else 0,
     )  # fmt: skip
-    return XCTFormerNet(config).eval()
+    return with_candidate(decoder_class)(config).eval()
 
 
-@pytest.mark.parametrize("name", ["filters", "tide", "feature_filters", "no_level", "level_gain", "data_units"])
-def test_every_candidate_starts_from_the_forecast_without_covariates(name, monkeypatch, benchmark_script):
+@pytest.mark.parametrize(
+    "name", ["filters", "tide", "feature_filters", "no_level", "level_gain", "data_units", "regression"]
+)
+def test_every_candidate_starts_from_the_forecast_without_covariates(name, benchmark_script):
     candidates = benchmark_script("decoder_choice").CANDIDATES
     x, future = torch.randn(2, SEQ_LEN, CHANNELS + FUTURE), torch.randn(2, HORIZON, FUTURE)
-    baseline = _net(candidates[name], monkeypatch, future=0)(x[..., :CHANNELS])
-    candidate = _net(candidates[name], monkeypatch)
+    baseline = _net(candidates[name], future=0)(x[..., :CHANNELS])
+    candidate = _net(candidates[name])
     torch.testing.assert_close(candidate(x, n_outputs=CHANNELS, future=future), baseline)
     assert sum(p.numel() for p in candidate.known_future.parameters()) > 0
 

@@ -87,10 +87,10 @@ def dependency_map(model, channel_names: Optional[list[str]] = None) -> xr.DataA
 
 def horizon_dependency_map(model) -> xr.DataArray:
     """How far back the known-future decoder reads: the weight of each learned filter on each
-    feature of the covariates ``lag`` steps before the forecast step (0: the step itself; the
-    first steps reach back into the window). Dimensions ``filter, lag, feature``. A feature is a
-    learned function of one step's standardised covariates; each target channel decodes the
-    filters' responses with its own context (see docs/forecasting.md)."""
+    feature of the covariates ``lag`` steps before the step whose effect it gives (0: the step
+    itself; a horizon step's reach back into the window). Dimensions ``filter, lag, feature``. A
+    feature is a learned function of one step's standardised covariates; each target channel
+    decodes the filters' responses with its own context (see docs/forecasting.md)."""
     net, _ = _net_and_names(model)
     config = net.config
     if not config.n_future_channels:

@@ -1,14 +1,32 @@
-"""The candidates of ``benchmarks/decoder_choice.py``: each takes the place of
-:class:`~xct_estimators.nn.known_future.KnownFutureDecoder` (same inputs, same output, zero at the
-start of training); the families the choice is made on, and its seeds and horizon."""
+"""The candidates of ``benchmarks/decoder_choice.py``, the families the choice is made on, and its
+seeds and horizon.
+
+``regression`` is the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`. The
+others add to the head's output, as the package's decoders did before it: they read each target
+channel's tokens, the covariates over window and horizon and the targets' window statistics, and
+start at zero; :func:`with_candidate` gives the network that runs one of them in the decoder's
+place (:class:`AddedToTheHead`)."""
 
 from __future__ import annotations
+
+from typing import Optional
+from unittest import mock
 
 import torch
 from torch import nn
 
-from xct_estimators.nn import known_future
-from xct_estimators.nn.known_future import ResidualMLP, pairwise
+from xct_estimators.nn import XCTFormerNet, known_future
+from xct_estimators.nn import model as network_module
+from xct_estimators.nn.known_future import (
+    CONTEXT,
+    FEATURE_HIDDEN,
+    FEATURES,
+    FILTERS,
+    HIDDEN,
+    ResidualMLP,
+    pairwise,
+    usable_scale,
+)
 from xct_estimators.nn.norm import instance_stats
 
 SEEDS = (2021, 2022, 2023)
@@ -77,7 +95,66 @@ class Tide(_Unscaled):
         return out.transpose(2, 3).reshape(b, h * self.n_params, c)
 
 
-class FeatureFilters(known_future.KnownFutureDecoder):
+class DataUnits(nn.Module):
+    """The package's decoder before ``regression``: per horizon step, a feature MLP of each step's
+    standardised covariates, causal filters over the features, and for each target channel two
+    MLPs of the filters' responses, the step's features and the channel's context (its tokens,
+    which channel it is, the static covariates): an addition ``d`` in the data's units and a gain
+    ``g`` on the window's level, ``d level_std / std + g (mean + offset level_std) / std`` in the
+    head's standardised units."""
+
+    def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
+        super().__init__()
+        self.seq_len, self.future_len = seq_len, future_len
+        self.n_params = out_len // future_len
+        self.features = ResidualMLP(n_future, FEATURE_HIDDEN, FEATURES)
+        self.filters = nn.Conv1d(FEATURES, FILTERS, seq_len)
+        self.context = nn.Linear(patch_num * d_model, CONTEXT)
+        self.channel = nn.Parameter(torch.zeros(n_channels, CONTEXT))
+        self.static = nn.Linear(n_static, CONTEXT, bias=False) if n_static else None
+        self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, self.n_params, zero=True)
+        self.gain = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, self.n_params, zero=True)
+        self.offset = nn.Parameter(torch.zeros(n_channels))
+        self.register_buffer("known_mean", torch.zeros(n_future))
+        self.register_buffer("known_std", torch.ones(n_future))
+        self.register_buffer("level_std", torch.ones(n_channels))
+
+    @torch.no_grad()
+    def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
+        known_mean, known_std, level_mean, level_std = (
+            torch.as_tensor(v, dtype=torch.float32) for v in (known_mean, known_std, level_mean, level_std)
+        )
+        self.known_mean[:] = known_mean
+        self.known_std[:] = usable_scale(known_mean, known_std)
+        self.level_std[: len(level_std)] = usable_scale(level_mean, level_std)
+
+    def forward(self, channels, known, mean, std, static=None):
+        c = channels.shape[1]
+        step = self.step_inputs(known).to(channels.dtype)
+        context = self.channel_context(channels, static).to(channels.dtype)
+        scale = self.level_std[:c]
+        unit = (scale / std).transpose(1, 2)[:, None]
+        level = ((mean + self.offset[:c] * scale) / std).transpose(1, 2)[:, None]
+        out = pairwise(self.decode, step, context) * unit + pairwise(self.gain, step, context) * level
+        return self.laid_out(out)
+
+    def step_inputs(self, known):
+        features = self.features((known - self.known_mean) / self.known_std)  # (B, L + H, E)
+        responses = self.filters(features[:, 1:].transpose(1, 2)).transpose(1, 2)  # (B, H, R)
+        return torch.cat([responses, features[:, self.seq_len :]], dim=-1)
+
+    def laid_out(self, out):
+        b, h, c, q = out.shape
+        return out.transpose(2, 3).reshape(b, h * q, c)
+
+    def channel_context(self, channels, static):
+        own = self.context(channels) + self.channel[: channels.shape[1]]
+        if self.static is not None:
+            own = own + self.static(static.flatten(1).to(own.dtype))[:, None]
+        return own
+
+
+class FeatureFilters(DataUnits):
     """The package's decoder before ``data_units`` was chosen: one MLP per step and channel whose
     inputs add the window's level and spread (standardised with the training data's) to the
     channel's context; its addition is in the window's standardised units, with no gain. Its
@@ -87,15 +164,14 @@ class FeatureFilters(known_future.KnownFutureDecoder):
 
     def __init__(self, patch_num, d_model, seq_len, n_future, future_len, out_len, n_channels, n_static=0):
         nn.Module.__init__(self)
-        k = known_future
         self.seq_len, self.future_len, self.n_params = seq_len, future_len, out_len // future_len
-        self.features = ResidualMLP(n_future, k.FEATURE_HIDDEN, k.FEATURES)
-        self.filters = nn.Conv1d(k.FEATURES, k.FILTERS, seq_len)
-        self.context = nn.Linear(patch_num * d_model, k.CONTEXT)
-        self.channel = nn.Parameter(torch.zeros(n_channels, k.CONTEXT))
-        self.static = nn.Linear(n_static, k.CONTEXT, bias=False) if n_static else None
-        inputs = k.FILTERS + k.FEATURES + k.CONTEXT + 2 * self.WITH_LEVEL
-        self.decode = ResidualMLP(inputs, k.HIDDEN, self.n_params, zero=True)
+        self.features = ResidualMLP(n_future, FEATURE_HIDDEN, FEATURES)
+        self.filters = nn.Conv1d(FEATURES, FILTERS, seq_len)
+        self.context = nn.Linear(patch_num * d_model, CONTEXT)
+        self.channel = nn.Parameter(torch.zeros(n_channels, CONTEXT))
+        self.static = nn.Linear(n_static, CONTEXT, bias=False) if n_static else None
+        inputs = FILTERS + FEATURES + CONTEXT + 2 * self.WITH_LEVEL
+        self.decode = ResidualMLP(inputs, HIDDEN, self.n_params, zero=True)
         for name, size in (("known", n_future), ("level", n_channels)):
             self.register_buffer(f"{name}_mean", torch.zeros(size))
             self.register_buffer(f"{name}_std", torch.ones(size))
@@ -124,7 +200,7 @@ class NoLevel(FeatureFilters):
     WITH_LEVEL = False
 
 
-class LevelGain(known_future.KnownFutureDecoder):
+class LevelGain(DataUnits):
     """The package's decoder with its addition in the window's standardised units: :class:`NoLevel`
     plus a gain on the window's level: each step's addition is ``d + g (mean +
     o_c) / std`` (in the head's standardised units), ``d`` and ``g`` MLPs of the step and the
@@ -147,5 +223,52 @@ CANDIDATES = {
     "feature_filters": FeatureFilters,
     "no_level": NoLevel,
     "level_gain": LevelGain,
-    "data_units": known_future.KnownFutureDecoder,
+    "data_units": DataUnits,
+    "regression": known_future.KnownFutureDecoder,
 }
+
+
+class AddedToTheHead(XCTFormerNet):
+    """The network as it was before ``regression``: the decoder's output, ``CANDIDATE``'s, adds to
+    the head's (standardised) output. Subclasses name the candidate (:func:`with_candidate`); it is
+    built in the decoder's place, so a seed draws the backbone's weights as the package does."""
+
+    CANDIDATE: type = DataUnits
+
+    def __init__(self, config, *args, **kwargs):
+        c = config
+        sizes = (c.patch_num, c.d_model, c.seq_len, c.n_future_channels, c.future_len, c.out_len, c.n_token_channels)
+        candidate = lambda *_: self.CANDIDATE(*sizes, c.n_static_tokens * c.static_features)  # noqa: E731
+        with mock.patch.object(network_module, "KnownFutureDecoder", candidate):
+            super().__init__(config, *args, **kwargs)
+
+    def forward(self, x, mask=None, n_outputs: Optional[int] = None, future=None, static=None):
+        self._check_input(x, mask, future, static)
+        c = self.config
+        n_outputs = c.n_token_channels if n_outputs is None else n_outputs
+        f = c.n_future_channels
+        known = torch.cat([x[..., -f:], future.to(x.dtype)], dim=1) if f else None
+        x = x[..., : c.n_token_channels]
+        observed = None if mask is None else mask[..., : c.n_token_channels].bool()
+        mean, std = instance_stats(x, observed)
+        x = (x - mean) / std
+        if observed is not None:
+            x = torch.where(observed, x, 0.0)
+        tokens = [self.tokenizer(x)]
+        if c.n_static_tokens:
+            static = ((static - self.static_mean) / self.static_std).to(x.dtype)
+            tokens.append(self.static_projection(static) + self.static_position)
+        encoded = self.encoder(torch.cat(tokens, dim=1) if len(tokens) > 1 else tokens[0])
+        channels = self.head.channels(encoded[:, : c.n_grid_tokens], c.n_token_channels, n_outputs)
+        out = self.head(channels)
+        mean, std = mean[..., :n_outputs], std[..., :n_outputs]
+        if f:
+            out = out + self.known_future(channels, known, mean, std, static)
+        return out * std + mean
+
+
+def with_candidate(candidate: type) -> type:
+    """The network class that runs ``candidate`` (a value of :data:`CANDIDATES`) as its decoder."""
+    if candidate is known_future.KnownFutureDecoder:
+        return XCTFormerNet
+    return type(f"With{candidate.__name__}", (AddedToTheHead,), {"CANDIDATE": candidate})

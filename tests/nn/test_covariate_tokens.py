@@ -87,17 +87,19 @@ def test_missing_or_misshapen_covariates_are_clear_errors():
 
 def test_the_decoder_reads_the_future_covariates_as_given_over_window_and_horizon():
     """The known-future decoder gets the covariates' window values and horizon values unchanged (it
-    standardises them with the training data's statistics), and the targets' window statistics."""
-    model = net(n_future_channels=1, future_len=8)
+    standardises them with the training data's statistics), the targets' window means, and the
+    static covariates standardised as the static tokens read them."""
+    model = net(n_future_channels=1, future_len=8, n_static_tokens=2, static_features=4)
+    model.static_mean.fill_(1.0), model.static_std.fill_(2.0)
     seen = []
     model.known_future.register_forward_pre_hook(lambda module, args: seen.append(args))
-    x, future = torch.randn(1, 32, 3), torch.randn(1, 8, 1)
+    x, future, static = torch.randn(1, 32, 3), torch.randn(1, 8, 1), torch.randn(1, 2, 4)
     with torch.no_grad():
-        model(x, future=future)
-    ((_, known, mean, std, _static),) = seen
+        model(x, future=future, static=static)
+    ((known, level, standardised),) = seen
     torch.testing.assert_close(known, torch.cat([x[..., 2:], future], dim=1))
-    torch.testing.assert_close(mean, x[..., :2].mean(dim=1, keepdim=True))
-    assert std.shape == (1, 1, 2)
+    torch.testing.assert_close(level, x[..., :2].mean(dim=1, keepdim=True))
+    torch.testing.assert_close(standardised, (static - 1.0) / 2.0)
 
 
 def test_a_time_or_channel_ablation_takes_future_covariates():

@@ -1,6 +1,6 @@
-"""The decoder of known future inputs: each horizon step reads the covariates up to that step, it
-learns a nonlinear effect of a step's covariates, standardises with the training data's
-statistics, and starts from the paper's forecast."""
+"""The decoder of known future inputs: the effect at a step reads the covariates up to that step,
+it can be any function of a step's covariates, it is in the data's units; the network takes the
+window's effects off the window and adds the horizon's to its forecast, starting from the paper's."""
 
 import pytest
 import torch
@@ -11,79 +11,121 @@ from xct_estimators.nn.known_future import KnownFutureDecoder
 L, H, F, C = 32, 8, 2, 3
 
 
-def decoder(n_params=1) -> KnownFutureDecoder:
-    torch.manual_seed(0)
-    module = KnownFutureDecoder(8, 4, seq_len=L, n_future=F, future_len=H, out_len=H * n_params, n_channels=C)
-    for parameter in module.decode.parameters():  # past the zero start, as after training
+def trained(module: torch.nn.Module) -> torch.nn.Module:
+    """``module`` with its parameters past their zero start, as after training."""
+    for parameter in module.parameters():
         torch.nn.init.normal_(parameter, std=0.3)
+    return module
+
+
+def decoder(gain: bool = False) -> KnownFutureDecoder:
+    torch.manual_seed(0)
+    module = KnownFutureDecoder(L, F, C)
+    trained(module.decode)
+    if gain:
+        trained(module.gain)
     return module.eval()
 
 
 def inputs(batch=2):
-    return (
-        torch.randn(batch, C, 32),
-        torch.randn(batch, L + H, F),
-        torch.randn(batch, 1, C),
-        torch.rand(batch, 1, C) + 0.5,
-    )
+    return torch.randn(batch, L + H, F), torch.randn(batch, 1, C)
 
 
-def test_a_step_reads_the_covariates_up_to_it_and_none_after():
+def test_an_effect_reads_the_covariates_of_its_step_and_the_window_before_it_and_none_after():
+    module = decoder(gain=True)
+    known, level = inputs()
+    with torch.no_grad():
+        out = module(known, level)
+        assert out.shape == (2, L + H, C)
+        for step in (3, L + 5):
+            moved = known.clone()
+            moved[:, step] += 1.0
+            changed = (module(moved, level) - out).abs().amax(dim=(0, 2))
+            reached = torch.zeros(L + H, dtype=torch.bool)
+            reached[step : step + L] = True  # the filters reach L steps forward from a step
+            assert (changed[~reached] == 0).all() and (changed[reached] > 0).all()
+
+
+def test_effects_are_in_the_data_s_units_and_the_gain_scales_with_the_window_s_level():
+    """``d level_std + g (level + offset level_std)``: covariates in other units (a x + b) give the
+    same effects once standardised; twice the training spread, twice ``d``'s part; ``g``'s part is
+    proportional to the window's level."""
     module = decoder()
-    channels, known, mean, std = inputs()
+    known, level = inputs()
     with torch.no_grad():
-        out = module(channels, known, mean, std)
-        assert out.shape == (2, H, C)
-        t0 = 5
-        moved = known.clone()
-        moved[:, L + t0] += 1.0  # the covariates at horizon step t0 only
-        changed = (module(channels, moved, mean, std) - out).abs().amax(dim=(0, 2))
-        assert (changed[:t0] == 0).all() and (changed[t0:] > 0).all()
-        early = known.clone()
-        early[:, t0] += 1.0  # a window value, t0 + 1 steps from its end: within seq_len of steps 0 .. t0 - 1 only
-        changed = (module(channels, early, mean, std) - out).abs().amax(dim=(0, 2))
-    assert (changed[:t0] > 0).all() and (changed[t0:] == 0).all()
-
-
-def test_quantiles_are_laid_out_as_the_head_s_outputs():
-    module = decoder(n_params=3)
-    channels, known, mean, std = inputs(1)
-    with torch.no_grad():
-        out = module(channels, known, mean, std).view(1, H, 3, C)
-        moved = known.clone()
-        moved[:, L + 2] += 1.0
-        changed = (module(channels, moved, mean, std).view(1, H, 3, C) - out).abs().amax(dim=(0, 3))
-    assert (changed[:2] == 0).all() and (changed[2:] > 0).all()  # every quantile of step 2 on, none before
-
-
-def test_covariates_in_other_units_give_the_same_forecast_once_standardised():
-    """Statistics set from the training data make the decoder read standardised covariates, level
-    and spread: the same inputs in other units (a x + b) give the same output."""
-    module = decoder()
-    channels, known, mean, std = inputs()
-    with torch.no_grad():
-        plain = module(channels, known, mean, std)
+        plain = module(known, level)
         a, b = torch.tensor([9 / 5, 100.0]), torch.tensor([32.0, -5.0])
-        module.set_statistics(b, a, torch.full((C,), 7.0), torch.full((C,), 3.0))
-        scaled = module(channels, known * a + b, mean * 3.0 + 7.0, std * 3.0)
-    torch.testing.assert_close(scaled, plain, rtol=1e-4, atol=1e-4)
+        module.set_statistics(b, a, torch.full((C,), 7.0), torch.full((C,), 2.0))
+        torch.testing.assert_close(module(known * a + b, level * 5.0), 2 * plain, rtol=1e-4, atol=1e-4)
+        trained(module.gain)
+        module.offset.zero_()
+        gained = module(known * a + b, level) - 2 * plain
+        torch.testing.assert_close(module(known * a + b, 3 * level) - 2 * plain, 3 * gained, rtol=1e-4, atol=1e-5)
     constant = torch.tensor([0.5, 1e15])  # constant in training: std 0, scaled by the size of the constant
     module.set_statistics(constant, torch.zeros(F), torch.zeros(C), torch.zeros(C))
     assert module.known_std.tolist() == [1.0, float(torch.tensor(1e15))] and (module.level_std == 1).all()
 
 
-def fitted_error(target, lag: int = 0, decoder_class=None, steps: int = 300) -> float:
+def config(**changes) -> XCTFormerConfig:
+    base = dict(seq_len=L, n_channels=3, out_len=H, patch_len=8, stride=4, d_model=8, n_heads=2, d_ff=16,
+                e_layers=1, n_future_channels=1, future_len=H)  # fmt: skip
+    return XCTFormerConfig(**{**base, **changes})
+
+
+def with_paper(net: XCTFormerNet) -> XCTFormerNet:
+    """The paper's network with ``net``'s weights: the same without its future covariate."""
+    c = net.config
+    paper = XCTFormerNet(c.replace(n_channels=c.n_channels - 1, n_future_channels=0, future_len=0)).eval()
+    paper.load_state_dict({k: v for k, v in net.state_dict().items() if not k.startswith("known_future")})
+    return paper
+
+
+def test_a_network_with_future_covariates_starts_from_the_papers_forecast():
+    torch.manual_seed(0)
+    net = XCTFormerNet(config()).eval()
+    x, future = torch.randn(2, L, 3), torch.randn(2, H, 1)
+    with torch.no_grad():
+        torch.testing.assert_close(net(x, n_outputs=2, future=future), with_paper(net)(x[..., :2]))
+    net.train()
+    net(x, n_outputs=2, future=future).square().sum().backward()
+    assert net.known_future.decode.skip.weight.grad.abs().sum() > 0  # and training moves it off zero
+
+
+def test_the_network_forecasts_what_the_effects_leave_and_adds_the_horizon_s_effects():
+    """A regression with forecast errors: net(window) = paper(window - its effects) + the horizon's
+    effects, the effects read off the covariates and the window's own level."""
+    torch.manual_seed(0)
+    net = XCTFormerNet(config()).eval()
+    trained(net.known_future.decode), trained(net.known_future.gain)
+    x, future = torch.randn(2, L, 3) + 4.0, torch.randn(2, H, 1)
+    with torch.no_grad():
+        known = torch.cat([x[..., 2:], future], dim=1)
+        effects = net.known_future(known, x[..., :2].mean(dim=1, keepdim=True))
+        assert effects.abs().amin() > 0
+        expected = with_paper(net)(x[..., :2] - effects[:, :L]) + effects[:, L:]
+        torch.testing.assert_close(net(x, n_outputs=2, future=future), expected)
+
+
+def test_every_quantile_of_a_step_moves_with_its_horizon_covariates_alike():
+    torch.manual_seed(0)
+    net = XCTFormerNet(config(out_len=3 * H)).eval()  # three outputs a step, laid out step by step
+    trained(net.known_future.decode)
+    x, future = torch.randn(1, L, 3), torch.randn(1, H, 1)
+    with torch.no_grad():
+        out = net(x, future=future).view(H, 3, 2)
+        moved = future.clone()
+        moved[:, 2] += 1.0
+        changed = net(x, future=moved).view(H, 3, 2) - out
+    assert (changed[:2] == 0).all() and (changed[2:].abs() > 0).all()
+    torch.testing.assert_close(changed, changed[:, :1].expand(H, 3, 2))
+
+
+def fitted_error(target, lag: int = 0, network=XCTFormerNet, steps: int = 300) -> float:
     """Train a small network whose one target is ``target(x)`` of its one future covariate (white
     noise: the covariates are the only signal), ``steps`` Adam steps of 64 windows; returns the
     held-out MSE as a share of the target's variance."""
     torch.manual_seed(0)
-    config = XCTFormerConfig(
-        seq_len=L, n_channels=2, out_len=H, patch_len=8, stride=8, d_model=8, n_heads=1, d_ff=16, e_layers=1,
-        n_future_channels=1, future_len=H,
-    )  # fmt: skip
-    net = XCTFormerNet(config)
-    if decoder_class is not None:
-        net.known_future = decoder_class(config.patch_num, 8, L, 1, H, H, 1)
+    net = network(config(n_channels=2, stride=8, n_heads=1))
     optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
 
     def batch(n: int):
@@ -107,27 +149,12 @@ def test_the_decoder_learns_a_nonlinear_effect_of_the_same_step(name, target):
     assert fitted_error(target) < 0.1
 
 
-def test_a_network_with_future_covariates_starts_from_the_papers_forecast():
-    config = XCTFormerConfig(seq_len=L, n_channels=3, out_len=H, patch_len=8, stride=4, d_model=8, n_heads=2, d_ff=16,
-                             e_layers=1, n_future_channels=1, future_len=H)  # fmt: skip
-    torch.manual_seed(0)
-    net = XCTFormerNet(config).eval()
-    paper = XCTFormerNet(config.replace(n_channels=2, n_future_channels=0, future_len=0)).eval()
-    paper.load_state_dict({k: v for k, v in net.state_dict().items() if not k.startswith("known_future")})
-    x, future = torch.randn(2, L, 3), torch.randn(2, H, 1)
-    with torch.no_grad():
-        torch.testing.assert_close(net(x, n_outputs=2, future=future), paper(x[..., :2]))
-    net.train()
-    net(x, n_outputs=2, future=future).square().sum().backward()
-    assert net.known_future.decode.skip.weight.grad.abs().sum() > 0  # and training moves it off zero
-
-
 def test_an_additive_lagged_effect_is_learned_as_well_as_by_the_decoder_of_0_1_0():
-    from benchmarks.measure.decoders import Filters  # the decoder of 0.1.0, kept in the lab
+    from benchmarks.measure.decoders import Filters, with_candidate  # the decoder of 0.1.0, kept in the lab
 
     three_steps_later = lambda x: 0.8 * torch.roll(x, 3, dims=1)  # noqa: E731
     new = fitted_error(three_steps_later, lag=3)
-    old = fitted_error(three_steps_later, lag=3, decoder_class=Filters)
+    old = fitted_error(three_steps_later, lag=3, network=with_candidate(Filters))
     assert new < 0.05 and new <= old
 
 
@@ -139,20 +166,3 @@ def test_pairwise_is_the_mlp_of_every_step_and_channel_concatenated():
     step, context = torch.randn(2, 7, 5), torch.randn(2, 4, 3)
     both = torch.cat([step[:, :, None].expand(2, 7, 4, 5), context[:, None].expand(2, 7, 4, 3)], dim=-1)
     torch.testing.assert_close(pairwise(mlp, step, context), mlp(both))
-
-
-def test_the_addition_is_in_the_data_s_units_and_the_gain_on_the_window_s_level():
-    """``d level_std / std + g (mean + offset level_std) / std``: twice the training spread, twice
-    the addition; the gain's part moves with the window's mean, the addition's does not."""
-    module = decoder()
-    channels, known, mean, std = inputs()
-    with torch.no_grad():
-        base = module(channels, known, mean, std)
-        module.level_std.fill_(2.0)
-        torch.testing.assert_close(module(channels, known, mean, std), 2 * base)  # the gain starts at zero
-        assert module(channels, known, mean + 5.0, std).equal(module(channels, known, mean, std))
-        for parameter in module.gain.parameters():
-            torch.nn.init.normal_(parameter, std=0.3)
-        with_gain = module(channels, known, mean, std)
-        gain = with_gain - 2 * base  # g mean / std
-        torch.testing.assert_close(module(channels, known, 3 * mean, std) - 2 * base, 3 * gain)

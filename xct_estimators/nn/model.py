@@ -55,9 +55,9 @@ class XCTFormerNet(nn.Module):
     cut into tokens: the known-future decoder reads their window and horizon values (standardised
     with the training data's statistics, :meth:`KnownFutureDecoder.set_statistics`) and gives
     each target's effect at every step: the window's are taken off the window before it is
-    normalised, the horizon's added to the forecast. ``static`` (batch, n_static_tokens, static_features) becomes one token per
-    row, which every token attends to and nobody decodes (the decoder reads it too). Without them
-    the network is the paper's, parameter for parameter.
+    normalised, the horizon's added to the forecast. ``static`` (batch, n_static_tokens,
+    static_features) becomes one token per row, which every token attends to and nobody decodes
+    (the decoder reads it too). Without them the network is the paper's, parameter for parameter.
     """
 
     def __init__(self, config: XCTFormerConfig, dropout_layer: Callable[[float], nn.Module] = Dropout):
