@@ -91,19 +91,37 @@ def test_a_network_with_future_covariates_starts_from_the_papers_forecast():
     assert net.known_future.decode.skip.weight.grad.abs().sum() > 0  # and training moves it off zero
 
 
-def test_the_network_forecasts_what_the_effects_leave_and_adds_the_horizon_s_effects():
+@pytest.mark.parametrize("n_outputs", [2, 1])  # 1: the second channel is a past covariate, left as it is
+def test_the_network_forecasts_what_the_effects_leave_and_adds_the_horizon_s_effects(n_outputs):
     """A regression with forecast errors: net(window) = paper(window - its effects) + the horizon's
-    effects, the effects read off the covariates and the window's own level."""
+    effects, the effects read off the covariates and the targets' own window level; a past
+    covariate, which nobody forecasts, keeps its values."""
     torch.manual_seed(0)
     net = XCTFormerNet(config()).eval()
     trained(net.known_future.decode), trained(net.known_future.gain)
     x, future = torch.randn(2, L, 3) + 4.0, torch.randn(2, H, 1)
     with torch.no_grad():
         known = torch.cat([x[..., 2:], future], dim=1)
-        effects = net.known_future(known, x[..., :2].mean(dim=1, keepdim=True))
-        assert effects.abs().amin() > 0
-        expected = with_paper(net)(x[..., :2] - effects[:, :L]) + effects[:, L:]
-        torch.testing.assert_close(net(x, n_outputs=2, future=future), expected)
+        effects = net.known_future(known, x[..., :n_outputs].mean(dim=1, keepdim=True))
+        assert effects.shape == (2, L + H, n_outputs) and effects.abs().amin() > 0
+        window = x[..., :2].clone()
+        window[..., :n_outputs] -= effects[:, :L]
+        expected = with_paper(net)(window, n_outputs=n_outputs) + effects[:, L:]
+        torch.testing.assert_close(net(x, n_outputs=n_outputs, future=future), expected)
+
+
+def test_unobserved_nan_inputs_give_finite_gradients_with_future_covariates():
+    torch.manual_seed(0)
+    net = XCTFormerNet(config())
+    trained(net.known_future.decode)
+    x, future = torch.randn(2, L, 3), torch.randn(2, H, 1)
+    mask = torch.rand(2, L, 3) > 0.3
+    mask[..., 2] = True  # the known covariate is observed
+    x = torch.where(mask, x, torch.nan)
+    out = net(x, mask=mask, n_outputs=2, future=future)
+    out.square().sum().backward()
+    assert out.isfinite().all()
+    assert all(p.grad.isfinite().all() for p in net.parameters() if p.grad is not None)
 
 
 def test_every_quantile_of_a_step_moves_with_its_horizon_covariates_alike():

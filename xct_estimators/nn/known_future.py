@@ -84,8 +84,8 @@ class KnownFutureDecoder(nn.Module):
         self.level_std[: len(level_std)] = usable_scale(level_mean, level_std)  # the targets', the first channels
 
     def forward(self, known: torch.Tensor, level: torch.Tensor, static=None) -> torch.Tensor:
-        """``known`` (B, seq_len + future_len, F), as given; ``level`` (B, 1, C): each target's
-        window mean, as given; ``static`` (B, rows, features): the static covariates, standardised,
+        """``known`` (B, seq_len + future_len, F), as given; ``level`` (B, 1, C): the window mean
+        of each of the first C channels (the targets), as given; ``static`` (B, rows, features): the static covariates, standardised,
         if the network has them. Returns the effects (B, seq_len + future_len, C)."""
         c = level.shape[-1]
         step = self.step_inputs(known).to(level.dtype)  # (B, L + H, R + E)

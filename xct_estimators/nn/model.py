@@ -116,10 +116,14 @@ class XCTFormerNet(nn.Module):
         observed = None if mask is None else mask[..., : c.n_token_channels].bool()
         if c.n_static_tokens:
             static = ((static - self.static_mean) / self.static_std).to(x.dtype)
-        if f:  # the covariates' effects come off the window, the backbone forecasts the rest
+        if f:  # the covariates' effects come off the targets' window, the backbone forecasts the rest
+            if observed is not None:  # no NaN where a gradient flows
+                x = torch.where(observed, x, 0.0)
             known = torch.cat([raw[..., -f:], future.to(x.dtype)], dim=1)  # (B, seq_len + future_len, F)
-            effects = self.known_future(known, instance_stats(x, observed)[0], static).to(x.dtype)
-            x = x - effects[:, : c.seq_len]
+            targets = x[..., :n_outputs]
+            level = instance_stats(targets, None if observed is None else observed[..., :n_outputs])[0]
+            effects = self.known_future(known, level, static).to(x.dtype)  # (B, seq_len + future_len, n_outputs)
+            x = torch.cat([targets - effects[:, : c.seq_len], x[..., n_outputs:]], dim=-1)
         mean, std = instance_stats(x, observed)
         x = (x - mean) / std
         if observed is not None:
@@ -132,7 +136,7 @@ class XCTFormerNet(nn.Module):
         out = self.head(channels) * std[..., :n_outputs] + mean[..., :n_outputs]
         if f:  # the horizon's effects, the same for every quantile of a step
             b, steps, n_params = out.shape[0], c.future_len, c.out_len // c.future_len
-            horizon = effects[:, c.seq_len :, None, :n_outputs].expand(b, steps, n_params, n_outputs)
+            horizon = effects[:, c.seq_len :, None].expand(b, steps, n_params, n_outputs)
             out = out + horizon.reshape(b, steps * n_params, n_outputs)
         return out
 
