@@ -131,11 +131,45 @@ def test_the_calendar_table_says_whether_a_change_is_beyond_the_spread(tmp_path)
 
     rows = [record(96, None, m) for m in (0.40, 0.41)] + [record(96, "calendar", m) for m in (0.40, 0.42)]
     rows += [record(192, None, m) for m in (0.40, 0.40)] + [record(192, "calendar", m) for m in (0.50, 0.50)]
+    rows += [record(336, None, m) for m in (0.40, 0.40)] + [record(336, "calendar", 0.6)]
     rows += [record(96, None, 0.3, dataset="ETTm1")]  # no calendar run: no row
     path = tmp_path / "results" / "cpu" / "covariates-calendar" / "results.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     table = calendar_table(tmp_path / "results", tmp_path)
-    assert "| ETTh1 | 96 | 0.405 ± 0.007 | 0.410 ± 0.014 | +1.2% | within the spread |" in table
-    assert "| ETTh1 | 192 | 0.400 ± 0.000 | 0.500 ± 0.000 | +25.0% | worse |" in table
-    assert "ETTm1" not in table and "test CPU;" in table and "seeds 1," in table
+    assert "| ETTh1 | 96 | 2, 2 | 0.405 ± 0.007 | 0.410 ± 0.014 | +1.2% | within the spread |" in table
+    assert "| ETTh1 | 192 | 2, 2 | 0.400 ± 0.000 | 0.500 ± 0.000 | +25.0% | worse |" in table
+    assert "| ETTh1 | 336 | 2, 1 | 0.400 ± 0.000 | 0.600 | +50.0% | one seed: no spread |" in table
+    assert "ETTm1" not in table and "on test CPU," in table and "(of 1)" in table
+
+
+def test_the_suite_table_gives_each_model_its_ratio_and_each_run_its_machine(tmp_path):
+    from benchmarks.measure.covariate_tables import SUITE_FOLDERS, suite_table
+
+    def record(dataset, model, mse, cpu, covariates="all"):
+        return {"dataset": dataset, "horizon": 96, "model": model, "mse": mse, "run": {"covariates": covariates},
+                "noise_floor": 0.05, "git_commit": "abcdef1234", "command": f"xct-bench forecast --models {model}",
+                "device": {"cpu": cpu}}  # fmt: skip
+
+    models = ("xctformer", "tide", "tsmixer")
+    lagged = [
+        record("known-lagged", m, v, cpu)
+        for m, v, cpu in zip(models, (0.1, 0.2, 0.25), ("CPU A", "CPU B", "CPU B"), strict=True)
+    ]
+    lagged.append(record("known-lagged", "tide", 0.01, "CPU B", covariates="none"))  # not this comparison
+    rows = {
+        SUITE_FOLDERS[0]: lagged,
+        SUITE_FOLDERS[1]: [
+            record("known-weather", m, v, "CPU A") for m, v in zip(models, (0.3, 0.2, 0.4), strict=True)
+        ],
+        SUITE_FOLDERS[2]: [record("control", m, 0.2, "CPU A", covariates="future") for m in models],
+    }
+    for folder, records in rows.items():
+        path = tmp_path / "results" / "cpu" / folder / "results.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = suite_table(tmp_path / "results", tmp_path)
+    assert "| `known-lagged` | chosen on | 96 | 0.100 | 0.200 | 0.250 | 0.050 | 0.50 |" in table
+    assert "| `known-weather` | held out | 96 | 0.300 | 0.200 | 0.400 | 0.050 | 1.50 |" in table
+    assert "no worse in 2 of 3 cells; the geometric mean of the ratio is 0.91" in table
+    assert "xctformer at commit abcdef1 on CPU A" in table and "tide at commit abcdef1 on CPU B" in table

@@ -87,14 +87,14 @@ def suite_table(results: Path, root: Path) -> str:
             shown = [_mean_sd([r["mse"] for r in by_model[m]]) for m in SUITE_MODELS]
             floor = f"{statistics.mean(floors):.3f}" if floors else "-"
             lines.append([f"`{dataset}`", role, str(horizon), *shown, floor, f"{ratio:.2f}"])
-        runs = {}  # each command's models and commit, in the record's order
+        runs = {}  # each command's models, commit and machine, in the record's order
         for r in records:
-            runs.setdefault((r["git_commit"][:7], r["command"]), []).append(r["model"])
+            runs.setdefault((r["git_commit"][:7], r["device"]["cpu"], r["command"]), []).append(r["model"])
         made = "; ".join(
-            f"{', '.join(dict.fromkeys(models))} at commit {commit}, `{command}`"
-            for (commit, command), models in runs.items()
+            f"{', '.join(dict.fromkeys(models))} at commit {commit} on {cpu}, `{command}`"
+            for (commit, cpu, command), models in runs.items()
         )
-        sources.append(f"`{path.relative_to(root).as_posix()}` ({records[0]['device']['cpu']}; {made})")
+        sources.append(f"`{path.relative_to(root).as_posix()}` ({made})")
     header = ["dataset", "choice", "horizon", *(f"`{m}`" for m in SUITE_MODELS), "noise floor", "ratio"]
     wins = sum(r <= 1 for r in ratios)
     geometric = math.exp(statistics.mean(math.log(r) for r in ratios))
@@ -123,20 +123,23 @@ def calendar_table(results: Path, root: Path) -> str:
             continue
         none, calendar = by_kind["none"], by_kind["calendar"]
         change = statistics.mean(calendar) / statistics.mean(none) - 1
-        spread = sum(statistics.stdev(v) if len(v) > 1 else 0.0 for v in (none, calendar))
-        beyond = abs(statistics.mean(calendar) - statistics.mean(none)) > spread
-        verdict = ("worse" if change > 0 else "better") if beyond else "within the spread"
-        lines.append([dataset, str(horizon), _mean_sd(none), _mean_sd(calendar), f"{change:+.1%}", verdict])
+        if min(len(none), len(calendar)) < 2:
+            verdict = "one seed: no spread"
+        else:
+            spread = statistics.stdev(none) + statistics.stdev(calendar)
+            beyond = abs(statistics.mean(calendar) - statistics.mean(none)) > spread
+            verdict = ("worse" if change > 0 else "better") if beyond else "within the spread"
+        seeds = f"{len(none)}, {len(calendar)}"
+        lines.append([dataset, str(horizon), seeds, _mean_sd(none), _mean_sd(calendar), f"{change:+.1%}", verdict])
     shown = {(line[0], int(line[1])) for line in lines}
     used = [r for r in records if (r["dataset"], r["horizon"]) in shown]
-    runs = dict.fromkeys((r["git_commit"][:7], r["command"]) for r in used)  # each command once, in order
-    made = "; ".join(f"commit {commit}, `{command}`" for commit, command in runs)
+    runs = dict.fromkeys((r["git_commit"][:7], r["device"]["cpu"], r["command"]) for r in used)  # each once, in order
+    made = "; ".join(f"commit {commit} on {cpu}, `{command}`" for commit, cpu, command in runs)
     seeds = ", ".join(str(seed) for seed in sorted({r["seed"] for r in used}))
-    devices = ", ".join(sorted({r["device"]["cpu"] for r in used}))
-    header = ["dataset", "horizon", "no covariates", "calendar", "change", "beyond the spread"]
+    header = ["dataset", "horizon", "seeds", "no covariates", "calendar", "change", "beyond the spread"]
     source = (
-        f"\nMSE on the test split, mean ± sd over seeds {seeds}, `xct-bench`'s defaults; calendar: hour of day and "
-        f"day of week, known over the horizon; beyond the spread: the change exceeds the two standard deviations "
-        f"together. Record: `{path.relative_to(root).as_posix()}` ({devices}; {made}).\n"
+        f"\nMSE on the test split, mean ± sd over the seeds counted (of {seeds}), `xct-bench`'s defaults; "
+        "calendar: hour of day and day of week, known over the horizon; beyond the spread: the change exceeds the "
+        f"two standard deviations together. Record: `{path.relative_to(root).as_posix()}` ({made}).\n"
     )
     return compact_table(header, lines) + source
