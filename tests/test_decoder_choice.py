@@ -90,6 +90,7 @@ def test_a_rerun_resumes_and_the_table_reads_the_rows(benchmark_script, monkeypa
 
     table = table(tmp_path / "results", tmp_path)
     assert "| `known-lagged` | 0.120 ± 0.010 | 0.120 ± 0.010 | 0.050 |" in table
+    assert "filters, tide at commit abcdef1 on test CPU;" in table
 
 
 class _InProcess:

@@ -47,13 +47,15 @@ def table(results: Path, root: Path) -> str:
     first = rows[0]
     commits = {}
     for row in rows:
-        commits.setdefault(row["git_commit"][:7], []).append(row["decoder"])
-    made = "; ".join(f"{', '.join(dict.fromkeys(names))} at commit {commit}" for commit, names in commits.items())
+        commits.setdefault((row["git_commit"][:7], row["device"]["cpu"]), []).append(row["decoder"])
+    made = "; ".join(
+        f"{', '.join(dict.fromkeys(names))} at commit {commit} on {cpu}" for (commit, cpu), names in commits.items()
+    )
     source = (
         f"\nMSE (mean ± sd over seeds {', '.join(map(str, seeds))}), horizon "
         f"{first['horizon']}, on the test split; noise floor: the MSE of a forecast that knows everything but the "
         f"noise; the choice: the lowest geometric mean over the families. Record: "
-        f"`{path.relative_to(root).as_posix()}` ({made}; {first['device']['cpu']}, 1 thread per run; "
+        f"`{path.relative_to(root).as_posix()}` ({made}; 1 thread per run; "
         f"`{first['command']}`, with `--candidates` for the later ones).\n"
     )
     return compact_table(header, lines) + source
