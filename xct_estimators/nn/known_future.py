@@ -85,8 +85,8 @@ class KnownFutureDecoder(nn.Module):
 
     def forward(self, known: torch.Tensor, level: torch.Tensor, static=None) -> torch.Tensor:
         """``known`` (B, seq_len + future_len, F), as given; ``level`` (B, 1, C): the window mean
-        of each of the first C channels (the targets), as given; ``static`` (B, rows, features): the static covariates, standardised,
-        if the network has them. Returns the effects (B, seq_len + future_len, C)."""
+        of each of the first C channels (the targets), as given; ``static`` (B, rows, features): the
+        static covariates, standardised, if the network has them. Returns the effects (B, seq_len + future_len, C)."""
         c = level.shape[-1]
         step = self.step_inputs(known).to(level.dtype)  # (B, L + H, R + E)
         context = self.channel_context(level.shape[0], c, static).to(level.dtype)  # (B, C, Z)
