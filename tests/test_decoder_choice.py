@@ -24,7 +24,17 @@ def _net(decoder_class, future: int = FUTURE) -> XCTFormerNet:
 
 
 @pytest.mark.parametrize(
-    "name", ["filters", "tide", "feature_filters", "no_level", "level_gain", "data_units", "regression"]
+    "name",
+    [
+        "filters",
+        "tide",
+        "feature_filters",
+        "no_level",
+        "level_gain",
+        "data_units",
+        "regression",
+        "regression_without_gain",
+    ],
 )
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, benchmark_script):
     candidates = benchmark_script("decoder_choice").CANDIDATES
@@ -33,6 +43,23 @@ def test_every_candidate_starts_from_the_forecast_without_covariates(name, bench
     candidate = _net(candidates[name])
     torch.testing.assert_close(candidate(x, n_outputs=CHANNELS, future=future), baseline)
     assert sum(p.numel() for p in candidate.known_future.parameters()) > 0
+
+
+def test_the_candidate_without_gain_is_the_package_decoder_blind_to_the_level():
+    from benchmarks.measure.decoders import RegressionWithoutGain
+    from xct_estimators.nn.known_future import KnownFutureDecoder
+
+    torch.manual_seed(0)
+    package, candidate = KnownFutureDecoder(SEQ_LEN, FUTURE, CHANNELS), RegressionWithoutGain(SEQ_LEN, FUTURE, CHANNELS)
+    for parameter in package.parameters():  # trained weights, not the zero start
+        torch.nn.init.normal_(parameter, std=0.3)
+    candidate.load_state_dict(package.state_dict())
+    known, level = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.randn(2, 1, CHANNELS)
+    with torch.no_grad():
+        assert torch.equal(candidate(known, level), candidate(known, level + 5.0))
+        torch.nn.init.zeros_(package.gain.mlp[-1].weight), torch.nn.init.zeros_(package.gain.mlp[-1].bias)
+        torch.nn.init.zeros_(package.gain.skip.weight), torch.nn.init.zeros_(package.gain.skip.bias)
+        torch.testing.assert_close(candidate(known, level), package(known, level))
 
 
 def test_the_tide_candidate_reads_every_step_of_window_and_horizon():

@@ -217,6 +217,18 @@ class LevelGain(DataUnits):
         return self.laid_out(out)
 
 
+class RegressionWithoutGain(known_future.KnownFutureDecoder):
+    """The package's decoder without its gain on the window's level: each effect is ``d
+    level_std``. On ETTh1 with a calendar the gain learns a daily profile whose size follows the
+    window's level in the training year, which the test period does not keep."""
+
+    def forward(self, known, level, static=None):
+        c = level.shape[-1]
+        step = self.step_inputs(known).to(level.dtype)
+        context = self.channel_context(level.shape[0], c, static).to(level.dtype)
+        return known_future.pairwise(self.decode, step, context)[..., 0] * self.level_std[:c]
+
+
 CANDIDATES = {
     "filters": Filters,
     "tide": Tide,
@@ -225,6 +237,7 @@ CANDIDATES = {
     "level_gain": LevelGain,
     "data_units": DataUnits,
     "regression": known_future.KnownFutureDecoder,
+    "regression_without_gain": RegressionWithoutGain,
 }
 
 
@@ -267,8 +280,21 @@ class AddedToTheHead(XCTFormerNet):
         return out * std + mean
 
 
+class PackageNetwork(XCTFormerNet):
+    """The package's network with ``CANDIDATE``, a :class:`~known_future.KnownFutureDecoder`
+    subclass, built in its decoder's place (the same weights for a seed)."""
+
+    CANDIDATE: type = known_future.KnownFutureDecoder
+
+    def __init__(self, config, *args, **kwargs):
+        with mock.patch.object(network_module, "KnownFutureDecoder", self.CANDIDATE):
+            super().__init__(config, *args, **kwargs)
+
+
 def with_candidate(candidate: type) -> type:
     """The network class that runs ``candidate`` (a value of :data:`CANDIDATES`) as its decoder."""
     if candidate is known_future.KnownFutureDecoder:
         return XCTFormerNet
+    if issubclass(candidate, known_future.KnownFutureDecoder):  # the package's network, another decoder in it
+        return type(f"With{candidate.__name__}", (PackageNetwork,), {"CANDIDATE": candidate})
     return type(f"With{candidate.__name__}", (AddedToTheHead,), {"CANDIDATE": candidate})
