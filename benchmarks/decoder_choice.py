@@ -23,6 +23,9 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
   horizon, read off the covariates and the channel alone (no tokens); the window's are taken off
   the window before the backbone reads it, the horizon's added to its forecast.
 
+``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
+calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.
+
 The package's decoder is the one chosen here (lowest geometric mean of MSE over the families);
 ``xct-bench`` runs confirm it, unchanged, on the families held out from this choice
 (docs/forecasting.md, Covariates). Each finished run is a line of ``OUTPUT/rows.jsonl`` at once, so
@@ -52,6 +55,8 @@ from xct_estimators.bench.datasets import load_forecast_dataset
 from xct_estimators.bench.forecast.protocol import build_model, prepare, run_forecast
 
 EPOCHS = None  # the preset's (a test sets fewer)
+#: Real datasets a candidate runs on with the calendar as its known future (no noise floor).
+CALENDAR_DATASETS = ("ETTh1", "ETTm1")
 
 
 def run(candidate: str, family: str, seed: int, horizon: int = HORIZON) -> dict:
@@ -61,8 +66,9 @@ def run(candidate: str, family: str, seed: int, horizon: int = HORIZON) -> dict:
 
     torch.set_num_threads(1)
     quiet_libraries()
-    dataset = PREFIX + family
-    data = prepare(load_forecast_dataset(dataset, seed=seed), covariates="all")
+    real = family in CALENDAR_DATASETS
+    dataset = family if real else PREFIX + family
+    data = prepare(load_forecast_dataset(dataset, seed=seed), covariates="calendar" if real else "all")
     with (
         tempfile.TemporaryDirectory() as work_dir,
         mock.patch.object(forecasting_module, "XCTFormerNet", with_candidate(CANDIDATES[candidate])),
@@ -71,7 +77,7 @@ def run(candidate: str, family: str, seed: int, horizon: int = HORIZON) -> dict:
         forecaster = build_model("xctformer", dataset, horizon, **build)
         fields, _ = run_forecast(forecaster, data, horizon)
     added = sum(p.numel() for p in forecaster.model.net.known_future.parameters())
-    floor = noise_floor(make_family(dataset, seed), data.seq_len, horizon)
+    floor = None if real else noise_floor(make_family(dataset, seed), data.seq_len, horizon)
     row = {"decoder": candidate, "family": family, "horizon": horizon, "seed": seed, "parameters": added}
     return {**row, "noise_floor": floor, **fields, **run_fields("cpu")}
 
@@ -84,11 +90,14 @@ def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated, from: %(default)s")
     parser.add_argument("--families", default=",".join(CHOSEN_ON), help="comma-separated, default: %(default)s")
+    parser.add_argument("--horizons", default=str(HORIZON), help="comma-separated, default: %(default)s")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="runs at once, 1 thread each")
     parser.add_argument("--output", type=Path, required=True, help="folder of rows.jsonl; a rerun resumes it")
     args = parser.parse_args(argv)
     names, families = args.candidates.split(","), args.families.split(",")
-    for option, given, known in (("--candidates", names, CANDIDATES), ("--families", families, FAMILIES)):
+    horizons = [int(h) for h in args.horizons.split(",")]
+    known_families = (*FAMILIES, *CALENDAR_DATASETS)
+    for option, given, known in (("--candidates", names, CANDIDATES), ("--families", families, known_families)):
         unknown = sorted(set(given) - set(known))
         if unknown:
             parser.error(f"{option}: unknown {', '.join(unknown)}; choose from {', '.join(known)}.")
@@ -98,7 +107,8 @@ def main(argv=None) -> list[dict]:
     rows_path = args.output / "rows.jsonl"
     rows = [json.loads(line) for line in rows_path.read_text().splitlines()] if rows_path.exists() else []
     done = {_key(row) for row in rows}
-    todo = [(n, f, s) for f in families for s in SEEDS for n in names if (n, f, HORIZON, s) not in done]
+    runs = [(n, f, s, h) for f in families for h in horizons for s in SEEDS for n in names]
+    todo = [(n, f, s, h) for n, f, s, h in runs if (n, f, h, s) not in done]
     print(f"{len(todo)} runs to go ({len(done)} in {rows_path})", flush=True)
     command = command_line(["python", "-m", "benchmarks.decoder_choice", *(sys.argv[1:] if argv is None else argv)])
     with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -107,8 +117,9 @@ def main(argv=None) -> list[dict]:
             rows.append(row)
             with rows_path.open("a") as file:  # one line a run: a stopped run loses only the runs in flight
                 file.write(json.dumps(row) + "\n")
-            print(f"{row['decoder']} {row['family']} seed {row['seed']}: MSE {row['mse']:.4f} (floor "
-                  f"{row['noise_floor']:.4f}, {row['fit_seconds']:.0f} s)", flush=True)  # fmt: skip
+            floor = "" if row["noise_floor"] is None else f"floor {row['noise_floor']:.4f}, "
+            print(f"{row['decoder']} {row['family']} H={row['horizon']} seed {row['seed']}: MSE {row['mse']:.4f} "
+                  f"({floor}{row['fit_seconds']:.0f} s)", flush=True)  # fmt: skip
     return rows
 
 

@@ -89,18 +89,34 @@ def test_an_unknown_candidate_or_family_is_refused_with_the_choices(benchmark_sc
     assert "unknown cubic; choose from lagged" in capsys.readouterr().err
 
 
-def test_a_rerun_resumes_and_the_table_reads_the_rows(benchmark_script, monkeypatch, tmp_path):
+def _fake_run(calls: list):
+    def fake_run(candidate, family, seed, horizon):
+        calls.append((candidate, family, seed, horizon))
+        row = {"decoder": candidate, "family": family, "horizon": horizon, "seed": seed, "parameters": 1}
+        floor = None if family == "ETTh1" else 0.05
+        return {**row, "noise_floor": floor, "mse": 0.1 + seed % 10 / 100, "fit_seconds": 1.0,
+                "device": {"cpu": "test CPU"}, "git_commit": "abcdef1234"}  # fmt: skip
+
+    return fake_run
+
+
+def test_a_candidate_runs_on_real_data_with_the_calendar_at_each_horizon(benchmark_script, monkeypatch, tmp_path):
     script = benchmark_script("decoder_choice")
     calls = []
+    monkeypatch.setattr(script, "run", _fake_run(calls))
+    monkeypatch.setattr(script, "ProcessPoolExecutor", _InProcess)
+    args = ["--candidates", "regression", "--families", "ETTh1", "--horizons", "96,336", "--output", str(tmp_path)]
+    script.main(args)
+    assert sorted(calls) == sorted(("regression", "ETTh1", s, h) for s in script.SEEDS for h in (96, 336))
+    script.main(args)  # every (horizon, seed) is done: nothing runs again
+    assert len(calls) == 6
 
-    def fake_run(candidate, family, seed):
-        calls.append((candidate, family, seed))
-        row = {"decoder": candidate, "family": family, "horizon": script.HORIZON, "seed": seed, "parameters": 1}
-        device = {"cpu": "test CPU"}
-        return {**row, "noise_floor": 0.05, "mse": 0.1 + seed % 10 / 100, "fit_seconds": 1.0, "device": device,
-                "git_commit": "abcdef1234"}  # fmt: skip
 
-    monkeypatch.setattr(script, "run", fake_run)
+def test_a_rerun_resumes_and_the_table_reads_the_rows(benchmark_script, monkeypatch, tmp_path):
+    script = benchmark_script("decoder_choice")
+
+    calls = []
+    monkeypatch.setattr(script, "run", _fake_run(calls))
     monkeypatch.setattr(script, "ProcessPoolExecutor", _InProcess)
     output = tmp_path / "results" / "cpu" / "decoder-choice" / "suite"
     args = ["--candidates", "filters,tide", "--families", "lagged", "--output", str(output)]
