@@ -21,7 +21,9 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 - ``data_units``: ``level_gain`` with its addition in the data's units;
 - ``regression``: the package's decoder: ``data_units``' effects at every step of window and
   horizon, read off the covariates and the channel alone (no tokens); the window's are taken off
-  the window before the backbone reads it, the horizon's added to its forecast.
+  the window before the backbone reads it, the horizon's added to its forecast;
+- ``regression_without_gain``: ``regression`` without its gain on the window's level (a check of
+  what the gain costs on real data with a calendar, and buys on the suite).
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.
