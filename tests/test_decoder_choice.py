@@ -56,6 +56,7 @@ def test_the_candidate_without_gain_is_the_package_decoder_blind_to_the_level():
     candidate.load_state_dict(package.state_dict())
     known, level = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.randn(2, 1, CHANNELS)
     with torch.no_grad():
+        assert not torch.allclose(package(known, level), package(known, level + 5.0))  # the gain reads the level
         assert torch.equal(candidate(known, level), candidate(known, level + 5.0))
         torch.nn.init.zeros_(package.gain.mlp[-1].weight), torch.nn.init.zeros_(package.gain.mlp[-1].bias)
         torch.nn.init.zeros_(package.gain.skip.weight), torch.nn.init.zeros_(package.gain.skip.bias)
@@ -217,3 +218,14 @@ def test_the_suite_table_gives_each_model_its_ratio_and_each_run_its_machine(tmp
     assert "| `known-weather` | held out | 96 | 0.300 | 0.200 | 0.400 | 0.050 | 1.50 |" in table
     assert "no worse in 2 of 3 cells; the geometric mean of the ratio is 0.91" in table
     assert "xctformer at commit abcdef1 on CPU A" in table and "tide at commit abcdef1 on CPU B" in table
+
+
+def test_the_choice_table_refuses_rows_at_another_horizon(tmp_path):
+    from benchmarks.measure.covariate_tables import table
+
+    suite = tmp_path / "results" / "cpu" / "decoder-choice" / "suite"
+    suite.mkdir(parents=True)
+    row = {"decoder": "regression", "family": "lagged", "horizon": 336, "seed": 2021, "mse": 0.1, "noise_floor": 0.05}
+    (suite / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(ValueError, match=r"horizon\(s\) \[336\]"):
+        table(tmp_path / "results", tmp_path)

@@ -10,7 +10,7 @@ import statistics
 from pathlib import Path
 
 from benchmarks.measure import compact_table
-from benchmarks.measure.decoders import CANDIDATES, CHOSEN_ON
+from benchmarks.measure.decoders import CANDIDATES, CHOSEN_ON, HORIZON
 from xct_estimators.bench.covariate_suite import PREFIX
 
 
@@ -22,6 +22,11 @@ def table(results: Path, root: Path) -> str:
     """docs/forecasting.md's table of the choice: each candidate's MSE per family of :data:`CHOSEN_ON`."""
     path = results / "cpu" / "decoder-choice" / "suite" / "rows.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    other = sorted({row["horizon"] for row in rows} - {HORIZON})
+    if other:  # the caption says horizon 96; other horizons would be averaged in unseen
+        raise ValueError(
+            f"{path}: rows at horizon(s) {other}; the choice is at {HORIZON}. Keep them in another folder."
+        )
     families = [family for family in CHOSEN_ON if any(row["family"] == family for row in rows)]
     seeds = sorted({row["seed"] for row in rows})
     decoders = [name for name in CANDIDATES if any(row["decoder"] == name for row in rows)]

@@ -220,7 +220,8 @@ class LevelGain(DataUnits):
 class RegressionWithoutGain(known_future.KnownFutureDecoder):
     """The package's decoder without its gain on the window's level: each effect is ``d
     level_std``. On ETTh1 with a calendar the gain learns a daily profile whose size follows the
-    window's level in the training year, which the test period does not keep."""
+    window's level in the training year, which the test period does not keep. It keeps the unused
+    ``gain`` and ``offset`` (a seed draws the package's weights), which its parameter count includes."""
 
     def forward(self, known, level, static=None):
         c = level.shape[-1]
