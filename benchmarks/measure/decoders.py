@@ -219,8 +219,8 @@ class LevelGain(DataUnits):
 
 class RegressionWithoutGain(known_future.KnownFutureDecoder):
     """The package's decoder without its gain on the window's level: each effect is ``d
-    level_std``. On ETTh1 with a calendar the gain learns a daily profile whose size follows the
-    window's level in the training year, which the test period does not keep. It keeps the unused
+    level_std``. A check of the gain on ETTh1 with a calendar, where it may learn a daily profile whose
+    size follows the window's level, a tie the test months need not keep. It keeps the unused
     ``gain`` and ``offset`` (a seed draws the package's weights), which its parameter count includes."""
 
     def forward(self, known, level, static=None):
