@@ -23,7 +23,10 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
   horizon, read off the covariates and the channel alone (no tokens); the window's are taken off
   the window before the backbone reads it, the horizon's added to its forecast;
 - ``regression_without_gain``: ``regression`` without its gain on the window's level (a check of
-  what the gain costs on real data with a calendar, and buys on the suite).
+  what the gain costs on real data with a calendar, and buys on the suite);
+- ``step_gain``: ``regression`` with its gain read off the step's own features and the channel
+  only, not the filters' responses, which are zero before the window and so tell a window step
+  from a horizon step (its gain module is drawn after the others').
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.

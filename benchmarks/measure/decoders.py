@@ -230,6 +230,26 @@ class RegressionWithoutGain(known_future.KnownFutureDecoder):
         return known_future.pairwise(self.decode, step, context)[..., 0] * self.level_std[:c]
 
 
+class StepGain(known_future.KnownFutureDecoder):
+    """The package's decoder with its gain read off the step's own features and the channel only,
+    not the filters' responses: those are zero-padded before the window, so they tell a window step
+    from a horizon step, and a gain that can tell them apart can move the horizon by a share of the
+    window's level that no covariate explains (a pull toward the training period's level)."""
+
+    def __init__(self, seq_len, n_future, n_channels, n_static=0):
+        super().__init__(seq_len, n_future, n_channels, n_static)
+        self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)
+
+    def forward(self, known, level, static=None):
+        c = level.shape[-1]
+        step = self.step_inputs(known).to(level.dtype)
+        context = self.channel_context(level.shape[0], c, static).to(level.dtype)
+        scale = self.level_std[:c]
+        gained = level + self.offset[:c] * scale
+        gain = known_future.pairwise(self.gain, step[..., FILTERS:], context)[..., 0]
+        return known_future.pairwise(self.decode, step, context)[..., 0] * scale + gain * gained
+
+
 CANDIDATES = {
     "filters": Filters,
     "tide": Tide,
@@ -239,6 +259,7 @@ CANDIDATES = {
     "data_units": DataUnits,
     "regression": known_future.KnownFutureDecoder,
     "regression_without_gain": RegressionWithoutGain,
+    "step_gain": StepGain,
 }
 
 
