@@ -45,12 +45,11 @@ def test_every_candidate_starts_from_the_forecast_without_covariates(name, bench
     assert sum(p.numel() for p in candidate.known_future.parameters()) > 0
 
 
-def test_the_candidate_without_gain_is_the_package_decoder_blind_to_the_level():
-    from benchmarks.measure.decoders import RegressionWithoutGain
-    from xct_estimators.nn.known_future import KnownFutureDecoder
+def test_the_candidate_without_gain_is_the_regression_decoder_blind_to_the_level():
+    from benchmarks.measure.decoders import Regression, RegressionWithoutGain
 
     torch.manual_seed(0)
-    package, candidate = KnownFutureDecoder(SEQ_LEN, FUTURE, CHANNELS), RegressionWithoutGain(SEQ_LEN, FUTURE, CHANNELS)
+    package, candidate = Regression(SEQ_LEN, FUTURE, CHANNELS), RegressionWithoutGain(SEQ_LEN, FUTURE, CHANNELS)
     for parameter in package.parameters():  # trained weights, not the zero start
         torch.nn.init.normal_(parameter, std=0.3)
     candidate.load_state_dict(package.state_dict())

@@ -1,11 +1,13 @@
 """The candidates of ``benchmarks/decoder_choice.py``, the families the choice is made on, and its
 seeds and horizon.
 
-``regression`` is the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`. The
-others add to the head's output, as the package's decoders did before it: they read each target
-channel's tokens, the covariates over window and horizon and the targets' window statistics, and
-start at zero; :func:`with_candidate` gives the network that runs one of them in the decoder's
-place (:class:`AddedToTheHead`)."""
+``regression`` (the package's decoder until ``step_gain`` was chosen), ``regression_without_gain``
+and ``step_gain`` (the design of the package's
+:class:`~xct_estimators.nn.known_future.KnownFutureDecoder`) take the decoder's place in the
+package's network (:class:`PackageNetwork`). The others add to the head's output, as the package's
+decoders did before it: they read each target channel's tokens, the covariates over window and
+horizon and the targets' window statistics, and start at zero; :func:`with_candidate` gives the
+network that runs one of them in the decoder's place (:class:`AddedToTheHead`)."""
 
 from __future__ import annotations
 
@@ -217,28 +219,25 @@ class LevelGain(DataUnits):
         return self.laid_out(out)
 
 
-class RegressionWithoutGain(known_future.KnownFutureDecoder):
-    """The package's decoder without its gain on the window's level: each effect is ``d
-    level_std``. A check of the gain on ETTh1 with a calendar, where it may learn a daily profile whose
-    size follows the window's level, a tie the test months need not keep. It keeps the unused
-    ``gain`` and ``offset`` (a seed draws the package's weights), which its parameter count includes."""
-
-    def forward(self, known, level, static=None):
-        c = level.shape[-1]
-        step = self.step_inputs(known).to(level.dtype)
-        context = self.channel_context(level.shape[0], c, static).to(level.dtype)
-        return known_future.pairwise(self.decode, step, context)[..., 0] * self.level_std[:c]
-
-
-class StepGain(known_future.KnownFutureDecoder):
-    """The package's decoder with its gain read off the step's own features and the channel only,
-    not the filters' responses: those are zero-padded before the window, so they tell a window step
-    from a horizon step, and a gain that can tell them apart can move the horizon by a share of the
-    window's level that no covariate explains (a pull toward the training period's level)."""
+class Regression(known_future.KnownFutureDecoder):
+    """The package's decoder until ``step_gain`` was chosen: its gain read the filters' responses
+    too, which are zero before the window, so it could tell a window step from a horizon step (on
+    ETTh1 with a calendar it pulled the horizon toward the training period's level). Its modules
+    are made in that decoder's order, so a seed draws the same weights."""
 
     def __init__(self, seq_len, n_future, n_channels, n_static=0):
-        super().__init__(seq_len, n_future, n_channels, n_static)
-        self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)
+        nn.Module.__init__(self)
+        self.seq_len = seq_len
+        self.features = ResidualMLP(n_future, FEATURE_HIDDEN, FEATURES)
+        self.filters = nn.Conv1d(FEATURES, FILTERS, seq_len)
+        self.channel = nn.Parameter(torch.zeros(n_channels, CONTEXT))
+        self.static = nn.Linear(n_static, CONTEXT, bias=False) if n_static else None
+        self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, 1, zero=True)
+        self.gain = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, 1, zero=True)
+        self.offset = nn.Parameter(torch.zeros(n_channels))
+        self.register_buffer("known_mean", torch.zeros(n_future))
+        self.register_buffer("known_std", torch.ones(n_future))
+        self.register_buffer("level_std", torch.ones(n_channels))
 
     def forward(self, known, level, static=None):
         c = level.shape[-1]
@@ -246,8 +245,32 @@ class StepGain(known_future.KnownFutureDecoder):
         context = self.channel_context(level.shape[0], c, static).to(level.dtype)
         scale = self.level_std[:c]
         gained = level + self.offset[:c] * scale
-        gain = known_future.pairwise(self.gain, step[..., FILTERS:], context)[..., 0]
-        return known_future.pairwise(self.decode, step, context)[..., 0] * scale + gain * gained
+        gain = pairwise(self.gain, step, context)[..., 0]
+        return pairwise(self.decode, step, context)[..., 0] * scale + gain * gained
+
+
+class RegressionWithoutGain(Regression):
+    """:class:`Regression` without its gain on the window's level: each effect is ``d level_std``.
+    A check of the gain on ETTh1 with a calendar. It keeps the unused ``gain`` and ``offset`` (a
+    seed draws :class:`Regression`'s weights), which its parameter count includes."""
+
+    def forward(self, known, level, static=None):
+        c = level.shape[-1]
+        step = self.step_inputs(known).to(level.dtype)
+        context = self.channel_context(level.shape[0], c, static).to(level.dtype)
+        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:c]
+
+
+class StepGain(Regression):
+    """:class:`Regression` with its gain read off the step's own features and the channel only, the
+    design the package's decoder took; its gain is drawn after :class:`Regression`'s modules (the
+    package draws it in their place), so a seed's weights, and its scores, differ from the package's."""
+
+    def __init__(self, seq_len, n_future, n_channels, n_static=0):
+        super().__init__(seq_len, n_future, n_channels, n_static)
+        self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)
+
+    forward = known_future.KnownFutureDecoder.forward
 
 
 CANDIDATES = {
@@ -257,7 +280,7 @@ CANDIDATES = {
     "no_level": NoLevel,
     "level_gain": LevelGain,
     "data_units": DataUnits,
-    "regression": known_future.KnownFutureDecoder,
+    "regression": Regression,
     "regression_without_gain": RegressionWithoutGain,
     "step_gain": StepGain,
 }

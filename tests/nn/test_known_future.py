@@ -110,6 +110,31 @@ def test_the_network_forecasts_what_the_effects_leave_and_adds_the_horizon_s_eff
         torch.testing.assert_close(net(x, n_outputs=n_outputs, future=future), expected)
 
 
+def shifted_forecast_error(network=XCTFormerNet) -> float:
+    """The largest gap between the forecast of a window shifted by 5 and the forecast shifted by 5,
+    with covariates that do not change and trained effects and gain."""
+    torch.manual_seed(0)
+    net = network(config()).eval()
+    trained(net.known_future.decode), trained(net.known_future.gain)
+    x, future = torch.randn(2, L, 3), torch.full((2, H, 1), 0.7)
+    x[..., 2] = 0.7
+    shifted = x.clone()
+    shifted[..., :2] += 5.0
+    with torch.no_grad():
+        return float((net(shifted, n_outputs=2, future=future) - net(x, n_outputs=2, future=future) - 5.0).abs().max())
+
+
+def test_the_window_s_level_moves_the_horizon_only_as_far_as_the_covariates_say():
+    """With covariates that do not change, the gain is the same at every step, so a window shifted
+    by ``c`` gives a forecast shifted by ``c``, as the paper's network's; the lab's ``regression`` decoder (its
+    gain read the filters, zero before the window) could tell horizon from window steps and pull
+    the horizon toward the training period's level."""
+    from benchmarks.measure.decoders import Regression, with_candidate  # that decoder, kept in the lab
+
+    assert shifted_forecast_error() < 1e-4
+    assert shifted_forecast_error(with_candidate(Regression)) > 0.1
+
+
 def test_unobserved_nan_inputs_give_finite_gradients_with_future_covariates():
     torch.manual_seed(0)
     net = XCTFormerNet(config())

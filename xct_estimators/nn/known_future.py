@@ -5,13 +5,17 @@ paper's network forecasts. At every step ``t`` of window and horizon, a small ML
 covariates, standardised with the training data's statistics, into :data:`FEATURES` features (any
 function of one step's values: a square, a threshold, a product of two inputs); :data:`FILTERS`
 learned causal filters read those features over the ``seq_len`` steps up to ``t`` (a lag, a
-decay); and for each target channel two MLPs of the filters' responses, the step's features and
-the channel's context (which channel it is, the static covariates) give the step's effect in the
-data's units (the channel's training spread) and a gain on the window's level, so that the effect
-is ``d level_std + g (level + offset level_std)``. The network takes the window's effects off the
-window before it normalises it and adds the horizon's to its forecast, so the backbone forecasts
-what the covariates do not explain. No effect reads the target's tokens: they would see the
-effects being taken off. The effects are zero at the start of training, which starts from the
+decay); and for each target channel an MLP of the filters' responses, the step's features and the
+channel's context (which channel it is, the static covariates) gives the step's effect in the
+data's units (the channel's training spread), and an MLP of the step's features and the channel's
+context a gain on the window's level, so that the effect is ``d level_std + g (level + offset
+level_std)``. The gain reads no filter: the filters see zeros before the window, so their
+responses tell a window step from a horizon step, and a gain that can tell them apart moves the
+horizon by a share of the window's level that no covariate explains, a pull toward the training
+period's level that data whose level drifts does not keep. The network takes the window's effects
+off the window before it normalises it and adds the horizon's to its forecast, so the backbone
+forecasts what the covariates do not explain. No effect reads the target's tokens: they would see
+the effects being taken off. The effects are zero at the start of training, which starts from the
 paper's forecast.
 """
 
@@ -66,7 +70,7 @@ class KnownFutureDecoder(nn.Module):
         self.channel = nn.Parameter(torch.zeros(n_channels, CONTEXT))
         self.static = nn.Linear(n_static, CONTEXT, bias=False) if n_static else None
         self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, 1, zero=True)
-        self.gain = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, 1, zero=True)
+        self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)  # the step's features only
         self.offset = nn.Parameter(torch.zeros(n_channels))  # where the level's zero lies, in training spreads
         self.register_buffer("known_mean", torch.zeros(n_future))
         self.register_buffer("known_std", torch.ones(n_future))
@@ -92,8 +96,8 @@ class KnownFutureDecoder(nn.Module):
         context = self.channel_context(level.shape[0], c, static).to(level.dtype)  # (B, C, Z)
         scale = self.level_std[:c]
         gained = level + self.offset[:c] * scale  # (B, 1, C)
-        out = pairwise(self.decode, step, context)[..., 0] * scale + pairwise(self.gain, step, context)[..., 0] * gained
-        return out
+        gain = pairwise(self.gain, step[..., FILTERS:], context)[..., 0]
+        return pairwise(self.decode, step, context)[..., 0] * scale + gain * gained
 
     def step_inputs(self, known: torch.Tensor) -> torch.Tensor:
         """What the decoding reads of step t: the filters' responses up to t and t's features."""
