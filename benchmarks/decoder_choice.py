@@ -19,7 +19,7 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 - ``no_level``: ``feature_filters`` without the window's level and spread;
 - ``level_gain``: ``no_level`` plus a gain on the window's level;
 - ``data_units``: ``level_gain`` with its addition in the data's units;
-- ``regression``: the package's decoder: ``data_units``' effects at every step of window and
+- ``regression``: the package's decoder until ``step_gain``: ``data_units``' effects at every step of window and
   horizon, read off the covariates and the channel alone (no tokens); the window's are taken off
   the window before the backbone reads it, the horizon's added to its forecast;
 - ``regression_without_gain``: ``regression`` without its gain on the window's level (a check of
@@ -31,7 +31,8 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.
 
-The package's decoder is the one chosen here (lowest geometric mean of MSE over the families);
+The package's decoder is the one chosen here: the lowest geometric mean of MSE over the families
+among the decoders that keep ETTh1 with a calendar no worse than without it (``step_gain``'s design);
 ``xct-bench`` runs confirm it, unchanged, on the families held out from this choice
 (docs/forecasting.md, Covariates). Each finished run is a line of ``OUTPUT/rows.jsonl`` at once, so
 a stopped run resumes where it was:

@@ -49,17 +49,17 @@ def test_the_candidate_without_gain_is_the_regression_decoder_blind_to_the_level
     from benchmarks.measure.decoders import Regression, RegressionWithoutGain
 
     torch.manual_seed(0)
-    package, candidate = Regression(SEQ_LEN, FUTURE, CHANNELS), RegressionWithoutGain(SEQ_LEN, FUTURE, CHANNELS)
-    for parameter in package.parameters():  # trained weights, not the zero start
+    regression, candidate = Regression(SEQ_LEN, FUTURE, CHANNELS), RegressionWithoutGain(SEQ_LEN, FUTURE, CHANNELS)
+    for parameter in regression.parameters():  # trained weights, not the zero start
         torch.nn.init.normal_(parameter, std=0.3)
-    candidate.load_state_dict(package.state_dict())
+    candidate.load_state_dict(regression.state_dict())
     known, level = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.randn(2, 1, CHANNELS)
     with torch.no_grad():
-        assert not torch.allclose(package(known, level), package(known, level + 5.0))  # the gain reads the level
+        assert not torch.allclose(regression(known, level), regression(known, level + 5.0))  # the gain reads the level
         assert torch.equal(candidate(known, level), candidate(known, level + 5.0))
-        torch.nn.init.zeros_(package.gain.mlp[-1].weight), torch.nn.init.zeros_(package.gain.mlp[-1].bias)
-        torch.nn.init.zeros_(package.gain.skip.weight), torch.nn.init.zeros_(package.gain.skip.bias)
-        torch.testing.assert_close(candidate(known, level), package(known, level))
+        torch.nn.init.zeros_(regression.gain.mlp[-1].weight), torch.nn.init.zeros_(regression.gain.mlp[-1].bias)
+        torch.nn.init.zeros_(regression.gain.skip.weight), torch.nn.init.zeros_(regression.gain.skip.bias)
+        torch.testing.assert_close(candidate(known, level), regression(known, level))
 
 
 def test_the_tide_candidate_reads_every_step_of_window_and_horizon():
