@@ -239,14 +239,9 @@ class Regression(known_future.KnownFutureDecoder):
         self.register_buffer("known_std", torch.ones(n_future))
         self.register_buffer("level_std", torch.ones(n_channels))
 
-    def forward(self, known, level, static=None):
-        c = level.shape[-1]
-        step = self.step_inputs(known).to(level.dtype)
-        context = self.channel_context(level.shape[0], c, static).to(level.dtype)
-        scale = self.level_std[:c]
-        gained = level + self.offset[:c] * scale
-        gain = pairwise(self.gain, step, context)[..., 0]
-        return pairwise(self.decode, step, context)[..., 0] * scale + gain * gained
+    @staticmethod
+    def gain_inputs(step):
+        return step  # the filters' responses too
 
 
 class RegressionWithoutGain(Regression):
@@ -270,7 +265,7 @@ class StepGain(Regression):
         super().__init__(seq_len, n_future, n_channels, n_static)
         self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)
 
-    forward = known_future.KnownFutureDecoder.forward
+    gain_inputs = known_future.KnownFutureDecoder.gain_inputs
 
 
 CANDIDATES = {

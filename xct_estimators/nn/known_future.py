@@ -96,8 +96,13 @@ class KnownFutureDecoder(nn.Module):
         context = self.channel_context(level.shape[0], c, static).to(level.dtype)  # (B, C, Z)
         scale = self.level_std[:c]
         gained = level + self.offset[:c] * scale  # (B, 1, C)
-        gain = pairwise(self.gain, step[..., FILTERS:], context)[..., 0]
+        gain = pairwise(self.gain, self.gain_inputs(step), context)[..., 0]
         return pairwise(self.decode, step, context)[..., 0] * scale + gain * gained
+
+    @staticmethod
+    def gain_inputs(step: torch.Tensor) -> torch.Tensor:
+        """What the gain reads of step t: its features, not the filters' responses (the module's docstring)."""
+        return step[..., FILTERS:]
 
     def step_inputs(self, known: torch.Tensor) -> torch.Tensor:
         """What the decoding reads of step t: the filters' responses up to t and t's features."""
