@@ -2,12 +2,13 @@
 seeds and horizon.
 
 ``regression`` (the package's decoder until ``step_gain`` was chosen), ``regression_without_gain``
-and ``step_gain`` (the design of the package's
-:class:`~xct_estimators.nn.known_future.KnownFutureDecoder`) take the decoder's place in the
-package's network (:class:`PackageNetwork`). The others add to the head's output, as the package's
-decoders did before it: they read each target channel's tokens, the covariates over window and
-horizon and the targets' window statistics, and start at zero; :func:`with_candidate` gives the
-network that runs one of them in the decoder's place (:class:`AddedToTheHead`)."""
+and ``step_gain`` take the decoder's place in the package's network (:class:`PackageNetwork`);
+``replicated_history`` is the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`
+(``step_gain`` whose filters read the window's first step before it, not zeros). The others add to
+the head's output, as the package's decoders did before it: they read each target channel's tokens,
+the covariates over window and horizon and the targets' window statistics, and start at zero;
+:func:`with_candidate` gives the network that runs one of them in the decoder's place
+(:class:`AddedToTheHead`)."""
 
 from __future__ import annotations
 
@@ -243,6 +244,9 @@ class Regression(known_future.KnownFutureDecoder):
     def gain_inputs(step):
         return step  # the filters' responses too
 
+    def with_history(self, features):
+        return torch.nn.functional.pad(features, (self.seq_len - 1, 0))  # zeros before the window
+
 
 class RegressionWithoutGain(Regression):
     """:class:`Regression` without its gain on the window's level: each effect is ``d level_std``.
@@ -257,9 +261,9 @@ class RegressionWithoutGain(Regression):
 
 
 class StepGain(Regression):
-    """:class:`Regression` with its gain read off the step's own features and the channel only, the
-    design the package's decoder took; its gain is drawn after :class:`Regression`'s modules (the
-    package draws it in their place), so a seed's weights, and its scores, differ from the package's."""
+    """:class:`Regression` with its gain read off the step's own features and the channel only, zeros
+    before the window; its gain is drawn after :class:`Regression`'s modules (the package draws it
+    in their place), so a seed's weights, and its scores, differ from ``replicated_history``'s."""
 
     def __init__(self, seq_len, n_future, n_channels, n_static=0):
         super().__init__(seq_len, n_future, n_channels, n_static)
@@ -278,6 +282,7 @@ CANDIDATES = {
     "regression": Regression,
     "regression_without_gain": RegressionWithoutGain,
     "step_gain": StepGain,
+    "replicated_history": known_future.KnownFutureDecoder,  # the package's: step_gain, the first step before the window
 }
 
 

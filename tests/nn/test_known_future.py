@@ -135,6 +135,22 @@ def test_the_window_s_level_moves_the_horizon_only_as_far_as_the_covariates_say(
     assert shifted_forecast_error(with_candidate(Regression)) > 0.1
 
 
+def test_covariates_that_hold_one_value_leave_the_paper_s_forecast():
+    """The instance normalisation takes a constant off the window and the network adds it back, so
+    covariates that hold one value over window and horizon change no forecast, whatever the decoder
+    learned, as long as nothing tells a window step from a horizon step: the filters read the
+    window's first step before it, not zeros (zeros gave early window steps responses of their own)."""
+    torch.manual_seed(0)
+    net = XCTFormerNet(config()).eval()
+    trained(net.known_future)
+    x, future = torch.randn(2, L, 3), torch.full((2, H, 1), 0.7)
+    x[..., 2] = 0.7
+    with torch.no_grad():
+        torch.testing.assert_close(
+            net(x, n_outputs=2, future=future), with_paper(net)(x[..., :2]), rtol=1e-4, atol=1e-4
+        )
+
+
 def test_unobserved_nan_inputs_give_finite_gradients_with_future_covariates():
     torch.manual_seed(0)
     net = XCTFormerNet(config())

@@ -4,19 +4,20 @@ A regression with forecast errors: the targets are the known inputs' effects plu
 paper's network forecasts. At every step ``t`` of window and horizon, a small MLP turns the step's
 covariates, standardised with the training data's statistics, into :data:`FEATURES` features (any
 function of one step's values: a square, a threshold, a product of two inputs); :data:`FILTERS`
-learned causal filters read those features over the ``seq_len`` steps up to ``t`` (a lag, a
-decay); and for each target channel an MLP of the filters' responses, the step's features and the
-channel's context (which channel it is, the static covariates) gives the step's effect in the
-data's units (the channel's training spread), and an MLP of the step's features and the channel's
-context a gain on the window's level, so that the effect is ``d level_std + g (level + offset
-level_std)``. The gain reads no filter: the filters see zeros before the window, so their
-responses tell a window step from a horizon step, and a gain that can tell them apart moves the
-horizon by a share of the window's level that no covariate explains, a pull toward the training
-period's level that data whose level drifts does not keep. The network takes the window's effects
-off the window before it normalises it and adds the horizon's to its forecast, so the backbone
-forecasts what the covariates do not explain. No effect reads the target's tokens: they would see
-the effects being taken off. The effects are zero at the start of training, which starts from the
-paper's forecast.
+learned causal filters read those features over the ``seq_len`` steps up to ``t`` (a lag, a decay),
+taking the window's first step for the steps before it, so that covariates which hold one value
+give every step the same response; and for each target channel an MLP of the filters' responses,
+the step's features and the channel's context (which channel it is, the static covariates) gives
+the step's effect in the data's units (the channel's training spread), and an MLP of the step's
+features and the channel's context a gain on the window's level, so that the effect is ``d
+level_std + g (level + offset level_std)``. The gain reads no filter: the filters' responses at the
+window's first steps read a history the network does not have, so they tell a window step from a
+horizon step, and a gain that can tell them apart moves the horizon by a share of the window's
+level that no covariate explains, a pull toward the training period's level that data whose level
+drifts does not keep. The network takes the window's effects off the window before it normalises it
+and adds the horizon's to its forecast, so the backbone forecasts what the covariates do not
+explain. No effect reads the target's tokens: they would see the effects being taken off. The
+effects are zero at the start of training, which starts from the paper's forecast.
 """
 
 from __future__ import annotations
@@ -107,9 +108,13 @@ class KnownFutureDecoder(nn.Module):
     def step_inputs(self, known: torch.Tensor) -> torch.Tensor:
         """What the decoding reads of step t: the filters' responses up to t and t's features."""
         features = self.features((known - self.known_mean) / self.known_std)  # (B, L + H, E)
-        before = F.pad(features.transpose(1, 2), (self.seq_len - 1, 0))  # nothing known before the window
-        responses = self.filters(before).transpose(1, 2)  # (B, L + H, R)
+        responses = self.filters(self.with_history(features.transpose(1, 2))).transpose(1, 2)  # (B, L + H, R)
         return torch.cat([responses, features], dim=-1)
+
+    def with_history(self, features: torch.Tensor) -> torch.Tensor:
+        """``features`` (B, E, T) after ``seq_len - 1`` steps before the window, each the window's
+        first: zeros would give early window steps responses of their own, apart from any covariate."""
+        return F.pad(features, (self.seq_len - 1, 0), mode="replicate")
 
     def channel_context(self, batch: int, n_channels: int, static) -> torch.Tensor:
         """What the decoding reads of each target channel: which channel it is, the static covariates."""
