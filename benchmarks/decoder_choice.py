@@ -25,8 +25,11 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 - ``regression_without_gain``: ``regression`` without its gain on the window's level (a check of
   what the gain costs on real data with a calendar, and buys on the suite);
 - ``step_gain``: ``regression`` with its gain read off the step's own features and the channel
-  only, not the filters' responses, which are zero before the window and so tell a window step
-  from a horizon step (its gain module is drawn after the others').
+  only, not the filters' responses, which read zeros before the window and so tell a window step
+  from a horizon step (its gain module is drawn after the others');
+- ``replicated_history``: the package's decoder, ``step_gain`` whose filters read the window's
+  first step for the steps before it, not zeros: a covariate that holds one value then gives every
+  step the same response, which the backbone's normalisation takes off.
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.

@@ -34,6 +34,8 @@ def _net(decoder_class, future: int = FUTURE) -> XCTFormerNet:
         "data_units",
         "regression",
         "regression_without_gain",
+        "step_gain",
+        "replicated_history",
     ],
 )
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, benchmark_script):

@@ -222,7 +222,7 @@ class LevelGain(DataUnits):
 
 class Regression(known_future.KnownFutureDecoder):
     """The package's decoder until ``step_gain`` was chosen: its gain read the filters' responses
-    too, which are zero before the window, so it could tell a window step from a horizon step (on
+    too, which read zeros before the window, so it could tell a window step from a horizon step (on
     ETTh1 with a calendar it pulled the horizon toward the training period's level). Its modules
     are made in that decoder's order, so a seed draws the same weights."""
 
@@ -269,7 +269,7 @@ class StepGain(Regression):
         super().__init__(seq_len, n_future, n_channels, n_static)
         self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)
 
-    gain_inputs = known_future.KnownFutureDecoder.gain_inputs
+    gain_inputs = staticmethod(known_future.KnownFutureDecoder.gain_inputs)
 
 
 CANDIDATES = {

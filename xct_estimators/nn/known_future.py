@@ -114,7 +114,8 @@ class KnownFutureDecoder(nn.Module):
     def with_history(self, features: torch.Tensor) -> torch.Tensor:
         """``features`` (B, E, T) after ``seq_len - 1`` steps before the window, each the window's
         first: zeros would give early window steps responses of their own, apart from any covariate."""
-        return F.pad(features, (self.seq_len - 1, 0), mode="replicate")
+        first = features[..., :1].expand(-1, -1, self.seq_len - 1)  # F.pad's replicate: no deterministic CUDA backward
+        return torch.cat([first, features], dim=-1)
 
     def channel_context(self, batch: int, n_channels: int, static) -> torch.Tensor:
         """What the decoding reads of each target channel: which channel it is, the static covariates."""
