@@ -27,9 +27,12 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 - ``step_gain``: ``regression`` with its gain read off the step's own features and the channel
   only, not the filters' responses, which read zeros before the window and so tell a window step
   from a horizon step (its gain module is drawn after the others');
-- ``replicated_history``: the package's decoder, ``step_gain`` whose filters read the window's
-  first step for the steps before it, not zeros: a covariate that holds one value then gives every
-  step the same response, which the backbone's normalisation takes off.
+- ``replicated_history``: ``step_gain`` whose filters read the window's first step for the steps
+  before it, not zeros: a covariate that holds one value then gives every step the same response,
+  which the backbone's normalisation takes off (the package's decoder until ``level_floor``);
+- ``level_floor``: the package's decoder, ``replicated_history`` whose gain scales the window's
+  level above the lowest window mean of training plus a learned positive margin, not the level
+  from the training mean (on ETTm1 with a calendar the test level lies far from the training mean).
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.

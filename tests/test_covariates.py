@@ -8,6 +8,7 @@ import torch
 from darts import TimeSeries
 
 from xct_estimators import XCTFormerModel
+from xct_estimators.forecasting import lowest_window_mean
 
 IN, OUT = 32, 8
 
@@ -141,6 +142,16 @@ def test_fit_gives_the_decoder_the_training_data_s_statistics_encoders_included(
     np.testing.assert_allclose(decoder.known_mean, [plan.values().mean(), hour.mean()], rtol=1e-4)
     np.testing.assert_allclose(decoder.known_std, [plan.values().std(), hour.std()], rtol=1e-4)
     np.testing.assert_allclose(decoder.level_std, hours.values().std(axis=0), rtol=1e-4)
+    window_means = hours.to_dataframe().rolling(fitted.input_chunk_length).mean().min()  # the gain's floor
+    np.testing.assert_allclose(decoder.level_floor, window_means.values, rtol=1e-4, atol=1e-6)
+
+
+def test_the_floor_is_the_lowest_window_mean_of_the_series_long_enough_for_a_window():
+    rng = np.random.default_rng(0)
+    long, short = rng.normal(size=(40, 2)), np.full((5, 2), -100.0)
+    brute = np.min([long[i : i + 8].mean(axis=0) for i in range(33)], axis=0)
+    np.testing.assert_allclose(lowest_window_mean([long, short], 8, fallback=np.zeros(2)), brute)
+    np.testing.assert_array_equal(lowest_window_mean([short], 8, fallback=np.array([1.0, 2.0])), [1.0, 2.0])
 
 
 def test_a_static_covariate_far_from_its_training_constant_gives_a_finite_moderate_forecast(tmp_path):

@@ -3,8 +3,9 @@ seeds and horizon.
 
 ``regression`` (the package's decoder until ``step_gain`` was chosen), ``regression_without_gain``
 and ``step_gain`` take the decoder's place in the package's network (:class:`PackageNetwork`);
-``replicated_history`` is the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`
-(``step_gain`` whose filters read the window's first step before it, not zeros). The others add to
+``replicated_history`` is ``step_gain`` whose filters read the window's first step before it, not
+zeros, and ``level_floor`` the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`
+(``replicated_history`` whose gain scales the level from the training floor). The others add to
 the head's output, as the package's decoders did before it: they read each target channel's tokens,
 the covariates over window and horizon and the targets' window statistics, and start at zero;
 :func:`with_candidate` gives the network that runs one of them in the decoder's place
@@ -41,7 +42,7 @@ HORIZON = 96
 class _Unscaled(nn.Module):
     """A candidate that standardises nothing with the training data's statistics."""
 
-    def set_statistics(self, *statistics) -> None:
+    def set_statistics(self, *statistics, **named) -> None:
         pass
 
 
@@ -123,7 +124,7 @@ class DataUnits(nn.Module):
         self.register_buffer("level_std", torch.ones(n_channels))
 
     @torch.no_grad()
-    def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
+    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
         known_mean, known_std, level_mean, level_std = (
             torch.as_tensor(v, dtype=torch.float32) for v in (known_mean, known_std, level_mean, level_std)
         )
@@ -180,7 +181,7 @@ class FeatureFilters(DataUnits):
             self.register_buffer(f"{name}_std", torch.ones(size))
 
     @torch.no_grad()
-    def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
+    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
         super().set_statistics(known_mean, known_std, level_mean, level_std)
         self.level_mean[: len(level_mean)] = torch.as_tensor(level_mean, dtype=torch.float32)
 
@@ -220,6 +221,16 @@ class LevelGain(DataUnits):
         return self.laid_out(out)
 
 
+class ReplicatedHistory(known_future.KnownFutureDecoder):
+    """The package's decoder until ``level_floor`` was chosen: its gain scaled the window's level
+    from the training mean, ``level + offset level_std`` (offset learned from 0), so where a test
+    period's level moved away from the training mean the gain scaled what it never saw."""
+
+    def gained(self, level):
+        c = level.shape[-1]
+        return level + self.offset[:c] * self.level_std[:c]
+
+
 class Regression(known_future.KnownFutureDecoder):
     """The package's decoder until ``step_gain`` was chosen: its gain read the filters' responses
     too, which read zeros before the window, so it could tell a window step from a horizon step (on
@@ -239,10 +250,13 @@ class Regression(known_future.KnownFutureDecoder):
         self.register_buffer("known_mean", torch.zeros(n_future))
         self.register_buffer("known_std", torch.ones(n_future))
         self.register_buffer("level_std", torch.ones(n_channels))
+        self.register_buffer("level_floor", torch.zeros(n_channels))
 
     @staticmethod
     def gain_inputs(step):
         return step  # the filters' responses too
+
+    gained = ReplicatedHistory.gained
 
     def with_history(self, features):
         return torch.nn.functional.pad(features, (self.seq_len - 1, 0))  # zeros before the window
@@ -282,7 +296,8 @@ CANDIDATES = {
     "regression": Regression,
     "regression_without_gain": RegressionWithoutGain,
     "step_gain": StepGain,
-    "replicated_history": known_future.KnownFutureDecoder,  # the package's: step_gain, the first step before the window
+    "replicated_history": ReplicatedHistory,
+    "level_floor": known_future.KnownFutureDecoder,  # the package's: replicated_history, the level from the floor
 }
 
 

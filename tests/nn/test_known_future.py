@@ -2,6 +2,8 @@
 it can be any function of a step's covariates, it is in the data's units; the network takes the
 window's effects off the window and adds the horizon's to its forecast, starting from the paper's."""
 
+import math
+
 import pytest
 import torch
 
@@ -47,20 +49,27 @@ def test_an_effect_reads_the_covariates_of_its_step_and_the_window_before_it_and
 
 
 def test_effects_are_in_the_data_s_units_and_the_gain_scales_with_the_window_s_level():
-    """``d level_std + g (level + offset level_std)``: covariates in other units (a x + b) give the
-    same effects once standardised; twice the training spread, twice ``d``'s part; ``g``'s part is
-    proportional to the window's level."""
+    """``d level_std + g (level - floor + softplus(offset) level_std)``: covariates in other units
+    (a x + b) give the same effects once standardised; twice the training spread, twice ``d``'s
+    part; ``g``'s part is proportional to the window's level above the training floor, plus a
+    margin of ``softplus(offset)`` training spreads."""
     module = decoder()
     known, level = inputs()
     with torch.no_grad():
         plain = module(known, level)
         a, b = torch.tensor([9 / 5, 100.0]), torch.tensor([32.0, -5.0])
-        module.set_statistics(b, a, torch.full((C,), 7.0), torch.full((C,), 2.0))
+        floor = torch.linspace(-1.0, 2.0, C)
+        module.set_statistics(b, a, torch.full((C,), 7.0), torch.full((C,), 2.0), level_floor=floor)
         torch.testing.assert_close(module(known * a + b, level * 5.0), 2 * plain, rtol=1e-4, atol=1e-4)
         trained(module.gain)
+        gain_part = lambda lvl: module(known * a + b, lvl) - 2 * plain  # noqa: E731
+        module.offset.fill_(-40.0)  # softplus(-40) ~ 4e-18: no margin
+        torch.testing.assert_close(gain_part(floor.expand_as(level)), torch.zeros_like(plain), rtol=0, atol=1e-5)
+        above = level.abs()
+        torch.testing.assert_close(gain_part(floor + 3 * above), 3 * gain_part(floor + above), rtol=1e-4, atol=1e-5)
+        margin = gain_part((floor + 2.0 * math.log(2.0)).expand_as(level))  # softplus(0) = log 2 spreads of 2.0
         module.offset.zero_()
-        gained = module(known * a + b, level) - 2 * plain
-        torch.testing.assert_close(module(known * a + b, 3 * level) - 2 * plain, 3 * gained, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(gain_part(floor.expand_as(level)), margin, rtol=1e-4, atol=1e-5)
     constant = torch.tensor([0.5, 1e15])  # constant in training: std 0, scaled by the size of the constant
     module.set_statistics(constant, torch.zeros(F), torch.zeros(C), torch.zeros(C))
     assert module.known_std.tolist() == [1.0, float(torch.tensor(1e15))] and (module.level_std == 1).all()

@@ -83,14 +83,14 @@ class XCTFormerNet(nn.Module):
             self.register_buffer("static_std", torch.ones(shape))
 
     @torch.no_grad()
-    def set_statistics(self, known=None, level=None, static=None) -> None:
+    def set_statistics(self, known=None, level=None, static=None, level_floor=None) -> None:
         """The training data's (mean, std) of the future covariates (``known``, per covariate), of
         the targets (``level``, per target) and of the static covariates (``static``, per row and
-        feature): the known-future decoder and the static tokens standardise with them (a constant
-        input's scale is its size, :func:`~.known_future.usable_scale`). Until set they are 0 and 1:
-        the inputs are read as given."""
+        feature), and the targets' lowest window mean (``level_floor``): the known-future decoder
+        and the static tokens standardise with them (a constant input's scale is its size,
+        :func:`~.known_future.usable_scale`). Until set they are 0 and 1: the inputs are read as given."""
         if known is not None and level is not None and self.config.n_future_channels:
-            self.known_future.set_statistics(*known, *level)
+            self.known_future.set_statistics(*known, *level, level_floor=level_floor)
         if static is not None and self.config.n_static_tokens:
             mean, std = (torch.as_tensor(v, dtype=torch.float32) for v in static)
             self.static_mean.copy_(mean)
