@@ -234,3 +234,11 @@ def test_pairwise_is_the_mlp_of_every_step_and_channel_concatenated():
     step, context = torch.randn(2, 7, 5), torch.randn(2, 4, 3)
     both = torch.cat([step[:, :, None].expand(2, 7, 4, 5), context[:, None].expand(2, 7, 4, 3)], dim=-1)
     torch.testing.assert_close(pairwise(mlp, step, context), mlp(both))
+
+
+def test_a_decoder_saved_before_the_floor_is_refused_with_a_hint_to_refit():
+    module = decoder()
+    saved = {k: v for k, v in module.state_dict().items() if k != "level_floor"}
+    with pytest.raises(ValueError, match=r"earlier xct-estimators.*Fit the model again"):
+        decoder().load_state_dict(saved)
+    decoder().load_state_dict(module.state_dict())  # a current one loads

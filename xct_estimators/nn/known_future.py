@@ -97,6 +97,15 @@ class KnownFutureDecoder(nn.Module):
         if level_floor is not None:
             self.level_floor[: len(level_std)] = torch.as_tensor(level_floor, dtype=torch.float32)
 
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        if prefix + "known_mean" in state_dict and prefix + "level_floor" not in state_dict:
+            raise ValueError(
+                "This model's known-future decoder was saved by an earlier xct-estimators, whose gain "
+                "scaled the window's level from the training mean; it forecasts differently now. Fit the "
+                "model again (model.fit) and save it anew."
+            )
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
     def forward(self, known: torch.Tensor, level: torch.Tensor, static=None) -> torch.Tensor:
         """``known`` (B, seq_len + future_len, F), as given; ``level`` (B, 1, C): the window mean
         of each of the first C channels (the targets), as given; ``static`` (B, rows, features): the
