@@ -38,7 +38,8 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.
 
 The package's decoder is the one chosen here: the lowest geometric mean of MSE over the families
-among the decoders that keep ETTh1 with a calendar no worse than without it (``replicated_history``);
+among the decoders that keep ETTh1 (every horizon) and ETTm1 (horizon 96) with a calendar no worse
+than without it (``level_floor``);
 ``xct-bench`` runs confirm it, unchanged, on the families held out from this choice
 (docs/forecasting.md, Covariates). Each finished run is a line of ``OUTPUT/rows.jsonl`` at once, so
 a stopped run resumes where it was:

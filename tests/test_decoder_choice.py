@@ -36,6 +36,7 @@ def _net(decoder_class, future: int = FUTURE) -> XCTFormerNet:
         "regression_without_gain",
         "step_gain",
         "replicated_history",
+        "level_floor",
     ],
 )
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, benchmark_script):

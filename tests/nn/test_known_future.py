@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from xct_estimators.nn import XCTFormerConfig, XCTFormerNet
-from xct_estimators.nn.known_future import KnownFutureDecoder
+from xct_estimators.nn.known_future import KnownFutureDecoder, pairwise
 
 L, H, F, C = 32, 8, 2, 3
 
@@ -236,9 +236,22 @@ def test_pairwise_is_the_mlp_of_every_step_and_channel_concatenated():
     torch.testing.assert_close(pairwise(mlp, step, context), mlp(both))
 
 
-def test_a_decoder_saved_before_the_floor_is_refused_with_a_hint_to_refit():
+def test_a_decoder_saved_before_the_floor_loads_and_forecasts_as_it_did():
+    """Before the floor the gain scaled ``level + offset level_std``; such a save loads with the floor
+    that gives the same effects."""
     module = decoder()
+    trained(module.gain)
+    with torch.no_grad():
+        module.offset.normal_()
+        module.level_std.uniform_(0.5, 2.0)
+    known, level = inputs()
     saved = {k: v for k, v in module.state_dict().items() if k != "level_floor"}
-    with pytest.raises(ValueError, match=r"earlier xct-estimators.*Fit the model again"):
-        decoder().load_state_dict(saved)
-    decoder().load_state_dict(module.state_dict())  # a current one loads
+    loaded = decoder()
+    loaded.load_state_dict(saved)
+    with torch.no_grad():
+        step = module.step_inputs(known)
+        context = module.channel_context(2, C, None)
+        gain = pairwise(module.gain, module.gain_inputs(step), context)[..., 0]
+        decoded = pairwise(module.decode, step, context)[..., 0] * module.level_std
+        before = decoded + gain * (level + module.offset * module.level_std)
+        torch.testing.assert_close(loaded(known, level), before, rtol=1e-5, atol=1e-5)

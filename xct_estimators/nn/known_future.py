@@ -98,12 +98,10 @@ class KnownFutureDecoder(nn.Module):
             self.level_floor[: len(level_std)] = torch.as_tensor(level_floor, dtype=torch.float32)
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        if prefix + "known_mean" in state_dict and prefix + "level_floor" not in state_dict:
-            raise ValueError(
-                "This model's known-future decoder was saved by an earlier xct-estimators, whose gain "
-                "scaled the window's level from the training mean; it forecasts differently now. Fit the "
-                "model again (model.fit) and save it anew."
-            )
+        offset, scale = state_dict.get(prefix + "offset"), state_dict.get(prefix + "level_std")
+        if prefix + "level_floor" not in state_dict and offset is not None and scale is not None:
+            # saved before the floor, its gain scaled ``level + offset level_std``: this floor gives the same
+            state_dict[prefix + "level_floor"] = (F.softplus(offset) - offset) * scale
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def forward(self, known: torch.Tensor, level: torch.Tensor, static=None) -> torch.Tensor:
