@@ -113,12 +113,17 @@ def test_pruned_and_infeasible_trials_and_a_study_without_result():
     assert "not divisible by n_heads" in study.trials[0].user_attrs["infeasible"]
     with pytest.raises(ValueError, match="no completed trial yet"):
         tune.best_params(study)
+    (row,) = tune.summary(study)["trial_rows"]
+    assert row["state"] == "pruned" and row["value"] is None and row["val_mse_by_epoch"] == []
+    assert "not divisible by n_heads" in row["infeasible"] and row["searched"] == {"d_model": 6, "n_heads": 4}
     always = optuna.pruners.ThresholdPruner(upper=0.0)  # any positive loss is pruned after its first epoch
     study = tune.search(
         _values(), "detect", space={"d_model": {"choices": [8]}}, fixed={**TINY_RECONSTRUCTION, "n_epochs": 3},
         n_trials=1, pruner=always, accelerator="cpu",
     )  # fmt: skip
     assert study.trials[0].state.name == "PRUNED" and list(study.trials[0].intermediate_values) == [0]
+    (row,) = tune.summary(study)["trial_rows"]
+    assert row["val_mse_by_epoch"] == [study.trials[0].intermediate_values[0]] and row["infeasible"] is None
 
 
 class _Signal(BaseException):

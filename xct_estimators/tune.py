@@ -491,13 +491,33 @@ def best_params(study) -> dict[str, Any]:
 
 
 def summary(study) -> dict[str, Any]:
-    """Counts per trial state, the best value and parameters, and the study's settings (JSON-ready)."""
+    """Counts per trial state, every trial (:func:`trial_row`), the best value and parameters, and the
+    study's settings (JSON-ready)."""
     optuna = _optuna()
     trials = study.get_trials(deepcopy=False)
     counts = {state.name.lower(): sum(t.state == state for t in trials) for state in optuna.trial.TrialState}
     result: dict[str, Any] = {"study_name": study.study_name, "trials": counts, **study.user_attrs}
+    result["trial_rows"] = [trial_row(t) for t in trials]
     try:
         result.update(best_value=study.best_value, best_trial=study.best_trial.number, best_params=best_params(study))
     except ValueError:
         result["best_params"] = None
     return result
+
+
+def trial_row(trial) -> dict[str, Any]:
+    """One trial as a record row: its number, state, searched values, validation MSE after each
+    epoch it reached (a pruned trial's stop early), its value (complete trials), why it was
+    infeasible (if so) and its seconds."""
+    took = None
+    if trial.datetime_start is not None and trial.datetime_complete is not None:
+        took = round((trial.datetime_complete - trial.datetime_start).total_seconds(), 1)
+    return {
+        "number": trial.number,
+        "state": trial.state.name.lower(),
+        "searched": dict(trial.params),
+        "val_mse_by_epoch": [trial.intermediate_values[step] for step in sorted(trial.intermediate_values)],
+        "value": trial.value,
+        "infeasible": trial.user_attrs.get("infeasible"),
+        "seconds": took,
+    }

@@ -40,6 +40,11 @@ def test_tune_writes_the_best_parameters_and_continues_the_study(small_csv, tmp_
     assert result["trials"]["complete"] == 2 and result["study_name"] == "xctformer-forecast-small-H24"
     assert result["best_params"]["e_layers"] == 1 and result["best_params"]["n_epochs"] == 1
     assert result["best_params"]["d_ff"] == 2 * result["best_params"]["d_model"]
+    rows = result["trial_rows"]  # every trial, so a search's record shows what it tried
+    assert [r["number"] for r in rows] == [0, 1] and {r["state"] for r in rows} == {"complete"}
+    best = rows[result["best_trial"]]
+    assert best["value"] == result["best_value"] == min(best["val_mse_by_epoch"]) and len(best["val_mse_by_epoch"]) == 1
+    assert best["searched"]["d_model"] == result["best_params"]["d_model"] and best["seconds"] > 0
     assert "best validation MSE" in capsys.readouterr().out
     assert main(_argv(csv, space, out, 3)) == 0  # one more trial, the first two are kept
     study = optuna.load_study(study_name=result["study_name"], storage=open_storage(out / "optuna.journal"))
