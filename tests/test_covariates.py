@@ -123,6 +123,21 @@ def test_a_saved_model_with_future_covariates_forecasts_the_same_after_loading(t
     np.testing.assert_allclose(
         loaded.predict(OUT, future_covariates=control).values(), fitted.predict(OUT, future_covariates=control).values()
     )
+    checkpoint = torch.load(tmp_path / "model.pt.ckpt", weights_only=False)  # a save from before the floor
+    del checkpoint["state_dict"]["net.known_future.level_floor"]
+    torch.save(checkpoint, tmp_path / "model.pt.ckpt")
+    with pytest.raises(ValueError, match="level_floor(.|\n)*must be refit"):
+        XCTFormerModel.load(str(tmp_path / "model.pt"))
+
+
+def test_a_panel_s_floor_is_the_lowest_window_mean_within_one_series(tmp_path):
+    """No window spans two series: here the windows across the join are the lowest of all."""
+    low = np.r_[np.full(IN // 2, -10.0), np.full(60, 10.0)].astype(np.float32)  # every window's mean is at least 0
+    first, second = TimeSeries.from_values(low[::-1].copy()), TimeSeries.from_values(low)
+    control = TimeSeries.from_values(np.zeros((len(low) + OUT, 1), np.float32), columns=["control"])
+    fitted = model(tmp_path, n_epochs=1)
+    fitted.fit([first, second], future_covariates=[control, control])
+    np.testing.assert_allclose(fitted.network_.known_future.level_floor, [0.0], atol=1e-6)
 
 
 def test_fit_gives_the_decoder_the_training_data_s_statistics_encoders_included(tmp_path):

@@ -227,31 +227,10 @@ def test_an_additive_lagged_effect_is_learned_as_well_as_by_the_decoder_of_0_1_0
 
 
 def test_pairwise_is_the_mlp_of_every_step_and_channel_concatenated():
-    from xct_estimators.nn.known_future import ResidualMLP, pairwise
+    from xct_estimators.nn.known_future import ResidualMLP
 
     torch.manual_seed(0)
     mlp = ResidualMLP(5 + 3, 16, 2)
     step, context = torch.randn(2, 7, 5), torch.randn(2, 4, 3)
     both = torch.cat([step[:, :, None].expand(2, 7, 4, 5), context[:, None].expand(2, 7, 4, 3)], dim=-1)
     torch.testing.assert_close(pairwise(mlp, step, context), mlp(both))
-
-
-def test_a_decoder_saved_before_the_floor_loads_and_forecasts_as_it_did():
-    """Before the floor the gain scaled ``level + offset level_std``; such a save loads with the floor
-    that gives the same effects."""
-    module = decoder()
-    trained(module.gain)
-    with torch.no_grad():
-        module.offset.normal_()
-        module.level_std.uniform_(0.5, 2.0)
-    known, level = inputs()
-    saved = {k: v for k, v in module.state_dict().items() if k != "level_floor"}
-    loaded = decoder()
-    loaded.load_state_dict(saved)
-    with torch.no_grad():
-        step = module.step_inputs(known)
-        context = module.channel_context(2, C, None)
-        gain = pairwise(module.gain, module.gain_inputs(step), context)[..., 0]
-        decoded = pairwise(module.decode, step, context)[..., 0] * module.level_std
-        before = decoded + gain * (level + module.offset * module.level_std)
-        torch.testing.assert_close(loaded(known, level), before, rtol=1e-5, atol=1e-5)

@@ -97,13 +97,6 @@ class KnownFutureDecoder(nn.Module):
         if level_floor is not None:
             self.level_floor[: len(level_std)] = torch.as_tensor(level_floor, dtype=torch.float32)
 
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        offset, scale = state_dict.get(prefix + "offset"), state_dict.get(prefix + "level_std")
-        if prefix + "level_floor" not in state_dict and offset is not None and scale is not None:
-            # saved before the floor, its gain scaled ``level + offset level_std``: this floor gives the same
-            state_dict[prefix + "level_floor"] = (F.softplus(offset) - offset) * scale
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-
     def forward(self, known: torch.Tensor, level: torch.Tensor, static=None) -> torch.Tensor:
         """``known`` (B, seq_len + future_len, F), as given; ``level`` (B, 1, C): the window mean
         of each of the first C channels (the targets), as given; ``static`` (B, rows, features): the
