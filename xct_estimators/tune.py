@@ -491,13 +491,13 @@ def best_params(study) -> dict[str, Any]:
 
 
 def summary(study) -> dict[str, Any]:
-    """Counts per trial state, every trial (:func:`trial_row`), the best value and parameters, and the
+    """Counts per trial state, every trial (:func:`_trial_row`), the best value and parameters, and the
     study's settings (JSON-ready)."""
     optuna = _optuna()
     trials = study.get_trials(deepcopy=False)
     counts = {state.name.lower(): sum(t.state == state for t in trials) for state in optuna.trial.TrialState}
     result: dict[str, Any] = {"study_name": study.study_name, "trials": counts, **study.user_attrs}
-    result["trial_rows"] = [trial_row(t) for t in trials]
+    result["trial_rows"] = [_trial_row(t) for t in trials]
     try:
         result.update(best_value=study.best_value, best_trial=study.best_trial.number, best_params=best_params(study))
     except ValueError:
@@ -505,7 +505,7 @@ def summary(study) -> dict[str, Any]:
     return result
 
 
-def trial_row(trial) -> dict[str, Any]:
+def _trial_row(trial) -> dict[str, Any]:
     """One trial as a record row: its number, state, searched values, validation MSE after each
     epoch it reached (a pruned trial's stop early), its value (complete trials), why it was
     infeasible (if so) and its seconds."""
