@@ -208,6 +208,27 @@ def test_a_look_back_search_adds_the_input_and_patch_lengths_for_forecasting_onl
         tune.search_space("forecast", "ETTh1", look_backs=[20, 720])  # patches of 16 at most: 720 never trains
 
 
+def test_a_trial_is_offered_only_choices_that_train_with_the_values_drawn_before_them():
+    from xct_estimators.search_spaces import LOOK_BACKS, patches, suggest
+
+    space = tune.search_space("forecast", "ETTh1", look_backs=LOOK_BACKS)  # d_model 4-64 step 2, heads 1-4
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    drawn = []
+    for _ in range(300):
+        trial = study.ask()
+        values = suggest(trial, space, tune.base_params("forecast", "ETTh1"), tune.LOOK_BACK_MAX_PATCHES)
+        assert values["d_model"] % values["n_heads"] == 0
+        assert patches(values["input_chunk_length"], values["patch_len"]) <= tune.LOOK_BACK_MAX_PATCHES
+        drawn.append((values, trial.params))
+    assert {v["patch_len"] for v, _ in drawn if v["input_chunk_length"] == 720} == {48}  # 720 / 32 makes 45
+    assert {v["n_heads"] for v, _ in drawn} == {1, 2, 4} and {v["patch_len"] for v, _ in drawn} == {16, 24, 32, 48}
+    assert "patch_len in (48,)" in next(p for v, p in drawn if v["input_chunk_length"] == 720)
+    # without a patch limit (the paper's space) nothing narrows the patch length
+    long_input = {"input_chunk_length": {"choices": [720]}, "patch_len": space["patch_len"]}
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    assert {suggest(study.ask(), long_input)["patch_len"] for _ in range(40)} == {16, 24, 32, 48}
+
+
 def test_every_look_back_is_scored_on_the_same_validation_targets(monkeypatch):
     seen = []
     fit = XCTFormerModel.fit

@@ -128,18 +128,47 @@ def check_space(space: dict[str, Any]) -> dict[str, dict]:
     return checked
 
 
-def suggest(trial, space: dict[str, dict]) -> dict[str, Any]:
-    """One value per entry of ``space``, drawn through ``trial``."""
-    values = {}
-    for name, spec in space.items():
+def suggest(
+    trial, space: dict[str, dict], fixed: Optional[dict[str, Any]] = None, max_patches: Optional[int] = None
+) -> dict[str, Any]:
+    """One value per entry of ``space``, drawn through ``trial``.
+
+    Choices that cannot train with what is already drawn (or ``fixed``) are not offered: ``n_heads``
+    only among divisors of ``d_model``, ``patch_len`` only where the input makes at most
+    ``max_patches`` patches. A narrowed choice gets its own Optuna name (``"n_heads in (1, 2)"``:
+    an Optuna parameter keeps one set of choices); the values come back under the plain names.
+    """
+    values: dict[str, Any] = {}
+    known = dict(fixed or {})
+    for name in sorted(space, key=lambda name: name in _NARROWED):  # what a narrowing reads comes first
+        spec = space[name]
         if "choices" in spec:
-            values[name] = trial.suggest_categorical(name, spec["choices"])
+            choices = _trainable(name, spec["choices"], known, max_patches)
+            label = name if choices == spec["choices"] else f"{name} in {tuple(choices)}"
+            values[name] = trial.suggest_categorical(label, choices)
         elif all(isinstance(spec.get(key, 1), int) for key in ("low", "high", "step")):
             values[name] = trial.suggest_int(name, spec["low"], spec["high"], step=spec.get("step", 1))
         else:
             value = trial.suggest_float(name, spec["low"], spec["high"], step=spec.get("step"))
             values[name] = round(value, 10)  # 0.30000000000000004 -> 0.3
+        known[name] = values[name]
     return values
+
+
+#: Choices :func:`suggest` narrows by values drawn before them.
+_NARROWED = ("n_heads", "patch_len")
+
+
+def _trainable(name: str, choices: list, known: dict[str, Any], max_patches: Optional[int]) -> list:
+    """The ``choices`` of ``name`` that can train with the ``known`` values (all, if none can: the trial
+    is then refused as infeasible, with the reason)."""
+    if name == "n_heads" and "d_model" in known:
+        kept = [heads for heads in choices if known["d_model"] % heads == 0]
+    elif name == "patch_len" and max_patches is not None and "input_chunk_length" in known:
+        kept = [p for p in choices if patches(known["input_chunk_length"], p) <= max_patches]
+    else:
+        kept = list(choices)
+    return kept or list(choices)
 
 
 def derived_params(params: dict[str, Any], searched: dict[str, Any]) -> dict[str, Any]:

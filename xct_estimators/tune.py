@@ -372,7 +372,9 @@ def _objective(
 
     def objective(trial) -> float:
         running[:] = [trial.number]
-        trial_params = derived_params(params, suggest(trial, space))
+        searched = suggest(trial, space, params, max_patches)
+        trial_params = derived_params(params, searched)
+        trial.set_user_attr("searched", searched)
         trial.set_user_attr("params", trial_params)
         trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
         problem = _feasibility(task, trial_params, data.n_channels, data.out_len, max_patches)
@@ -515,7 +517,7 @@ def _trial_row(trial) -> dict[str, Any]:
     return {
         "number": trial.number,
         "state": trial.state.name.lower(),
-        "searched": dict(trial.params),
+        "searched": dict(trial.user_attrs.get("searched", trial.params)),  # plain names (older studies: Optuna's)
         "val_mse_by_epoch": [trial.intermediate_values[step] for step in sorted(trial.intermediate_values)],
         "value": trial.value,
         "infeasible": trial.user_attrs.get("infeasible"),
