@@ -126,6 +126,35 @@ def test_pruned_and_infeasible_trials_and_a_study_without_result():
     assert row["val_mse_by_epoch"] == [study.trials[0].intermediate_values[0]] and row["infeasible"] is None
 
 
+def test_patience_ends_a_trial_after_that_many_epochs_without_a_lower_validation_loss():
+    class Trial:
+        reported = []
+
+        def report(self, value, step):
+            self.reported.append((step, value))
+
+        def should_prune(self):
+            return False
+
+    class Trainer:
+        sanity_checking, should_stop, callback_metrics, current_epoch = False, False, {}, 0
+
+    callback, trainer = tune.PruningCallback(Trial(), patience=2), Trainer()
+    stopped_after = []
+    for epoch, loss in enumerate([1.0, 0.8, 0.9, 0.8, 0.95, 0.7]):
+        trainer.current_epoch, trainer.callback_metrics = epoch, {"val_loss": loss}
+        callback.on_validation_end(trainer, None)
+        stopped_after.append(trainer.should_stop)
+    # 0.8 again is not lower: epochs 2 and 3 are two without a lower loss
+    assert stopped_after == [False, False, False, True, True, True] and callback.best_score == 0.7
+    assert [step for step, _ in Trial.reported] == list(range(6))
+    unlimited = tune.PruningCallback(Trial())
+    for loss in [1.0, 2.0, 3.0, 4.0]:
+        trainer.should_stop, trainer.callback_metrics = False, {"val_loss": loss}
+        unlimited.on_validation_end(trainer, None)
+        assert not trainer.should_stop
+
+
 class _Signal(BaseException):
     pass
 

@@ -78,13 +78,16 @@ class PruningCallback(pl.Callback):
     Optuna's own ``PyTorchLightningPruningCallback`` (optuna-integration) is written for the
     ``lightning`` package, whose callbacks Darts' ``pytorch_lightning`` trainer does not accept;
     this is the same protocol (``trial.report`` / ``trial.should_prune``) on ``pytorch_lightning``.
-    It also keeps the lowest validation loss, the trial's value.
+    It also keeps the lowest validation loss, the trial's value, and with ``patience`` ends the
+    trial's training after that many epochs without a lower one (the weights kept are that epoch's).
     """
 
-    def __init__(self, trial, monitor: str = "val_loss"):
+    def __init__(self, trial, monitor: str = "val_loss", patience: Optional[int] = None):
         self.trial = trial
         self.monitor = monitor
+        self.patience = patience
         self.best_score = math.inf
+        self.epochs_since_best = 0
 
     def on_validation_end(self, trainer, pl_module) -> None:
         if trainer.sanity_checking:
@@ -93,10 +96,13 @@ class PruningCallback(pl.Callback):
         if score is None:
             return
         score = float(score)
+        self.epochs_since_best = 0 if score < self.best_score else self.epochs_since_best + 1
         self.best_score = min(self.best_score, score)
         self.trial.report(score, step=trainer.current_epoch)
         if self.trial.should_prune():
             raise _optuna().TrialPruned(f"pruned after epoch {trainer.current_epoch} ({self.monitor} {score:.5g})")
+        if self.patience is not None and self.epochs_since_best >= self.patience:
+            trainer.should_stop = True
 
 
 def _feasibility(
@@ -267,6 +273,7 @@ def search(
     sampler=None,
     pruner=None,
     random_state: int = PAPER_SEED,
+    patience: Optional[int] = None,
     accelerator: str = "auto",
     devices: Any = None,
     show_progress_bar: bool = False,
@@ -320,6 +327,9 @@ def search(
         parameters), and ``MedianPruner(n_warmup_steps=2)``.
     random_state
         Seed of every trial's training (default: the paper's first seed) and of the default sampler.
+    patience
+        End a trial's training after this many epochs without a lower validation MSE: its value is
+        the lowest already, and the recipe keeps that epoch's weights. Default: all epochs.
     accelerator, devices
         Where trials train (Lightning's names).
     show_progress_bar, verbose
@@ -342,6 +352,7 @@ def search(
     data = _Data(task, series, val_series, params, output_chunk_length, look_back)
     context = {"task": task, "dataset": dataset, "data_sha256": data.fingerprint(), "fixed": params, "extra": extra}
     context["space"] = space
+    context["patience"] = patience
     if task == "forecast":
         context["output_chunk_length"] = output_chunk_length
     with _optuna_quiet(optuna, verbose):
@@ -360,13 +371,21 @@ def search(
     running: list[int] = []  # the trial this process is running
     training = dict(seed=random_state, accelerator=accelerator, devices=devices, extra=extra)
     max_patches = LOOK_BACK_MAX_PATCHES if look_backs else None  # a look-back search's longer inputs, not more tokens
-    objective = _objective(optuna, task, data, params, space, running, training, max_patches)
+    objective = _objective(optuna, task, data, params, space, running, training, max_patches, patience)
     _optimize(optuna, study, objective, running, n_trials, timeout, show_progress_bar, verbose)
     return study
 
 
 def _objective(
-    optuna, task: str, data: _Data, params: dict, space: dict, running: list[int], training: dict, max_patches=None
+    optuna,
+    task: str,
+    data: _Data,
+    params: dict,
+    space: dict,
+    running: list[int],
+    training: dict,
+    max_patches: Optional[int] = None,
+    patience: Optional[int] = None,
 ):
     """A trial's value: the lowest validation MSE of the network its suggested parameters train."""
 
@@ -381,7 +400,7 @@ def _objective(
         if problem is not None:
             trial.set_user_attr("infeasible", problem)
             raise optuna.TrialPruned(f"infeasible: {problem}")
-        callback = PruningCallback(trial)
+        callback = PruningCallback(trial, patience=patience)
         _fit_trial(task, data, trial_params, callback, **training)
         if not math.isfinite(callback.best_score):
             raise RuntimeError("The trial logged no finite validation loss.")

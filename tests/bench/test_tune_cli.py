@@ -158,9 +158,9 @@ def test_a_study_name_on_an_edited_csv_is_refused_naming_the_data(small_csv, tmp
 def test_a_look_back_search_on_the_paper_splits(small_csv, tmp_path):
     csv, space = small_csv
     out = tmp_path / "out"
-    assert main(_argv(csv, space, out, 2, "--look-backs", "48,24")) == 0
+    assert main(_argv(csv, space, out, 2, "--look-backs", "48,24", "--patience", "3")) == 0
     result = json.loads((out / "tune_xctformer-forecast-small-H24.json").read_text())
-    assert result["space"]["input_chunk_length"] == {"choices": [24, 48]}
+    assert result["space"]["input_chunk_length"] == {"choices": [24, 48]} and result["patience"] == 3
     assert result["best_params"]["input_chunk_length"] in (24, 48)
     assert result["best_params"]["stride"] == result["best_params"]["patch_len"] // 2
 

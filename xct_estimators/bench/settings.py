@@ -212,6 +212,11 @@ class TuneSettings(TrainingSettings, CommonSettings):
         shown="the paper's 96, not searched",
     )
     mask_rate: float = option(0.25, "impute: mask rate", type=mask_rate)
+    patience: Optional[int] = option(
+        help="end a trial after N epochs without a lower validation MSE (its value: the lowest so far)",
+        type=positive_int,
+        shown="all epochs",
+    )
     storage: Optional[str] = option(
         help="Optuna RDB URL (sqlite:///..., postgresql://...) or journal file path", shown="OUTPUT/optuna.journal"
     )

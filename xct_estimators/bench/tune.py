@@ -77,6 +77,7 @@ def run_tune(args: TuneSettings) -> int:
     what.update(
         output_chunk_length=args.horizon, look_backs=args.look_backs, mask_rate=args.mask_rate, random_state=args.seed
     )
+    what["patience"] = args.patience
     how = dict(n_trials=args.trials, timeout=args.timeout, storage=storage, study_name=name)
     how.update(accelerator=args.accelerator, devices=args.devices, show_progress_bar=not args.no_progress)
     study = tune.search(series, args.task, **what, **how)
