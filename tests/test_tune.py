@@ -126,33 +126,38 @@ def test_pruned_and_infeasible_trials_and_a_study_without_result():
     assert row["val_mse_by_epoch"] == [study.trials[0].intermediate_values[0]] and row["infeasible"] is None
 
 
-def test_patience_ends_a_trial_after_that_many_epochs_without_a_lower_validation_loss():
-    class Trial:
-        reported = []
+def test_patience_stops_a_forecasting_trial_counted_after_the_warm_up(monkeypatch):
+    from xct_estimators.callbacks import EarlyStoppingAfterWarmup
 
-        def report(self, value, step):
-            self.reported.append((step, value))
+    given = []
+    fit_trial = tune._fit_trial
 
-        def should_prune(self):
-            return False
+    def recording(task, data, params, callbacks, **kwargs):
+        given.append(callbacks)
+        return fit_trial(task, data, params, callbacks, **kwargs)
 
-    class Trainer:
-        sanity_checking, should_stop, callback_metrics, current_epoch = False, False, {}, 0
+    monkeypatch.setattr(tune, "_fit_trial", recording)
+    series = TimeSeries.from_values(_values())
+    fixed = {**TINY_FORECAST, "n_epochs": 5}
+    what = dict(space={"d_model": {"choices": [4]}}, fixed=fixed, output_chunk_length=8, n_trials=1, accelerator="cpu")
+    tune.search(series, "forecast", patience=2, **what)
+    (stopping,) = [c for c in given[0] if isinstance(c, EarlyStoppingAfterWarmup)]
+    assert (stopping.patience, stopping.warmup_epochs, stopping.monitor) == (2, 2, "val_loss")  # ceil(0.4 * 5)
+    tune.search(series, "forecast", **what)
+    assert not any(isinstance(c, EarlyStoppingAfterWarmup) for c in given[1])
+    with pytest.raises(ValueError, match="impute trials already stop after the paper's 6 epochs"):
+        tune.search(_values(), "impute", patience=2, space={"d_model": {"choices": [8]}}, n_trials=1)
+    with pytest.raises(ValueError, match="patience must be a positive whole number of epochs, got 0"):
+        tune.search(series, "forecast", patience=0, **what)
 
-    callback, trainer = tune.PruningCallback(Trial(), patience=2), Trainer()
-    stopped_after = []
-    for epoch, loss in enumerate([1.0, 0.8, 0.9, 0.8, 0.95, 0.7]):
-        trainer.current_epoch, trainer.callback_metrics = epoch, {"val_loss": loss}
-        callback.on_validation_end(trainer, None)
-        stopped_after.append(trainer.should_stop)
-    # 0.8 again is not lower: epochs 2 and 3 are two without a lower loss
-    assert stopped_after == [False, False, False, True, True, True] and callback.best_score == 0.7
-    assert [step for step, _ in Trial.reported] == list(range(6))
-    unlimited = tune.PruningCallback(Trial())
-    for loss in [1.0, 2.0, 3.0, 4.0]:
-        trainer.should_stop, trainer.callback_metrics = False, {"val_loss": loss}
-        unlimited.on_validation_end(trainer, None)
-        assert not trainer.should_stop
+
+def test_a_study_stored_before_patience_existed_ran_all_epochs():
+    class Study:
+        study_name, user_attrs = "old", {"task": "forecast"}
+
+    tune._check_same_study(Study(), {"task": "forecast", "patience": None})
+    with pytest.raises(ValueError, match=r"patience: null in the study, 3 now"):
+        tune._check_same_study(Study(), {"task": "forecast", "patience": 3})
 
 
 class _Signal(BaseException):
@@ -228,8 +233,9 @@ def test_the_default_sampler_draws_per_trial_so_continued_studies_and_workers_dr
 def test_a_look_back_search_adds_the_input_and_patch_lengths_for_forecasting_only():
     space = tune.search_space("forecast", "ETTh1", look_backs=[720, 96, 336])
     assert space["input_chunk_length"] == {"choices": [96, 336, 720]}
-    assert space["patch_len"] == {"choices": [16, 24, 32, 48]}
-    assert tune.search_space("forecast", "ETTh1", look_backs=[20])["patch_len"] == {"choices": [16]}
+    assert space["patch_len"] == {"low": 16, "high": 48, "step": 8}
+    assert tune.search_space("forecast", "ETTh1", look_backs=[20])["patch_len"] == {"low": 16, "high": 16, "step": 8}
+    assert tune.search_space("forecast", "ETTh1", look_backs=[12])["patch_len"] == {"low": 12, "high": 12, "step": 8}
     assert "input_chunk_length" not in tune.search_space("forecast", "ETTh1")  # the paper's 96
     with pytest.raises(ValueError, match="look-back search is for forecasting"):
         tune.search_space("impute", "ETTh1", look_backs=[96])
@@ -237,7 +243,7 @@ def test_a_look_back_search_adds_the_input_and_patch_lengths_for_forecasting_onl
         tune.search_space("forecast", "ETTh1", look_backs=[20, 720])  # patches of 16 at most: 720 never trains
 
 
-def test_a_trial_is_offered_only_choices_that_train_with_the_values_drawn_before_them():
+def test_a_trial_is_offered_only_values_that_train_with_those_drawn_before_them():
     from xct_estimators.search_spaces import LOOK_BACKS, patches, suggest
 
     space = tune.search_space("forecast", "ETTh1", look_backs=LOOK_BACKS)  # d_model 4-64 step 2, heads 1-4
@@ -248,14 +254,19 @@ def test_a_trial_is_offered_only_choices_that_train_with_the_values_drawn_before
         values = suggest(trial, space, tune.base_params("forecast", "ETTh1"), tune.LOOK_BACK_MAX_PATCHES)
         assert values["d_model"] % values["n_heads"] == 0
         assert patches(values["input_chunk_length"], values["patch_len"]) <= tune.LOOK_BACK_MAX_PATCHES
-        drawn.append((values, trial.params))
-    assert {v["patch_len"] for v, _ in drawn if v["input_chunk_length"] == 720} == {48}  # 720 / 32 makes 45
-    assert {v["n_heads"] for v, _ in drawn} == {1, 2, 4} and {v["patch_len"] for v, _ in drawn} == {16, 24, 32, 48}
-    assert "patch_len in (48,)" in next(p for v, p in drawn if v["input_chunk_length"] == 720)
+        assert set(trial.params) == set(space)  # the narrowed parameters keep their names
+        drawn.append(values)
+    assert {v["patch_len"] for v in drawn if v["input_chunk_length"] == 720} == {40, 48}  # 720 / 32 makes 45
+    assert {v["n_heads"] for v in drawn} == {1, 2, 4} and {v["patch_len"] for v in drawn} == {16, 24, 32, 40, 48}
+    assert {v["d_model"] % 4 for v in drawn if v["n_heads"] == 1} == {0, 2}  # narrowed only where it must be
     # without a patch limit (the paper's space) nothing narrows the patch length
-    long_input = {"input_chunk_length": {"choices": [720]}, "patch_len": space["patch_len"]}
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
-    assert {suggest(study.ask(), long_input)["patch_len"] for _ in range(40)} == {16, 24, 32, 48}
+    long_input = {"input_chunk_length": {"choices": [720]}, "patch_len": space["patch_len"]}
+    assert {suggest(study.ask(), long_input)["patch_len"] for _ in range(60)} == {16, 24, 32, 40, 48}
+    # a grid of plain names still drives every parameter
+    grid = optuna.create_study(sampler=optuna.samplers.GridSampler({"n_heads": [4], "d_model": [8, 12]}))
+    heads_and_width = {"n_heads": {"choices": [1, 2, 4]}, "d_model": {"low": 4, "high": 64, "step": 2}}
+    assert sorted(suggest(grid.ask(), heads_and_width)["d_model"] for _ in range(2)) == [8, 12]
 
 
 def test_every_look_back_is_scored_on_the_same_validation_targets(monkeypatch):

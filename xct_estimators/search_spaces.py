@@ -3,6 +3,7 @@ estimator parameters."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -26,7 +27,7 @@ _DECOP_SPACE = {"decop_k": {"low": 64, "high": 256, "step": 64}}
 LOOK_BACKS = (96, 192, 336, 512, 720)
 #: Patch lengths searched with the look-back (stride half of it): a longer look-back can keep its
 #: token count, and CRAB's cost in its square, by a longer patch.
-LOOK_BACK_PATCH_LENS = (16, 24, 32, 48)
+LOOK_BACK_PATCH_LENS = range(16, 49, 8)
 #: The most patches per channel a look-back search builds (PatchTST/42's: input 336, patch 16,
 #: stride 8): a longer input takes a longer patch, not more tokens; other trials are infeasible.
 LOOK_BACK_MAX_PATCHES = 42
@@ -78,6 +79,7 @@ def look_back_space(task: str, look_backs: Sequence[int]) -> dict[str, dict]:
         usual = ", ".join(map(str, LOOK_BACKS))
         raise ValueError(f"Look-backs must be positive input lengths, e.g. {usual}; got {list(look_backs)}.")
     patch_lens = [p for p in LOOK_BACK_PATCH_LENS if p <= lengths[0]] or [lengths[0]]
+    step = LOOK_BACK_PATCH_LENS.step
     too_long = [n for n in lengths if patches(n, max(patch_lens)) > LOOK_BACK_MAX_PATCHES]
     if too_long:
         raise ValueError(
@@ -85,7 +87,8 @@ def look_back_space(task: str, look_backs: Sequence[int]) -> dict[str, dict]:
             f"patch the shortest look-back ({lengths[0]}) allows, {max(patch_lens)}: no trial could train them. Search "
             "look-backs closer together (e.g. 96 to 720), or run one search per range."
         )
-    return {"input_chunk_length": {"choices": lengths}, "patch_len": {"choices": patch_lens}}
+    patch_len = {"low": patch_lens[0], "high": patch_lens[-1], "step": step}
+    return {"input_chunk_length": {"choices": lengths}, "patch_len": patch_len}
 
 
 def patches(length: int, patch_len: int) -> int:
@@ -133,21 +136,23 @@ def suggest(
 ) -> dict[str, Any]:
     """One value per entry of ``space``, drawn through ``trial``.
 
-    Choices that cannot train with what is already drawn (or ``fixed``) are not offered: ``n_heads``
-    only among divisors of ``d_model``, ``patch_len`` only where the input makes at most
-    ``max_patches`` patches. A narrowed choice gets its own Optuna name (``"n_heads in (1, 2)"``:
-    an Optuna parameter keeps one set of choices); the values come back under the plain names.
+    A whole-number range is narrowed to the values that can train with those drawn before it (or
+    ``fixed``): ``d_model`` to multiples of ``n_heads``, and (with ``max_patches``) ``patch_len``
+    to lengths that cut the input into at most that many patches, stride half of it. Names stay
+    the same (Optuna lets a range change from trial to trial, not a list of choices), so samplers
+    and Optuna's analysis see one parameter.
     """
     values: dict[str, Any] = {}
     known = dict(fixed or {})
+    if "stride" in space:  # patches() assumes the coupled stride
+        max_patches = None
     for name in sorted(space, key=lambda name: name in _NARROWED):  # what a narrowing reads comes first
         spec = space[name]
         if "choices" in spec:
-            choices = _trainable(name, spec["choices"], known, max_patches)
-            label = name if choices == spec["choices"] else f"{name} in {tuple(choices)}"
-            values[name] = trial.suggest_categorical(label, choices)
+            values[name] = trial.suggest_categorical(name, spec["choices"])
         elif all(isinstance(spec.get(key, 1), int) for key in ("low", "high", "step")):
-            values[name] = trial.suggest_int(name, spec["low"], spec["high"], step=spec.get("step", 1))
+            low, high, step = _trainable_range(name, spec, known, max_patches)
+            values[name] = trial.suggest_int(name, low, high, step=step)
         else:
             value = trial.suggest_float(name, spec["low"], spec["high"], step=spec.get("step"))
             values[name] = round(value, 10)  # 0.30000000000000004 -> 0.3
@@ -155,20 +160,26 @@ def suggest(
     return values
 
 
-#: Choices :func:`suggest` narrows by values drawn before them.
-_NARROWED = ("n_heads", "patch_len")
+#: Ranges :func:`suggest` narrows by values drawn before them.
+_NARROWED = ("d_model", "patch_len")
 
 
-def _trainable(name: str, choices: list, known: dict[str, Any], max_patches: Optional[int]) -> list:
-    """The ``choices`` of ``name`` that can train with the ``known`` values (all, if none can: the trial
-    is then refused as infeasible, with the reason)."""
-    if name == "n_heads" and "d_model" in known:
-        kept = [heads for heads in choices if known["d_model"] % heads == 0]
-    elif name == "patch_len" and max_patches is not None and "input_chunk_length" in known:
-        kept = [p for p in choices if patches(known["input_chunk_length"], p) <= max_patches]
+def _trainable_range(name: str, spec: dict, known: dict[str, Any], max_patches: Optional[int]) -> tuple[int, int, int]:
+    """(low, high, step) of the values of a whole-number range that can train with the ``known``
+    values: all of it when nothing narrows it, or when no value could (the trial is then refused
+    as infeasible, with the reason)."""
+    low, high, step = spec["low"], spec["high"], spec.get("step", 1)
+    grid = range(low, high + 1, step)
+    heads, length = known.get("n_heads"), known.get("input_chunk_length")
+    if name == "d_model" and isinstance(heads, int) and heads > 0:
+        kept, new_step = [d for d in grid if d % heads == 0], math.lcm(step, heads)
+    elif name == "patch_len" and max_patches is not None and isinstance(length, int):
+        kept, new_step = [p for p in grid if p <= length and patches(length, p) <= max_patches], step
     else:
-        kept = list(choices)
-    return kept or list(choices)
+        return low, high, step
+    if not kept:
+        return low, high, step
+    return kept[0], kept[0] + (kept[-1] - kept[0]) // new_step * new_step, new_step
 
 
 def derived_params(params: dict[str, Any], searched: dict[str, Any]) -> dict[str, Any]:

@@ -26,14 +26,13 @@ from typing import Any, Optional, Union
 import numpy as np
 import pytorch_lightning as pl
 
+from ._checks import is_positive_int
 from ._optional import optional_import
 from ._quiet import quiet_lightning
+from .callbacks import EarlyStoppingAfterWarmup
 from .nn.config import XCTFormerConfig
 from .nn.hyperparameters import ARCHITECTURE_PARAMS
-from .nn.presets import (
-    PAPER_PATIENCE,
-    PAPER_SEED,
-)
+from .nn.presets import PAPER_PATIENCE, PAPER_PCT_START, PAPER_SEED
 from .search_spaces import (
     LOOK_BACK_MAX_PATCHES,
     base_params,
@@ -78,16 +77,13 @@ class PruningCallback(pl.Callback):
     Optuna's own ``PyTorchLightningPruningCallback`` (optuna-integration) is written for the
     ``lightning`` package, whose callbacks Darts' ``pytorch_lightning`` trainer does not accept;
     this is the same protocol (``trial.report`` / ``trial.should_prune``) on ``pytorch_lightning``.
-    It also keeps the lowest validation loss, the trial's value, and with ``patience`` ends the
-    trial's training after that many epochs without a lower one (the weights kept are that epoch's).
+    It also keeps the lowest validation loss, the trial's value.
     """
 
-    def __init__(self, trial, monitor: str = "val_loss", patience: Optional[int] = None):
+    def __init__(self, trial, monitor: str = "val_loss"):
         self.trial = trial
         self.monitor = monitor
-        self.patience = patience
         self.best_score = math.inf
-        self.epochs_since_best = 0
 
     def on_validation_end(self, trainer, pl_module) -> None:
         if trainer.sanity_checking:
@@ -96,13 +92,10 @@ class PruningCallback(pl.Callback):
         if score is None:
             return
         score = float(score)
-        self.epochs_since_best = 0 if score < self.best_score else self.epochs_since_best + 1
         self.best_score = min(self.best_score, score)
         self.trial.report(score, step=trainer.current_epoch)
         if self.trial.should_prune():
             raise _optuna().TrialPruned(f"pruned after epoch {trainer.current_epoch} ({self.monitor} {score:.5g})")
-        if self.patience is not None and self.epochs_since_best >= self.patience:
-            trainer.should_stop = True
 
 
 def _feasibility(
@@ -212,8 +205,28 @@ def _split_series(series, input_chunk_length: int):
     return series[:cut], series[cut - input_chunk_length :]
 
 
-def _fit_trial(task: str, data: _Data, params: dict, callback: PruningCallback, seed, accelerator, devices, extra):
-    trainer_kwargs = {"callbacks": [callback], **({"devices": devices} if devices is not None else {})}
+def _check_patience(task: str, patience) -> None:
+    if patience is None:
+        return
+    if task != "forecast":
+        raise ValueError(
+            f"patience={patience!r}: {task} trials already stop after the paper's {PAPER_PATIENCE} epochs without a "
+            "lower validation loss; set another with fixed={'patience': N}."
+        )
+    if not is_positive_int(patience):
+        raise ValueError(f"patience must be a positive whole number of epochs, got {patience!r}.")
+
+
+def _stopping(params: dict, patience: Optional[int]) -> list:
+    """Early stopping of a forecasting trial after ``patience`` epochs past the warm-up (none without)."""
+    if patience is None:
+        return []
+    warmup = int(math.ceil(PAPER_PCT_START * params["n_epochs"]))
+    return [EarlyStoppingAfterWarmup(warmup, monitor="val_loss", patience=patience, mode="min")]
+
+
+def _fit_trial(task: str, data: _Data, params: dict, callbacks: list, seed, accelerator, devices, extra):
+    trainer_kwargs = {"callbacks": callbacks, **({"devices": devices} if devices is not None else {})}
     if task == "forecast":
         from .forecasting import XCTFormerModel
         from .training import trainer_kwargs as quiet_trainer
@@ -328,8 +341,10 @@ def search(
     random_state
         Seed of every trial's training (default: the paper's first seed) and of the default sampler.
     patience
-        End a trial's training after this many epochs without a lower validation MSE: its value is
-        the lowest already, and the recipe keeps that epoch's weights. Default: all epochs.
+        Forecasting: end a trial's training after this many epochs without a lower validation MSE,
+        counted once the one-cycle warm-up is over (the rate falls after it, and the loss with it).
+        Shorter trials; a trial whose loss would have fallen again later scores worse than it
+        would with all epochs. Default: all epochs (reconstruction trials stop after the paper's 6).
     accelerator, devices
         Where trials train (Lightning's names).
     show_progress_bar, verbose
@@ -342,6 +357,7 @@ def search(
     """
     optuna = _optuna()
     check_task(task)
+    _check_patience(task, patience)
     params = {**base_params(task, dataset), **(fixed or {})}
     extra = {k: v for k, v in _reconstruction_training(task, mask_rate).items() if k not in params}
     space = check_space(space if space is not None else search_space(task, dataset, _n_channels(task, series)))
@@ -391,19 +407,17 @@ def _objective(
 
     def objective(trial) -> float:
         running[:] = [trial.number]
-        searched = suggest(trial, space, params, max_patches)
-        trial_params = derived_params(params, searched)
-        trial.set_user_attr("searched", searched)
+        trial_params = derived_params(params, suggest(trial, space, params, max_patches))
         trial.set_user_attr("params", trial_params)
         trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
         problem = _feasibility(task, trial_params, data.n_channels, data.out_len, max_patches)
         if problem is not None:
             trial.set_user_attr("infeasible", problem)
             raise optuna.TrialPruned(f"infeasible: {problem}")
-        callback = PruningCallback(trial, patience=patience)
-        _fit_trial(task, data, trial_params, callback, **training)
+        callback = PruningCallback(trial)
+        _fit_trial(task, data, trial_params, [callback, *_stopping(trial_params, patience)], **training)
         if not math.isfinite(callback.best_score):
-            raise RuntimeError("The trial logged no finite validation loss.")
+            raise optuna.TrialPruned("no finite validation loss: the trial diverged")
         return callback.best_score
 
     return objective
@@ -442,12 +456,17 @@ def _optimize(optuna, study, objective, running: list[int], n_trials, timeout, s
                 raise
 
 
+#: Study settings added after the first studies were stored, with the value those studies ran with.
+_ADDED_LATER = {"patience": None}
+
+
 def _check_same_study(study, context: dict[str, Any]) -> None:
     """A study continued (or joined by another worker) must search under the same fixed settings:
     trials trained with other epochs, network or data would be compared as if they were alike."""
     stored = study.user_attrs
     if not stored:
         return
+    stored = {**_ADDED_LATER, **stored}
     now = json.loads(json.dumps(context, default=str))
     differences = [
         f"{key}: {json.dumps(stored.get(key), default=str)} in the study, {json.dumps(value)} now"
@@ -536,7 +555,7 @@ def _trial_row(trial) -> dict[str, Any]:
     return {
         "number": trial.number,
         "state": trial.state.name.lower(),
-        "searched": dict(trial.user_attrs.get("searched", trial.params)),  # plain names (older studies: Optuna's)
+        "searched": dict(trial.params),
         "val_mse_by_epoch": [trial.intermediate_values[step] for step in sorted(trial.intermediate_values)],
         "value": trial.value,
         "infeasible": trial.user_attrs.get("infeasible"),

@@ -168,9 +168,10 @@ def test_a_look_back_search_on_the_paper_splits(small_csv, tmp_path):
 @pytest.mark.parametrize(
     "extra, fragment",
     [(["--task", "impute", "--look-backs", "96"], "--look-backs: a look-back search is for forecasting"),
-     (["--space", "SPACE"], "searches input_chunk_length: give the input lengths with --look-backs")],
+     (["--space", "SPACE"], "searches input_chunk_length: give the input lengths with --look-backs"),
+     (["--task", "detect", "--patience", "2"], "--patience: --task detect trials already stop after the paper's 6")],
 )  # fmt: skip
-def test_look_backs_are_refused_where_they_cannot_apply(tmp_path, capsys, extra, fragment):
+def test_look_backs_and_patience_are_refused_where_they_cannot_apply(tmp_path, capsys, extra, fragment):
     space = tmp_path / "space.json"
     space.write_text(json.dumps({"input_chunk_length": {"choices": [96, 192]}}))
     out = tmp_path / "tune"

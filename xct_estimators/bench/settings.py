@@ -213,7 +213,7 @@ class TuneSettings(TrainingSettings, CommonSettings):
     )
     mask_rate: float = option(0.25, "impute: mask rate", type=mask_rate)
     patience: Optional[int] = option(
-        help="end a trial after N epochs without a lower validation MSE (its value: the lowest so far)",
+        help="forecast: end a trial after N epochs past the warm-up without a lower validation MSE",
         type=positive_int,
         shown="all epochs",
     )

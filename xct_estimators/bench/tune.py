@@ -10,6 +10,7 @@ import json
 import time
 from pathlib import Path
 
+from ..nn.presets import PAPER_PATIENCE
 from .forecast_plots import file_name
 from .provenance import run_fields, timestamp
 from .runs import write_atomically
@@ -54,6 +55,11 @@ def check_tune_options(args: TuneSettings) -> None:
         raise ValueError(
             f"--look-backs: a look-back search is for forecasting; --task {args.task} windows have the "
             "paper's length. Leave --look-backs out."
+        )
+    if args.patience and args.task != "forecast":
+        raise ValueError(
+            f"--patience: --task {args.task} trials already stop after the paper's {PAPER_PATIENCE} epochs without "
+            "a lower validation loss. Leave --patience out."
         )
     if args.space and "input_chunk_length" in _read_space(args.space):
         raise ValueError(
