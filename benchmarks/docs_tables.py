@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from benchmarks import detection_ablation
-from benchmarks.measure import compact_table, covariate_tables
+from benchmarks.measure import compact_table, covariate_tables, lookback_tables
 from benchmarks.measure.estimates import STEP_RECORDS
 from benchmarks.measure.gpu_report import compile_modes_table
 from benchmarks.measure.option_reference import option_reference
@@ -106,6 +106,8 @@ TABLES = {
     "decoder-choice": lambda: covariate_tables.table(RESULTS, ROOT),
     "covariate-suite": lambda: covariate_tables.suite_table(RESULTS, ROOT),
     "covariate-calendar": lambda: covariate_tables.calendar_table(RESULTS, ROOT),
+    "lookback-frontier": lambda: lookback_tables.frontier_table(RESULTS, ROOT),
+    "lookback-inputs": lambda: lookback_tables.look_back_table(RESULTS, ROOT),
     "covariate-families": covariate_families,
     "detection-ablation": lambda: detection_ablation.table(RESULTS, ROOT),
     "estimator-parameters": estimator_parameters,
