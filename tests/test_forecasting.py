@@ -328,3 +328,25 @@ def test_one_cycle_momentum_cycles_adam_beta1(tmp_path):
     model.fit(make_series(96 + 8 + 40, channels=7))
     assert betas[0] == pytest.approx(0.95)
     assert min(betas) == pytest.approx(0.85, abs=0.01)
+
+
+def test_the_searched_recipe_is_the_nearest_searched_horizon_s_with_its_own_input(monkeypatch):
+    import dataclasses
+
+    from xct_estimators.nn import presets
+
+    paper = presets.get_preset("ETTh1")
+    at_96 = dataclasses.replace(paper, input_len=336, patch_len=24, stride=12, learning_rate=0.005)
+    at_336 = dataclasses.replace(paper, input_len=512, patch_len=32, stride=16, d_model=16, d_ff=32)
+    monkeypatch.setattr(presets, "SEARCHED", {("ETTh1", 96): (at_96, "r"), ("ETTh1", 336): (at_336, "r")})
+    for horizon, length in ((96, 336), (192, 336), (216, 336), (217, 512), (720, 512)):  # 216: a tie, the shorter
+        model = XCTFormerModel.from_preset("etth1", horizon, recipe="searched")
+        assert model.input_chunk_length == length and model.output_chunk_length == horizon
+    assert (model.patch_len, model.stride, model.d_model, model.d_ff) == (32, 16, 16, 32)
+    model = XCTFormerModel.from_preset("ETTh1", 96, recipe="searched", input_chunk_length=192)  # an override wins
+    assert model.input_chunk_length == 192 and model.patch_len == 24
+    assert XCTFormerModel.from_preset("ETTh1", 96).input_chunk_length == 96  # the paper's stays the default
+    with pytest.raises(ValueError, match=r"No searched recipe for ETTm2 yet \(searched: ETTh1\)\. Take the paper's"):
+        XCTFormerModel.from_preset("ETTm2", 96, recipe="searched")
+    with pytest.raises(ValueError, match="recipe='best': choose 'paper' or 'searched'"):
+        XCTFormerModel.from_preset("ETTh1", 96, recipe="best")

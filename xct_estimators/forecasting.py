@@ -46,6 +46,7 @@ from .nn.hyperparameters import (
     hyperparameters_of,
     network_kwargs,
 )
+from .nn.presets import RECIPES, searched_preset
 
 DecopK = Union[int, Literal["auto"], None]
 
@@ -527,9 +528,15 @@ class XCTFormerModel(MixedCovariatesTorchModel):
     # -- the paper's recipe --------------------------------------------------------------
     @classmethod
     def from_preset(
-        cls, dataset: str, output_chunk_length: int, keep_best_val_weights: bool = True, **overrides
+        cls,
+        dataset: str,
+        output_chunk_length: int,
+        keep_best_val_weights: bool = True,
+        recipe: str = "paper",
+        **overrides,
     ) -> XCTFormerModel:
-        """An XCTFormerModel with the paper's hyperparameters and training recipe for ``dataset``.
+        """An XCTFormerModel with the paper's hyperparameters and training recipe for ``dataset``
+        (or, with ``recipe="searched"``, those a recorded look-back search found).
 
         The recipe (App. B): input length 96, the preset's architecture, batch size and epochs;
         Adam with ``OneCycleLR`` (``max_lr`` = the preset's learning rate, ``pct_start=0.4``,
@@ -548,11 +555,20 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             The forecast horizon (the paper: 96, 192, 336, 720).
         keep_best_val_weights
             Whether to restore the best-validation epoch's weights after ``fit``. Default: ``True``.
+        recipe
+            ``"paper"`` (default): the paper's row, input length 96. ``"searched"``: beyond the
+            paper, the best trial of our look-back search for ``dataset`` at the searched horizon
+            nearest ``output_chunk_length`` (its own input length, patch, width, rate; the same
+            training recipe; docs/forecasting.md, "A longer look-back").
         **overrides
             Any :class:`XCTFormerModel` argument, replacing the preset's value (``pl_trainer_kwargs``
             is merged, its ``callbacks`` extended).
         """
-        params = {**get_preset(dataset, "forecast").estimator_params("input_chunk_length"), **overrides}
+        if recipe not in RECIPES:
+            raise ValueError(f"recipe={recipe!r}: choose {' or '.join(map(repr, RECIPES))}.")
+        paper = recipe == "paper"
+        preset = get_preset(dataset, "forecast") if paper else searched_preset(dataset, output_chunk_length)
+        params = {**preset.estimator_params("input_chunk_length"), **overrides}
         return cls.from_params(
             output_chunk_length=output_chunk_length, keep_best_val_weights=keep_best_val_weights, **params
         )

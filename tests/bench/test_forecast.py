@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 from darts import TimeSeries
@@ -112,3 +114,21 @@ def test_the_naive_baseline_is_the_last_input_value_repeated(small_synthetic, fe
         last = every[SEQ_LEN - 1 : SEQ_LEN - 1 + n_windows]
         rebuilt = numpy_scores(every, np.repeat(last[:, None, :], HORIZON, axis=1), SEQ_LEN)
         assert fields["mse"] == pytest.approx(rebuilt["mse"], rel=1e-6)
+
+
+def test_the_searched_recipe_reads_its_own_look_back_beside_the_others(tmp_path, monkeypatch):
+    import dataclasses
+
+    from xct_estimators.bench.cli import main
+    from xct_estimators.nn import presets
+
+    small = dict(input_len=48, patch_len=8, stride=4, d_model=8, n_heads=1, d_ff=16, e_layers=1)
+    row = dataclasses.replace(presets.get_preset("ETTm1"), **small)  # control trains with ETTm1's preset
+    monkeypatch.setitem(presets.SEARCHED, ("ETTm1", 96), (row, "a record"))
+    argv = ["forecast", "--dataset", "control", "--models", "xctformer_searched,naive", "--epochs", "1"]
+    assert main([*argv, "--seq-len", "32", "--horizons", "8", "--output", str(tmp_path), "--no-progress"]) == 0
+    records = {r["model"]: r for r in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
+    searched, naive = records["xctformer_searched"], records["naive"]
+    assert (searched["seq_len"], naive["seq_len"]) == (48, 32)  # its own look-back; --seq-len for the others
+    assert searched["settings"]["input_chunk_length"] == 48 and searched["settings"]["d_model"] == 8
+    assert searched["n_windows"] == naive["n_windows"]  # the same test targets at either look-back

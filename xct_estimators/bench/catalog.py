@@ -76,8 +76,12 @@ def _call(name: str, kwargs: dict) -> str:
 
 
 #: model name -> one line for ``--help``.
+#: XCTFormer with the searched recipe (``XCTFormerModel.from_preset(..., recipe="searched")``).
+SEARCHED_MODEL = "xctformer_searched"
 FORECAST_MODELS = {
     "xctformer": "XCTFormer, the dataset's preset (the paper's rows)",
+    SEARCHED_MODEL: "XCTFormer, the searched recipe for the dataset and horizon, its own look-back "
+    "(from_preset(recipe='searched'); --seq-len is the others')",
     **{name: f"ablation: the xctformer row with {text}" for name, text in ABLATION_DESCRIPTIONS.items()},
     NAIVE: "every channel's last input value, repeated over the horizon (no training)",
     **{name: f"Darts {_call(cls, kwargs)}" for name, (cls, kwargs) in BASELINE_SETTINGS.items()},

@@ -1,5 +1,6 @@
 """The paper's facts: hyperparameters per task and dataset (App. B, Table "Hyperparameter
-settings"), its training recipe's constants, the ablations and the DeCoP rule."""
+settings"), its training recipe's constants, the ablations and the DeCoP rule; and, beyond the
+paper, the forecasting recipes a recorded look-back search found (:func:`searched_preset`)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,7 @@ class XCTFormerPreset:
     batch_size: int
     learning_rate: float
     epochs: int
+    input_len: Optional[int] = None  # a searched recipe's; None: the paper's for the task
 
     @property
     def n_channels(self) -> int:
@@ -73,7 +75,7 @@ class XCTFormerPreset:
 
     @property
     def seq_len(self) -> int:
-        return TASK_SEQ_LEN[self.task]
+        return self.input_len or TASK_SEQ_LEN[self.task]
 
     def architecture(self) -> dict:
         """The network hyperparameters, as keyword arguments of :class:`XCTFormerConfig`."""
@@ -172,3 +174,27 @@ def get_preset(dataset: str, task: str = "forecast") -> XCTFormerPreset:
 def list_presets(task: Optional[str] = None) -> list[XCTFormerPreset]:
     """All presets, or those of one task, in the paper's table order."""
     return [p for p in _PRESETS if task is None or p.task == task]
+
+
+#: The recipes ``XCTFormerModel.from_preset`` takes: the paper's rows, or a searched one.
+RECIPES = ("paper", "searched")
+#: Forecasting recipes beyond the paper: (dataset, horizon searched at) -> the best trial of a
+#: recorded look-back search (``xct-bench tune --look-backs``) as a preset row with its own input
+#: length, and that record (its ``best_params``; a test holds the two equal).
+SEARCHED: dict[tuple[str, int], tuple[XCTFormerPreset, str]] = {}
+
+
+def searched_preset(dataset: str, horizon: int) -> XCTFormerPreset:
+    """The searched forecasting recipe for ``dataset`` at ``horizon``: the one searched at the
+    nearest horizon (the shorter on a tie)."""
+    name = _canonical_dataset(dataset)
+    searched = sorted(h for (d, h) in SEARCHED if d == name)
+    if not searched:
+        have = ", ".join(sorted({d for d, _ in SEARCHED})) or "no dataset so far"
+        raise ValueError(
+            f"No searched recipe for {name} yet (searched: {have}). Take the paper's (recipe='paper'; xct-bench: "
+            "--models xctformer), or search one: xct-bench tune --task forecast --look-backs 96,192,336,512,720 "
+            "(docs/scaling.md)."
+        )
+    nearest = min(searched, key=lambda h: (abs(h - horizon), h))
+    return SEARCHED[name, nearest][0]

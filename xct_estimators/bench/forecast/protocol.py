@@ -20,9 +20,9 @@ from sklearn.preprocessing import StandardScaler
 from ... import training
 from ..._devices import is_distributed, single_device
 from ..._optional import optional_import
-from ...nn.presets import TASK_SEQ_LEN, get_preset
+from ...nn.presets import TASK_SEQ_LEN, get_preset, searched_preset
 from .. import paper
-from ..catalog import BASELINE_SETTINGS, COVARIATE_SUITE, MODELS, NAIVE, NEURALFORECAST_SETTINGS
+from ..catalog import BASELINE_SETTINGS, COVARIATE_SUITE, MODELS, NAIVE, NEURALFORECAST_SETTINGS, SEARCHED_MODEL
 from ..covariate_suite import make_family, noise_floor
 from ..datasets import ForecastDataset
 from ..models import ABLATION_MODELS, ABLATIONS, preset_name, timed_fit, without_later_defaults
@@ -48,8 +48,13 @@ def trainer_kwargs(
 
 
 def is_xctformer(name: str) -> bool:
-    """Whether model ``name`` is XCTFormer (or an ablation of it): what ``--compile`` applies to."""
-    return name == "xctformer" or name in ABLATION_MODELS
+    """Whether model ``name`` is XCTFormer (a recipe or an ablation of it): what ``--compile`` applies to."""
+    return name in ("xctformer", SEARCHED_MODEL) or name in ABLATION_MODELS
+
+
+def input_length(name: str, dataset: str, horizon: int, seq_len: int) -> int:
+    """The look-back model ``name`` reads: the searched recipe's own, else ``--seq-len``."""
+    return searched_preset(preset_name(dataset), horizon).seq_len if name == SEARCHED_MODEL else seq_len
 
 
 def build_model(
@@ -75,11 +80,12 @@ def build_model(
     if work_dir is not None:
         common["work_dir"] = str(work_dir)
     if is_xctformer(name):
-        preset = get_preset(preset_name(dataset), TASK)
+        searched = name == SEARCHED_MODEL
+        preset = searched_preset(preset_name(dataset), horizon) if searched else get_preset(preset_name(dataset), TASK)
         switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
         trainer = trainer_kwargs(accelerator, devices, progress, precision=precision)
         run = dict(output_chunk_length=horizon, input_chunk_length=seq_len, n_epochs=epochs or preset.epochs)
-        run.update(compile=compile, fused_attention=fused_attention)
+        run.update(compile=compile, fused_attention=fused_attention, recipe="searched" if searched else "paper")
         return XCTFormerModel.from_preset(preset.dataset, **run, pl_trainer_kwargs=trainer, **switches, **common)
     if name == NAIVE:
         from darts.models import GlobalNaiveSeasonal
@@ -378,18 +384,21 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
     for dataset in settings.dataset:  # every dataset is read (and checked) before anything trains
         fingerprints[dataset] = dataset_fingerprint(dataset, settings.data_dir)
         data = load_forecast_dataset(dataset, settings.data_dir, seed=settings.seed)
-        for horizon in horizons:  # every split holds a window, before anything trains
-            check_rows(data.n_rows, data.split_kind, settings.seq_len, horizon, dataset)
+        lengths = {(h, input_length(m, dataset, h, settings.seq_len)) for h in horizons for m in settings.models}
+        for horizon, length in sorted(lengths):  # every split holds a window, before anything trains
+            check_rows(data.n_rows, data.split_kind, length, horizon, dataset)
         features = settings.features or ("MS" if dataset == "synthetic" else "M")
         for mode in settings.covariates:
-            datasets[dataset, mode] = prepare(data, settings.seq_len, features, mode)
+            for length in sorted({length for _, length in lengths}):
+                datasets[dataset, mode, length] = prepare(data, length, features, mode)
     jobs = []
     for dataset, horizon, mode, model_name in (
         (d, h, c, m) for d in settings.dataset for h in horizons for c in settings.covariates for m in settings.models
     ):
-        data = datasets[dataset, mode]
+        seq_len = input_length(model_name, dataset, horizon, settings.seq_len)
+        data = datasets[dataset, mode, seq_len]
         epochs = settings.epochs  # None: the preset's for XCTFormer, the baselines' own
-        build = dict(name=model_name, dataset=dataset, horizon=horizon, seq_len=settings.seq_len, epochs=epochs)
+        build = dict(name=model_name, dataset=dataset, horizon=horizon, seq_len=seq_len, epochs=epochs)
         build.update(seed=settings.seed, accelerator=settings.accelerator, devices=settings.devices, progress=progress)
         build.update(work_dir=output / "darts_logs", compile=settings.compile, precision=settings.precision)
         build["fused_attention"] = not settings.plain_attention
@@ -405,15 +414,13 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
             run["covariates"] = mode
         if fingerprints[dataset]:  # the file's content, so a changed file is a new run
             run["data_sha256"] = fingerprints[dataset]
-        run.update(
-            features=data.features, seq_len=settings.seq_len, epochs=None if model_name == NAIVE else model.n_epochs
-        )
+        run.update(features=data.features, seq_len=seq_len, epochs=None if model_name == NAIVE else model.n_epochs)
         run["settings"] = model_settings(model)
         run.update(settings.identity(compiles=is_xctformer(model_name), mixed=True))
         record = {**run, "run": run, **settings.record_fields(compiles=is_xctformer(model_name), mixed=True)}
         record["command"] = settings.command_line
         if dataset in COVARIATE_SUITE:
-            record["noise_floor"] = noise_floor(make_family(dataset, settings.seed), settings.seq_len, horizon)
+            record["noise_floor"] = noise_floor(make_family(dataset, settings.seed), seq_len, horizon)
         if identity(run) in finished:
             print(f"skip (already in results): {dataset} horizon {horizon} {model_name} seed {settings.seed}")
             continue

@@ -1,0 +1,18 @@
+"""Each searched recipe is the best trial of the look-back search record it names."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xct_estimators.nn.presets import SEARCHED
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("key", sorted(SEARCHED), ids=lambda key: f"{key[0]}-H{key[1]}")
+def test_a_searched_recipe_is_its_record_s_best_trial(key):
+    preset, record = SEARCHED[key]
+    study = json.loads((ROOT / record).read_text())
+    assert study["dataset"] == key[0] and study["output_chunk_length"] == key[1]
+    assert preset.estimator_params("input_chunk_length") == study["best_params"]
