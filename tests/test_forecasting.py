@@ -346,7 +346,8 @@ def test_the_searched_recipe_is_the_nearest_searched_horizon_s_with_its_own_inpu
     model = XCTFormerModel.from_preset("ETTh1", 96, recipe="searched", input_chunk_length=192)  # an override wins
     assert model.input_chunk_length == 192 and model.patch_len == 24
     assert XCTFormerModel.from_preset("ETTh1", 96).input_chunk_length == 96  # the paper's stays the default
-    with pytest.raises(ValueError, match=r"No searched recipe for ETTm2 yet \(searched: ETTh1\)\. Take the paper's"):
+    missing = r"No searched recipe for ETTm2 yet \(the project's recorded searches: ETTh1\)\. Take the paper's"
+    with pytest.raises(ValueError, match=missing):
         XCTFormerModel.from_preset("ETTm2", 96, recipe="searched")
     with pytest.raises(ValueError, match="recipe='best': choose 'paper' or 'searched'"):
         XCTFormerModel.from_preset("ETTh1", 96, recipe="best")

@@ -14,5 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_a_searched_recipe_is_its_record_s_best_trial(key):
     preset, record = SEARCHED[key]
     study = json.loads((ROOT / record).read_text())
+    assert (preset.task, preset.dataset) == ("forecast", key[0])
     assert study["dataset"] == key[0] and study["output_chunk_length"] == key[1]
+    assert "input_chunk_length" in study["space"]  # a look-back search
     assert preset.estimator_params("input_chunk_length") == study["best_params"]

@@ -538,7 +538,8 @@ class XCTFormerModel(MixedCovariatesTorchModel):
         """An XCTFormerModel with the paper's hyperparameters and training recipe for ``dataset``
         (or, with ``recipe="searched"``, those a recorded look-back search found).
 
-        The recipe (App. B): input length 96, the preset's architecture, batch size and epochs;
+        The recipe (App. B): input length 96 (a searched recipe: its own), the preset's architecture,
+        batch size and epochs;
         Adam with ``OneCycleLR`` (``max_lr`` = the preset's learning rate, ``pct_start=0.4``,
         stepped after every batch, torch's defaults otherwise, so Adam's beta1 cycles between
         0.95 and 0.85); MSE loss; no early stopping; with ``val_series`` given to ``fit``, the
@@ -557,9 +558,11 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             Whether to restore the best-validation epoch's weights after ``fit``. Default: ``True``.
         recipe
             ``"paper"`` (default): the paper's row, input length 96. ``"searched"``: beyond the
-            paper, the best trial of our look-back search for ``dataset`` at the searched horizon
-            nearest ``output_chunk_length`` (its own input length, patch, width, rate; the same
-            training recipe; docs/forecasting.md, "A longer look-back").
+            paper, the best trial of the project's recorded look-back search for ``dataset`` at
+            the searched horizon nearest ``output_chunk_length`` (the shorter on a tie): its own
+            input length, patch, width and rate, the same training recipe
+            (``xct_estimators.nn.presets.searched_origin`` names the search; docs/forecasting.md,
+            "A longer look-back").
         **overrides
             Any :class:`XCTFormerModel` argument, replacing the preset's value (``pl_trainer_kwargs``
             is merged, its ``callbacks`` extended).

@@ -119,16 +119,35 @@ def test_the_naive_baseline_is_the_last_input_value_repeated(small_synthetic, fe
 def test_the_searched_recipe_reads_its_own_look_back_beside_the_others(tmp_path, monkeypatch):
     import dataclasses
 
+    from conftest import SHARED_DATA
+
     from xct_estimators.bench.cli import main
     from xct_estimators.nn import presets
 
+    if not (SHARED_DATA / "ETT-small" / "ETTh1.csv").is_file():
+        pytest.skip(f"ETTh1 is not in {SHARED_DATA}")
     small = dict(input_len=48, patch_len=8, stride=4, d_model=8, n_heads=1, d_ff=16, e_layers=1)
-    row = dataclasses.replace(presets.get_preset("ETTm1"), **small)  # control trains with ETTm1's preset
-    monkeypatch.setitem(presets.SEARCHED, ("ETTm1", 96), (row, "a record"))
-    argv = ["forecast", "--dataset", "control", "--models", "xctformer_searched,naive", "--epochs", "1"]
-    assert main([*argv, "--seq-len", "32", "--horizons", "8", "--output", str(tmp_path), "--no-progress"]) == 0
+    monkeypatch.setitem(
+        presets.SEARCHED, ("ETTh1", 96), (dataclasses.replace(presets.get_preset("ETTh1"), **small), "R")
+    )
+    argv = ["forecast", "--dataset", "ETTh1", "--models", "xctformer_searched,naive", "--epochs", "1", "--seq-len"]
+    argv += ["32", "--horizons", "24", "--data-dir", str(SHARED_DATA), "--output", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
     records = {r["model"]: r for r in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
     searched, naive = records["xctformer_searched"], records["naive"]
     assert (searched["seq_len"], naive["seq_len"]) == (48, 32)  # its own look-back; --seq-len for the others
     assert searched["settings"]["input_chunk_length"] == 48 and searched["settings"]["d_model"] == 8
     assert searched["n_windows"] == naive["n_windows"]  # the same test targets at either look-back
+    assert searched["recipe"] == {"searched_at": 96, "record": "R"}
+
+
+def test_the_searched_recipe_is_refused_on_data_it_was_not_searched_on(tmp_path, capsys, monkeypatch):
+    from xct_estimators.bench.cli import main
+    from xct_estimators.nn import presets
+
+    monkeypatch.setitem(presets.SEARCHED, ("ETTm1", 96), (presets.get_preset("ETTm1"), "R"))  # control's preset
+    argv = ["forecast", "--dataset", "control", "--models", "xctformer_searched", "--output", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert "--models xctformer_searched: control has no searched recipe of its own (recorded: ETTm1)" in (
+        capsys.readouterr().err
+    )

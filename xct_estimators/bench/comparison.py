@@ -12,13 +12,13 @@ from typing import Optional
 
 import numpy as np
 
-from .catalog import NAIVE
+from .catalog import NAIVE, SEARCHED_MODEL
 from .models import ABLATION_MODELS
 from .record import Record
 from .tasks import TASKS, Measure
 
-#: The paper's model, with either input fill of the imputation benchmark.
-XCTFORMER = ("xctformer", "xctformer_linear", "xctformer_masked")
+#: The paper's model, with either input fill of the imputation benchmark, or the searched recipe.
+XCTFORMER = ("xctformer", "xctformer_linear", "xctformer_masked", SEARCHED_MODEL)
 #: Baselines that train nothing and draw nothing at random: one run gives their value for every seed.
 UNTRAINED = (NAIVE, "linear", "sktime_imputer", "window_mean", "interpolation")
 #: Fields of a record that make two models' numbers comparable: the same data, task and protocol.

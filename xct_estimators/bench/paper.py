@@ -57,7 +57,8 @@ TSB_AD_VUS_PR = {
 #: over horizons 96-720 on standardised data: model -> dataset -> MSE. DUET (look-back searched) as
 #: TFB reports it, TimeBridge (input 720, tuned) and TimeMixer++ (input 96) from their papers, all
 #: with every test window kept; NLinear (input 336) and PatchTST/64 (input 512) from their papers,
-#: whose test drops the last batch (about 1 % of windows), so they are approximate.
+#: whose test drops the last batch (about 1 % of windows), so they are approximate. As the
+#: project's issue 84 lists them (their papers' main tables; TFB's for DUET).
 LOOK_BACK_FRONTIER = {
     "TimeMixer++ (input 96)": {"ETTh1": 0.419, "ETTh2": 0.339, "ETTm1": 0.369, "ETTm2": 0.269},
     "DUET (look-back searched, TFB)": {"ETTh1": 0.398, "ETTh2": 0.334, "ETTm1": 0.338, "ETTm2": 0.248},

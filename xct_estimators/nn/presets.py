@@ -75,7 +75,7 @@ class XCTFormerPreset:
 
     @property
     def seq_len(self) -> int:
-        return self.input_len or TASK_SEQ_LEN[self.task]
+        return TASK_SEQ_LEN[self.task] if self.input_len is None else self.input_len
 
     def architecture(self) -> dict:
         """The network hyperparameters, as keyword arguments of :class:`XCTFormerConfig`."""
@@ -186,15 +186,30 @@ SEARCHED: dict[tuple[str, int], tuple[XCTFormerPreset, str]] = {}
 
 def searched_preset(dataset: str, horizon: int) -> XCTFormerPreset:
     """The searched forecasting recipe for ``dataset`` at ``horizon``: the one searched at the
-    nearest horizon (the shorter on a tie)."""
+    nearest horizon (the shorter on a tie); :func:`searched_origin` names it."""
+    return SEARCHED[_nearest_searched(dataset, horizon)][0]
+
+
+def searched_origin(dataset: str, horizon: int) -> dict:
+    """Where :func:`searched_preset`'s recipe comes from: the horizon it was searched at and its record."""
+    key = _nearest_searched(dataset, horizon)
+    return {"searched_at": key[1], "record": SEARCHED[key][1]}
+
+
+def searched_datasets() -> list[str]:
+    """The datasets with a searched recipe."""
+    return sorted({name for name, _ in SEARCHED})
+
+
+def _nearest_searched(dataset: str, horizon: int) -> tuple[str, int]:
     name = _canonical_dataset(dataset)
     searched = sorted(h for (d, h) in SEARCHED if d == name)
     if not searched:
-        have = ", ".join(sorted({d for d, _ in SEARCHED})) or "no dataset so far"
+        have = ", ".join(searched_datasets()) or "no dataset so far"
         raise ValueError(
-            f"No searched recipe for {name} yet (searched: {have}). Take the paper's (recipe='paper'; xct-bench: "
-            "--models xctformer), or search one: xct-bench tune --task forecast --look-backs 96,192,336,512,720 "
-            "(docs/scaling.md)."
+            f"No searched recipe for {name} yet (the project's recorded searches: {have}). Take the paper's "
+            "(recipe='paper'; xct-bench: --models xctformer). With a search of your own (xct-bench tune "
+            "--look-backs, docs/scaling.md), build the model from its result: "
+            "XCTFormerModel.from_params(output_chunk_length=..., **best_params(study))."
         )
-    nearest = min(searched, key=lambda h: (abs(h - horizon), h))
-    return SEARCHED[name, nearest][0]
+    return name, min(searched, key=lambda h: (abs(h - horizon), h))

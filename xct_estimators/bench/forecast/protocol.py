@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from ... import training
 from ..._devices import is_distributed, single_device
 from ..._optional import optional_import
-from ...nn.presets import TASK_SEQ_LEN, get_preset, searched_preset
+from ...nn.presets import TASK_SEQ_LEN, get_preset, searched_datasets, searched_origin, searched_preset
 from .. import paper
 from ..catalog import BASELINE_SETTINGS, COVARIATE_SUITE, MODELS, NAIVE, NEURALFORECAST_SETTINGS, SEARCHED_MODEL
 from ..covariate_suite import make_family, noise_floor
@@ -54,7 +54,19 @@ def is_xctformer(name: str) -> bool:
 
 def input_length(name: str, dataset: str, horizon: int, seq_len: int) -> int:
     """The look-back model ``name`` reads: the searched recipe's own, else ``--seq-len``."""
-    return searched_preset(preset_name(dataset), horizon).seq_len if name == SEARCHED_MODEL else seq_len
+    return searched_preset(_searched_dataset(dataset), horizon).seq_len if name == SEARCHED_MODEL else seq_len
+
+
+def _searched_dataset(dataset: str) -> str:
+    """``dataset`` if it has a searched recipe of its own: one searched on other data would credit
+    that data's search to this one (no preset stand-in as for the paper's recipe)."""
+    have = searched_datasets()
+    if dataset not in have:
+        raise ValueError(
+            f"--models {SEARCHED_MODEL}: {dataset} has no searched recipe of its own (recorded: "
+            f"{', '.join(have) or 'none yet'}). Use --models xctformer, or search one with xct-bench tune --look-backs."
+        )
+    return dataset
 
 
 def build_model(
@@ -81,7 +93,9 @@ def build_model(
         common["work_dir"] = str(work_dir)
     if is_xctformer(name):
         searched = name == SEARCHED_MODEL
-        preset = searched_preset(preset_name(dataset), horizon) if searched else get_preset(preset_name(dataset), TASK)
+        preset = (
+            searched_preset(_searched_dataset(dataset), horizon) if searched else get_preset(preset_name(dataset), TASK)
+        )
         switches = ABLATIONS[ABLATION_MODELS[name]] if name in ABLATION_MODELS else {}
         trainer = trainer_kwargs(accelerator, devices, progress, precision=precision)
         run = dict(output_chunk_length=horizon, input_chunk_length=seq_len, n_epochs=epochs or preset.epochs)
@@ -419,6 +433,8 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         run.update(settings.identity(compiles=is_xctformer(model_name), mixed=True))
         record = {**run, "run": run, **settings.record_fields(compiles=is_xctformer(model_name), mixed=True)}
         record["command"] = settings.command_line
+        if model_name == SEARCHED_MODEL:  # which search the recipe came from
+            record["recipe"] = searched_origin(dataset, horizon)
         if dataset in COVARIATE_SUITE:
             record["noise_floor"] = noise_floor(make_family(dataset, settings.seed), seq_len, horizon)
         if identity(run) in finished:

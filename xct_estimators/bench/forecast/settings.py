@@ -24,7 +24,7 @@ class ForecastSettings(CommonSettings, ComputeSettings, BackendSettings):
         choices=("M", "MS"),
         shown="MS for synthetic, M otherwise",
     )
-    seq_len: int = option(96, "look-back window", type=positive_int)
+    seq_len: int = option(96, "look-back window (xctformer_searched reads its recipe's own)", type=positive_int)
     full: bool = option(False, "the paper's four horizons, 96,192,336,720")
     covariates: list[str] = option(
         ["none"],
