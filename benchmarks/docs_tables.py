@@ -108,6 +108,7 @@ TABLES = {
     "covariate-calendar": lambda: covariate_tables.calendar_table(RESULTS, ROOT),
     "lookback-frontier": lambda: lookback_tables.frontier_table(RESULTS, ROOT),
     "lookback-inputs": lambda: lookback_tables.look_back_table(RESULTS, ROOT),
+    "lookback-recipes": lambda: lookback_tables.recipes_table(RESULTS, ROOT),
     "covariate-families": covariate_families,
     "detection-ablation": lambda: detection_ablation.table(RESULTS, ROOT),
     "estimator-parameters": estimator_parameters,

@@ -171,3 +171,31 @@ def _source(rows: list[dict], root: Path, lead: str = "", published: str = "") -
         "kept; mean ± sd over seeds (their count in brackets), a seed counted only where it ran all four "
         f"horizons. Ours: {records} (on {', '.join(devices)}; each row names its commit and command).{published}\n"
     )
+
+
+def recipes_table(results: Path, root: Path) -> str:
+    """The searched recipes (``xct_estimators.nn.presets.SEARCHED``), each with its search's budget
+    and outcome from the record it names."""
+    from xct_estimators.nn.presets import SEARCHED
+
+    if not SEARCHED:
+        return "No searched recipe yet.\n"
+    lines = []
+    for (dataset, horizon), (preset, record) in sorted(SEARCHED.items()):
+        study = json.loads((root / record).read_text())
+        trials = study["trials"]
+        used = [h for h in HORIZONS if searched_preset(dataset, h) is preset]
+        dropouts = f"{preset.dropout}/{preset.fc_dropout}/{preset.attn_dropout}"
+        lines.append([
+            dataset, horizon, "/".join(map(str, used)), preset.seq_len, f"{preset.patch_len}/{preset.stride}",
+            preset.d_model, preset.n_heads, preset.e_layers, dropouts,
+            preset.learning_rate, f"{trials['complete']} + {trials['pruned']} pruned", f"{study['best_value']:.3f}",
+            f"`{record}`",
+        ])  # fmt: skip
+    header = ["dataset", "searched at", "used for", "input", "patch/stride", "d_model", "heads", "layers",
+              "dropouts", "lr", "trials", "best val. MSE", "record"]  # fmt: skip
+    return compact_table(header, lines) + (
+        "\nEach recipe is the best trial of its search (validation MSE at its best epoch, on the validation split "
+        "only); a horizon takes the recipe searched at the nearest horizon. Batch 32, 10 epochs, d_ff = 2 d_model, "
+        "the paper's training recipe otherwise.\n"
+    )
