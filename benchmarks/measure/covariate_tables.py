@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from collections import defaultdict
 from pathlib import Path
 
 from benchmarks.measure import compact_table
@@ -141,8 +142,13 @@ def calendar_table(results: Path, root: Path) -> str:
         lines.append([dataset, str(horizon), seeds, _mean_sd(none), _mean_sd(calendar), f"{change:+.1%}", verdict])
     shown = {(line[0], int(line[1])) for line in lines}
     used = [r for r in records if (r["dataset"], r["horizon"]) in shown]
-    runs = dict.fromkeys((r["git_commit"][:7], r["device"]["cpu"], r["command"]) for r in used)  # each once, in order
-    made = "; ".join(f"commit {commit} on {cpu}, `{command}`" for commit, cpu, command in runs)
+    by_machine = defaultdict(list)  # (cpu) -> commits, each once, in order
+    for r in used:
+        if r["git_commit"][:7] not in by_machine[r["device"]["cpu"]]:
+            by_machine[r["device"]["cpu"]].append(r["git_commit"][:7])
+    examples = {r["run"].get("covariates") or "none": r["command"] for r in used}  # the last of each
+    made = "; ".join(f"commits {', '.join(commits)} on {cpu}" for cpu, commits in by_machine.items())
+    made += "; each row names its command, e.g. " + " and ".join(f"`{command}`" for command in examples.values())
     seeds = ", ".join(str(seed) for seed in sorted({r["seed"] for r in used}))
     header = ["dataset", "horizon", "seeds", "no covariates", "calendar", "change", "beyond the spread"]
     source = (
