@@ -145,7 +145,7 @@ def test_the_searched_recipe_is_refused_on_data_it_was_not_searched_on(tmp_path,
     from xct_estimators.bench.cli import main
     from xct_estimators.nn import presets
 
-    monkeypatch.setitem(presets.SEARCHED, ("ETTm1", 96), (presets.get_preset("ETTm1"), "R"))  # control's preset
+    monkeypatch.setattr(presets, "SEARCHED", {("ETTm1", 96): (presets.get_preset("ETTm1"), "R")})  # control's preset
     argv = ["forecast", "--dataset", "control", "--models", "xctformer_searched", "--output", str(tmp_path / "o")]
     assert main(argv) == 2
     assert "--models xctformer_searched: control has no searched recipe of its own (recorded: ETTm1)" in (

@@ -181,7 +181,14 @@ RECIPES = ("paper", "searched")
 #: Forecasting recipes beyond the paper: (dataset, horizon searched at) -> the best trial of a
 #: recorded look-back search (``xct-bench tune --look-backs``) as a preset row with its own input
 #: length, and that record (its ``best_params``; a test holds the two equal).
-SEARCHED: dict[tuple[str, int], tuple[XCTFormerPreset, str]] = {}
+SEARCHED: dict[tuple[str, int], tuple[XCTFormerPreset, str]] = {
+    ("ETTh1", 96): (
+        # task, dataset, patch_len, stride, e_layers, n_heads, d_model, d_ff, dropout, fc_dropout, attn_dropout,
+        # decop_k, batch_size, learning_rate, epochs, input_len: trial 14 of 32
+        XCTFormerPreset("forecast", "ETTh1", 48, 24, 2, 1, 34, 68, 0.2, 0.3, 0.8, None, 32, 0.005, 10, 96),
+        "benchmarks/results/cpu/lookback-search/tune_xctformer-forecast-ETTh1-H96-lookback.json",
+    ),
+}
 
 
 def searched_preset(dataset: str, horizon: int) -> XCTFormerPreset:
