@@ -147,14 +147,9 @@ def look_back_table(results: Path, root: Path) -> str:
     """Every model at every look-back it is shown at: the evidence for "best look-back"."""
     rows = _rows(results)
     means = averages(rows)
-    lines = [
-        [f"{XCTFORMER['xctformer']}", PAPER_LOOK_BACK, *(_cell(means.get((d, "xctformer", 96), [])) for d in DATASETS)],
-        [
-            XCTFORMER[SEARCHED_MODEL],
-            "searched",
-            *(_cell(means.get((d, SEARCHED_MODEL, "searched"), [])) for d in DATASETS),
-        ],
-    ]
+    paper = [_cell(means.get((d, "xctformer", PAPER_LOOK_BACK), [])) for d in DATASETS]
+    searched = [_searched_cell(means, d) for d in DATASETS]
+    lines = [[XCTFORMER["xctformer"], PAPER_LOOK_BACK, *paper], [XCTFORMER[SEARCHED_MODEL], "searched", *searched]]
     for model, label in BASELINES.items():
         ran = {s for (_, m, s) in means if m == model}
         for look_back in sorted(ran | set(BASELINE_LOOK_BACKS)):
