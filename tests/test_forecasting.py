@@ -338,7 +338,7 @@ def test_the_searched_recipe_is_the_nearest_searched_horizon_s_with_its_own_inpu
     paper = presets.get_preset("ETTh1")
     at_96 = dataclasses.replace(paper, input_len=336, patch_len=24, stride=12, learning_rate=0.005)
     at_336 = dataclasses.replace(paper, input_len=512, patch_len=32, stride=16, d_model=16, d_ff=32)
-    monkeypatch.setattr(presets, "SEARCHED", {("ETTh1", 96): (at_96, "r"), ("ETTh1", 336): (at_336, "r")})
+    monkeypatch.setattr(presets, "SEARCHED", {("ETTh1", 96): at_96, ("ETTh1", 336): at_336})
     for horizon, length in ((96, 336), (192, 336), (216, 336), (217, 512), (720, 512)):  # 216: a tie, the shorter
         model = XCTFormerModel.from_preset("etth1", horizon, recipe="searched")
         assert model.input_chunk_length == length and model.output_chunk_length == horizon

@@ -561,7 +561,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             paper, the best trial of the project's recorded look-back search for ``dataset`` at
             the searched horizon nearest ``output_chunk_length`` (the shorter on a tie): its own
             input length, patch, width and rate, the same training recipe
-            (``xct_estimators.nn.presets.searched_origin`` names the search; docs/forecasting.md,
+            (``xct_estimators.nn.presets.searched_horizon`` names the search's horizon; docs/forecasting.md,
             "A longer look-back").
         **overrides
             Any :class:`XCTFormerModel` argument, replacing the preset's value (``pl_trainer_kwargs``

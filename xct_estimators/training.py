@@ -109,11 +109,16 @@ def validation_callbacks(patience: Optional[int], after_warmup: bool, n_epochs: 
     """Best-validation weights restored at the end, and early stopping after ``patience`` epochs
     without a lower validation loss (counted from the end of the one-cycle warm-up if
     ``after_warmup``, else from the first epoch, as the paper's code does)."""
-    callbacks: list = [KeepBestValidationWeights()]
-    if patience is not None:
-        stopping = dict(monitor="val_loss", patience=patience, mode="min")
-        if after_warmup:
-            callbacks.append(EarlyStoppingAfterWarmup(int(np.ceil(PAPER_PCT_START * n_epochs)), **stopping))
-        else:
-            callbacks.append(EarlyStopping(**stopping))
-    return callbacks
+    return [
+        KeepBestValidationWeights(),
+        *([] if patience is None else [early_stopping(patience, after_warmup, n_epochs)]),
+    ]
+
+
+def early_stopping(patience: int, after_warmup: bool, n_epochs: int) -> EarlyStopping:
+    """Lightning's early stopping on ``val_loss``, counting from the end of the one-cycle warm-up
+    (``after_warmup``) or from the first epoch."""
+    stopping = dict(monitor="val_loss", patience=patience, mode="min")
+    if after_warmup:
+        return EarlyStoppingAfterWarmup(int(np.ceil(PAPER_PCT_START * n_epochs)), **stopping)
+    return EarlyStopping(**stopping)

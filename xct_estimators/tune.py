@@ -29,10 +29,9 @@ from ._checks import is_positive_int
 from ._optional import optional_import
 from ._quiet import quiet_lightning
 from ._tune_data import VALIDATION_FRACTION, SearchData, n_channels_of
-from .callbacks import EarlyStoppingAfterWarmup
 from .nn.config import XCTFormerConfig
 from .nn.hyperparameters import ARCHITECTURE_PARAMS
-from .nn.presets import PAPER_PATIENCE, PAPER_PCT_START, PAPER_SEED
+from .nn.presets import PAPER_PATIENCE, PAPER_SEED
 from .search_spaces import (
     LOOK_BACK_MAX_PATCHES,
     base_params,
@@ -44,6 +43,7 @@ from .search_spaces import (
     search_space,
     suggest,
 )
+from .training import early_stopping
 
 
 def _optuna():
@@ -129,10 +129,7 @@ def _check_patience(task: str, patience) -> None:
 
 def _stopping(params: dict, patience: Optional[int]) -> list:
     """Early stopping of a forecasting trial after ``patience`` epochs past the warm-up (none without)."""
-    if patience is None:
-        return []
-    warmup = int(math.ceil(PAPER_PCT_START * params["n_epochs"]))
-    return [EarlyStoppingAfterWarmup(warmup, monitor="val_loss", patience=patience, mode="min")]
+    return [] if patience is None else [early_stopping(patience, True, params["n_epochs"])]
 
 
 def _fit_trial(task: str, data: SearchData, params: dict, callbacks: list, seed, accelerator, devices, extra):

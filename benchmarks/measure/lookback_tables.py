@@ -19,6 +19,10 @@ DATASETS = ("ETTh1", "ETTh2", "ETTm1", "ETTm2")
 FOLDERS = ("forecast-ett", "lookback-baselines", "lookback-final")
 BASELINES = {"dlinear": "DLinear", "nlinear": "NLinear", "tide": "TiDE", "tsmixer": "TSMixer"}
 XCTFORMER = {"xctformer": "XCTFormer, paper recipe", "xctformer_searched": "XCTFormer, searched recipe"}
+#: The record of the search behind each searched recipe (``xct_estimators.nn.presets.SEARCHED``).
+SEARCH_RECORDS = {
+    ("ETTh1", 96): "benchmarks/results/cpu/lookback-search/tune_xctformer-forecast-ETTh1-H96-lookback.json",
+}
 #: The issue's goal for the searched recipe's average MSE.
 GOALS = {"ETTh1": 0.405, "ETTh2": 0.330, "ETTm1": 0.345, "ETTm2": 0.250}
 
@@ -108,13 +112,18 @@ def _searched_cell(means: dict, dataset: str) -> str:
     return f"{_cell(means.get((dataset, SEARCHED_MODEL, 'searched'), []))}, input {inputs}"
 
 
+def _xctformer_cells(means: dict) -> tuple[list[str], list[str]]:
+    """Per dataset: the paper recipe's cell and the searched recipe's."""
+    paper = [_cell(means.get((d, "xctformer", PAPER_LOOK_BACK), [])) for d in DATASETS]
+    return paper, [_searched_cell(means, d) for d in DATASETS]
+
+
 def frontier_table(results: Path, root: Path) -> str:
     """One column per dataset: XCTFormer's two recipes, the best baseline at its best look-back, the
     published frontier and the goal."""
     rows = _rows(results)
     means = averages(rows)
-    paper = [_cell(means.get((d, "xctformer", PAPER_LOOK_BACK), [])) for d in DATASETS]
-    searched = [_searched_cell(means, d) for d in DATASETS]
+    paper, searched = _xctformer_cells(means)
     lines = [[f"{XCTFORMER['xctformer']} (input {PAPER_LOOK_BACK})", *paper], [XCTFORMER[SEARCHED_MODEL], *searched]]
     cells = []
     for dataset in DATASETS:
@@ -147,8 +156,7 @@ def look_back_table(results: Path, root: Path) -> str:
     """Every model at every look-back it is shown at: the evidence for "best look-back"."""
     rows = _rows(results)
     means = averages(rows)
-    paper = [_cell(means.get((d, "xctformer", PAPER_LOOK_BACK), [])) for d in DATASETS]
-    searched = [_searched_cell(means, d) for d in DATASETS]
+    paper, searched = _xctformer_cells(means)
     lines = [[XCTFORMER["xctformer"], PAPER_LOOK_BACK, *paper], [XCTFORMER[SEARCHED_MODEL], "searched", *searched]]
     for model, label in BASELINES.items():
         ran = {s for (_, m, s) in means if m == model}
@@ -176,7 +184,8 @@ def recipes_table(results: Path, root: Path) -> str:
     if not SEARCHED:
         return "No searched recipe yet.\n"
     lines = []
-    for (dataset, horizon), (preset, record) in sorted(SEARCHED.items()):
+    for (dataset, horizon), preset in sorted(SEARCHED.items()):
+        record = SEARCH_RECORDS[dataset, horizon]
         study = json.loads((root / record).read_text())
         trials = study["trials"]
         used = [h for h in HORIZONS if searched_preset(dataset, h) is preset]

@@ -127,9 +127,7 @@ def test_the_searched_recipe_reads_its_own_look_back_beside_the_others(tmp_path,
     if not (SHARED_DATA / "ETT-small" / "ETTh1.csv").is_file():
         pytest.skip(f"ETTh1 is not in {SHARED_DATA}")
     small = dict(input_len=48, patch_len=8, stride=4, d_model=8, n_heads=1, d_ff=16, e_layers=1)
-    monkeypatch.setitem(
-        presets.SEARCHED, ("ETTh1", 96), (dataclasses.replace(presets.get_preset("ETTh1"), **small), "R")
-    )
+    monkeypatch.setitem(presets.SEARCHED, ("ETTh1", 96), dataclasses.replace(presets.get_preset("ETTh1"), **small))
     argv = ["forecast", "--dataset", "ETTh1", "--models", "xctformer_searched,naive", "--epochs", "1", "--seq-len"]
     argv += ["32", "--horizons", "24", "--data-dir", str(SHARED_DATA), "--output", str(tmp_path), "--no-progress"]
     assert main(argv) == 0
@@ -138,14 +136,14 @@ def test_the_searched_recipe_reads_its_own_look_back_beside_the_others(tmp_path,
     assert (searched["seq_len"], naive["seq_len"]) == (48, 32)  # its own look-back; --seq-len for the others
     assert searched["settings"]["input_chunk_length"] == 48 and searched["settings"]["d_model"] == 8
     assert searched["n_windows"] == naive["n_windows"]  # the same test targets at either look-back
-    assert searched["recipe"] == {"searched_at": 96, "record": "R"}
+    assert searched["recipe"] == {"searched_at": 96}
 
 
 def test_the_searched_recipe_is_refused_on_data_it_was_not_searched_on(tmp_path, capsys, monkeypatch):
     from xct_estimators.bench.cli import main
     from xct_estimators.nn import presets
 
-    monkeypatch.setattr(presets, "SEARCHED", {("ETTm1", 96): (presets.get_preset("ETTm1"), "R")})  # control's preset
+    monkeypatch.setattr(presets, "SEARCHED", {("ETTm1", 96): presets.get_preset("ETTm1")})  # control's preset
     argv = ["forecast", "--dataset", "control", "--models", "xctformer_searched", "--output", str(tmp_path / "o")]
     assert main(argv) == 2
     assert "--models xctformer_searched: control has no searched recipe of its own (recorded: ETTm1)" in (

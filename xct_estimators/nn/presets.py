@@ -178,29 +178,20 @@ def list_presets(task: Optional[str] = None) -> list[XCTFormerPreset]:
 
 #: The recipes ``XCTFormerModel.from_preset`` takes: the paper's rows, or a searched one.
 RECIPES = ("paper", "searched")
-#: Forecasting recipes beyond the paper: (dataset, horizon searched at) -> the best trial of a
-#: recorded look-back search (``xct-bench tune --look-backs``) as a preset row with its own input
-#: length, and that record (its ``best_params``; a test holds the two equal).
-SEARCHED: dict[tuple[str, int], tuple[XCTFormerPreset, str]] = {
-    ("ETTh1", 96): (
-        # task, dataset, patch_len, stride, e_layers, n_heads, d_model, d_ff, dropout, fc_dropout, attn_dropout,
-        # decop_k, batch_size, learning_rate, epochs, input_len: trial 14 of 32
-        XCTFormerPreset("forecast", "ETTh1", 48, 24, 2, 1, 34, 68, 0.2, 0.3, 0.8, None, 32, 0.005, 10, 96),
-        "benchmarks/results/cpu/lookback-search/tune_xctformer-forecast-ETTh1-H96-lookback.json",
-    ),
+#: Forecasting recipes beyond the paper: (dataset, horizon searched at) -> the best trial of the
+#: project's look-back search there (``xct-bench tune --look-backs``), as a preset row with its own
+#: input length (the lab's records hold the searches; a test holds each row equal to its search's best).
+SEARCHED: dict[tuple[str, int], XCTFormerPreset] = {
+    # task, dataset, patch_len, stride, e_layers, n_heads, d_model, d_ff, dropout, fc_dropout, attn_dropout,
+    # decop_k, batch_size, learning_rate, epochs, input_len
+    ("ETTh1", 96): XCTFormerPreset("forecast", "ETTh1", 48, 24, 2, 1, 34, 68, 0.2, 0.3, 0.8, None, 32, 0.005, 10, 96),
 }
 
 
 def searched_preset(dataset: str, horizon: int) -> XCTFormerPreset:
-    """The searched forecasting recipe for ``dataset`` at ``horizon``: the one searched at the
-    nearest horizon (the shorter on a tie); :func:`searched_origin` names it."""
-    return SEARCHED[_nearest_searched(dataset, horizon)][0]
-
-
-def searched_origin(dataset: str, horizon: int) -> dict:
-    """Where :func:`searched_preset`'s recipe comes from: the horizon it was searched at and its record."""
-    key = _nearest_searched(dataset, horizon)
-    return {"searched_at": key[1], "record": SEARCHED[key][1]}
+    """The searched forecasting recipe for ``dataset`` at ``horizon``: the one searched at
+    :func:`searched_horizon`."""
+    return SEARCHED[_canonical_dataset(dataset), searched_horizon(dataset, horizon)]
 
 
 def searched_datasets() -> list[str]:
@@ -208,7 +199,9 @@ def searched_datasets() -> list[str]:
     return sorted({name for name, _ in SEARCHED})
 
 
-def _nearest_searched(dataset: str, horizon: int) -> tuple[str, int]:
+def searched_horizon(dataset: str, horizon: int) -> int:
+    """The horizon whose search gives ``dataset``'s recipe at ``horizon``: the nearest searched one
+    (the shorter on a tie)."""
     name = _canonical_dataset(dataset)
     searched = sorted(h for (d, h) in SEARCHED if d == name)
     if not searched:
@@ -219,4 +212,4 @@ def _nearest_searched(dataset: str, horizon: int) -> tuple[str, int]:
             "--look-backs, docs/scaling.md), build the model from its result: "
             "XCTFormerModel.from_params(output_chunk_length=..., **best_params(study))."
         )
-    return name, min(searched, key=lambda h: (abs(h - horizon), h))
+    return min(searched, key=lambda h: (abs(h - horizon), h))

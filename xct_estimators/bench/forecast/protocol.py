@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 from ... import training
 from ..._devices import is_distributed, single_device
 from ..._optional import optional_import
-from ...nn.presets import TASK_SEQ_LEN, get_preset, searched_datasets, searched_origin, searched_preset
+from ...nn.presets import TASK_SEQ_LEN, get_preset, searched_datasets, searched_horizon, searched_preset
 from .. import paper
 from ..catalog import BASELINE_SETTINGS, COVARIATE_SUITE, MODELS, NAIVE, NEURALFORECAST_SETTINGS, SEARCHED_MODEL
 from ..covariate_suite import make_family, noise_floor
@@ -434,7 +434,7 @@ def forecast_jobs(settings: ForecastSettings, finished: set, progress: bool = Tr
         record = {**run, "run": run, **settings.record_fields(compiles=is_xctformer(model_name), mixed=True)}
         record["command"] = settings.command_line
         if model_name == SEARCHED_MODEL:  # which search the recipe came from
-            record["recipe"] = searched_origin(dataset, horizon)
+            record["recipe"] = {"searched_at": searched_horizon(dataset, horizon)}
         if dataset in COVARIATE_SUITE:
             record["noise_floor"] = noise_floor(make_family(dataset, settings.seed), seq_len, horizon)
         if identity(run) in finished:
