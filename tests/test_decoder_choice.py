@@ -187,7 +187,7 @@ def test_the_calendar_table_says_whether_a_change_is_beyond_the_spread(tmp_path)
     assert "| ETTh1 | 96 | 2, 2 | 0.405 ± 0.007 | 0.410 ± 0.014 | +1.2% | within the spread |" in table
     assert "| ETTh1 | 192 | 2, 2 | 0.400 ± 0.000 | 0.500 ± 0.000 | +25.0% | worse |" in table
     assert "| ETTh1 | 336 | 2, 1 | 0.400 ± 0.000 | 0.600 | +50.0% | one seed: no spread |" in table
-    assert "ETTm1" not in table and "on test CPU," in table and "(of 1)" in table
+    assert "ETTm1" not in table and "commits abcdef1 on test CPU;" in table and "(of 1)" in table
 
 
 def test_the_suite_table_gives_each_model_its_ratio_and_each_run_its_machine(tmp_path):

@@ -22,6 +22,7 @@ class ForecastRecord(Record):
     covariates: Optional[str] = None  # the future covariates, where any
     ms_mode: Optional[str] = None  # MS for a model without past covariates: how it ran
     noise_floor: Optional[float] = None  # a generated dataset's: the MSE of a forecast that misses only the noise
+    recipe: Optional[dict] = None  # a searched recipe's: {"searched_at": the horizon its search ran at}
 
     def describe(self) -> str:
         where = f"horizon {self.horizon}" if self.horizon != "avg" else "average"
