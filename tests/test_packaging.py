@@ -73,7 +73,8 @@ def test_the_sdist_and_the_wheel_hold_what_users_and_tests_need(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         in_wheel = set(archive.namelist())
         metadata = archive.read(next(n for n in in_wheel if n.endswith(".dist-info/METADATA"))).decode()
-    assert "xct_estimators/nn/csrc/crab.cpp" in in_wheel  # the kernel's source, built on first use
+    assert "xct_estimators/nn/csrc/crab.cpp" in in_wheel  # the kernels' sources, built on first use
+    assert "xct_estimators/nn/csrc/pairwise.cpp" in in_wheel
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in in_wheel)
     assert not any(name.startswith(("tests/", "benchmarks/")) for name in in_wheel)
     assert "License-Expression: MIT" in metadata and "Project-URL: Paper" in metadata

@@ -64,7 +64,7 @@ def test_the_build_is_named_by_what_it_is_built_from(fresh_loader, monkeypatch, 
     for text in ("// variant 1\n", "// variant 2\n", "// variant 1\n"):
         source = tmp_path / "crab.cpp"
         source.write_text(text)
-        monkeypatch.setattr(crab_kernel, "SOURCE", source)
+        monkeypatch.setattr(crab_kernel, "SOURCES", (source,))
         monkeypatch.setattr(crab_kernel, "_loaded", {})
         assert crab_kernel.load() is not None
     names = sorted(p.name for p in (tmp_path / "cache").iterdir())
@@ -98,8 +98,8 @@ def test_one_line_when_the_kernel_compiles_and_one_more_when_it_falls_back(fresh
     with caplog.at_level("WARNING", logger=crab_kernel.__name__):
         assert crab_kernel.load() is not None
     assert [r.getMessage() for r in caplog.records] == [
-        "xct-estimators: compiling the CRAB attention kernel for this machine, once; it can take a few minutes "
-        "(XCT_CRAB_KERNEL=0 skips it and runs the slower PyTorch path)."
+        "xct-estimators: compiling the CPU kernels (CRAB attention, covariate decoder) for this machine, once; "
+        "it can take a few minutes (XCT_CRAB_KERNEL=0 skips them and runs the slower PyTorch path)."
     ]
 
     caplog.clear()

@@ -234,3 +234,40 @@ def test_pairwise_is_the_mlp_of_every_step_and_channel_concatenated():
     step, context = torch.randn(2, 7, 5), torch.randn(2, 4, 3)
     both = torch.cat([step[:, :, None].expand(2, 7, 4, 5), context[:, None].expand(2, 7, 4, 3)], dim=-1)
     torch.testing.assert_close(pairwise(mlp, step, context), mlp(both))
+
+
+def test_in_training_the_kernel_gives_the_values_and_gradients_of_the_concatenated_mlp():
+    from xct_estimators.nn import crab_kernel
+    from xct_estimators.nn.known_future import ResidualMLP, _kernel_for
+
+    torch.manual_seed(0)
+    mlp = trained(ResidualMLP(5 + 3, 16, 1)).double().train()
+    step = torch.randn(3, 7, 5, dtype=torch.float64, requires_grad=True)
+    context = torch.randn(3, 4, 3, dtype=torch.float64, requires_grad=True)
+    if crab_kernel.load() is None:
+        pytest.skip(f"the C++ kernels are not built here: {crab_kernel.unavailable_reason()}")
+    assert _kernel_for(mlp, step) is not None, "a training step on CPU takes the kernel"
+    both = torch.cat([step[:, :, None].expand(3, 7, 4, 5), context[:, None].expand(3, 7, 4, 3)], dim=-1)
+    weights = torch.randn(3, 7, 4, 1, dtype=torch.float64)
+    leaves = [step, context, *mlp.parameters()]
+    fused, plain = pairwise(mlp, step, context), mlp(both)
+    torch.testing.assert_close(fused, plain)
+    for got, want in zip(torch.autograd.grad((fused * weights).sum(), leaves),
+                         torch.autograd.grad((plain * weights).sum(), leaves), strict=True):  # fmt: skip
+        torch.testing.assert_close(got, want)
+
+
+def test_in_training_the_filters_by_fft_give_the_convolution_s_responses_and_gradients():
+    module = trained(KnownFutureDecoder(L, F, C)).double()
+    features = torch.randn(2, module.filters.in_channels, L - 1 + L + H, dtype=torch.float64)
+    results = []
+    for training in (True, False):
+        module.train(training)
+        responses = module.filtered(features)
+        weights = torch.randn_like(responses, generator=torch.Generator().manual_seed(1))
+        results.append((responses, torch.autograd.grad((responses * weights).sum(), list(module.filters.parameters()))))
+    (fft, fft_grads), (convolution, convolution_grads) = results
+    assert fft.shape == (2, 16, L + H)
+    torch.testing.assert_close(fft, convolution)
+    for got, want in zip(fft_grads, convolution_grads, strict=True):
+        torch.testing.assert_close(got, want)

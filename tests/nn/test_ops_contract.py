@@ -55,3 +55,16 @@ def test_tf32_is_read_through_torchs_current_switch():
         assert not tf32.allowed() and not matmul.allow_tf32
     finally:
         tf32.allow(before)
+
+
+def test_the_decoders_pairwise_operator_keeps_torchs_operator_contract():
+    from xct_estimators.nn import crab_kernel
+
+    if crab_kernel.load() is None:
+        pytest.skip(f"the C++ kernels are not built here: {crab_kernel.unavailable_reason()}")
+    generator = torch.Generator().manual_seed(0)
+    a, c = torch.randn(2, 5, 6, generator=generator, requires_grad=True), torch.randn(2, 3, 6, generator=generator)
+    w = torch.randn(6, generator=generator, requires_grad=True)
+    torch.library.opcheck(ops.pairwise_relu, (a, c.requires_grad_(), w))
+    upstream = torch.randn(2, 5, 3, generator=generator)
+    torch.library.opcheck(ops.pairwise_relu_backward, (upstream, a.detach(), c.detach(), w.detach()))

@@ -1,4 +1,5 @@
-"""The C++ kernel for CRAB's elementwise chain on CPU (``csrc/crab.cpp``).
+"""The C++ kernels on CPU: CRAB's elementwise chain and the hashed dropout (``csrc/crab.cpp``),
+and the known-future decoder's pairwise hidden layer (``csrc/pairwise.cpp``), one extension.
 
 It is compiled on first use with PyTorch's extension builder (a C++ compiler and ``ninja``
 needed) and cached under ``TORCH_EXTENSIONS_DIR`` (by default ``~/.cache/torch_extensions``) in
@@ -7,8 +8,8 @@ two environments or package versions never share or rebuild each other's build. 
 a private folder and its library is moved into the cache in one step: a process killed while
 building leaves no lock for the next one to wait on, and two processes building at once each
 finish. Where it cannot be built, :mod:`xct_estimators.nn.fused` runs the same chain as PyTorch
-operations, with the same results and dropout masks, only slower. ``XCT_CRAB_KERNEL=0`` turns the
-kernel off.
+operations, with the same results and dropout masks, and the decoder its layer as PyTorch
+operations, only slower. ``XCT_CRAB_KERNEL=0`` turns the kernels off.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Optional
 
 import torch
 
-SOURCE = Path(__file__).parent / "csrc" / "crab.cpp"
+SOURCES = (Path(__file__).parent / "csrc" / "crab.cpp", Path(__file__).parent / "csrc" / "pairwise.cpp")
 SWITCH = "XCT_CRAB_KERNEL"
 _LIBRARY_SUFFIX = ".pyd" if sys.platform == "win32" else ".so"
 
@@ -61,7 +62,7 @@ def load() -> Optional[ModuleType]:
         else:
             try:
                 cflags, ldflags = ["-O3", "-fopenmp", *_capability_flags()], ["-fopenmp"]
-                name = extension_name(SOURCE.read_bytes(), cflags + ldflags)
+                name = extension_name(b"\0".join(path.read_bytes() for path in SOURCES), cflags + ldflags)
                 library = cached_library(name)
                 if library.exists():
                     _loaded["module"] = _import(name, library)
@@ -70,9 +71,9 @@ def load() -> Optional[ModuleType]:
             except Exception as error:  # no compiler, no ninja, no headers: the PyTorch path runs
                 _loaded["reason"] = f"{type(error).__name__}: {str(error).strip().splitlines()[-1:]}"
                 _log.warning(
-                    "xct-estimators: the CRAB attention kernel could not be built (%s); CRAB runs as PyTorch "
-                    "operations: same results, slower. Install a C++ compiler and ninja for the kernel, or set "
-                    "%s=0 to skip it without this message.",
+                    "xct-estimators: the CPU kernels could not be built (%s); CRAB attention and the covariate "
+                    "decoder run as PyTorch operations: same results, slower. Install a C++ compiler and ninja for "
+                    "the kernels, or set %s=0 to skip them without this message.",
                     _loaded["reason"],
                     SWITCH,
                 )
@@ -92,15 +93,19 @@ def _build(name: str, cflags: list[str], ldflags: list[str], library: Path) -> M
     from torch.utils.cpp_extension import load as build
 
     _log.warning(
-        "xct-estimators: compiling the CRAB attention kernel for this machine, once; it can take a few minutes "
-        "(%s=0 skips it and runs the slower PyTorch path).",
+        "xct-estimators: compiling the CPU kernels (CRAB attention, covariate decoder) for this machine, once; "
+        "it can take a few minutes (%s=0 skips them and runs the slower PyTorch path).",
         SWITCH,
     )
     _remove_abandoned_builds(library.parent.parent)
     prefix = f"{name}.building-{os.getpid()}-"  # the builder's PID: a later build knows when it died
     with tempfile.TemporaryDirectory(prefix=prefix, dir=library.parent.parent) as private:
         module = build(
-            name=name, sources=[str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags, build_directory=private
+            name=name,
+            sources=[str(path) for path in SOURCES],
+            extra_cflags=cflags,
+            extra_ldflags=ldflags,
+            build_directory=private,
         )
         os.replace(Path(private) / library.name, library)
     return module

@@ -30,6 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import crab_kernel, ops
+
 #: Features of one step's covariates, learned filters over them, and the width of a channel's context.
 FEATURES, FILTERS, CONTEXT = 8, 16, 16
 #: Hidden widths of the per-step feature MLP and of the per-channel decoding MLP.
@@ -121,8 +123,23 @@ class KnownFutureDecoder(nn.Module):
     def step_inputs(self, known: torch.Tensor) -> torch.Tensor:
         """What the decoding reads of step t: the filters' responses up to t and t's features."""
         features = self.features((known - self.known_mean) / self.known_std)  # (B, L + H, E)
-        responses = self.filters(self.with_history(features.transpose(1, 2))).transpose(1, 2)  # (B, L + H, R)
+        responses = self.filtered(self.with_history(features.transpose(1, 2))).transpose(1, 2)  # (B, L + H, R)
         return torch.cat([responses, features], dim=-1)
+
+    def filtered(self, features: torch.Tensor) -> torch.Tensor:
+        """The filters' responses to ``features`` (B, E, seq_len - 1 + T), (B, R, T). In eager training
+        on CPU by FFT (a seq_len-wide convolution's backward is most of a long horizon's step there),
+        elsewhere by the convolution: inference and export keep one plain operator, and inductor
+        generates no code for complex numbers."""
+        eager = not torch.compiler.is_compiling()
+        if not (self.training and torch.is_grad_enabled() and eager and features.device.type == "cpu"):
+            return self.filters(features)
+        n, width = features.shape[-1], self.seq_len
+        size = 1 << (n - 1).bit_length()  # a circular product this long is the linear one where it is read
+        products = torch.einsum(
+            "bef,ref->brf", torch.fft.rfft(features, n=size), torch.fft.rfft(self.filters.weight.flip(-1), n=size)
+        )
+        return torch.fft.irfft(products, n=size)[..., width - 1 : n] + self.filters.bias[:, None]
 
     def with_history(self, features: torch.Tensor) -> torch.Tensor:
         """``features`` (B, E, T) after ``seq_len - 1`` steps before the window, each the window's
@@ -141,11 +158,25 @@ class KnownFutureDecoder(nn.Module):
 def pairwise(mlp: ResidualMLP, step: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
     """``mlp`` of every (step, channel) pair's concatenated inputs, (B, T, C, outputs), from
     ``step`` (B, T, S) and ``context`` (B, C, Z): its first layer and skip are linear, so each is
-    applied to the step and the channel apart and the two added, not to B x T x C concatenations."""
+    applied to the step and the channel apart and the two added, not to B x T x C concatenations.
+    In training on CPU the hidden layer runs in the C++ kernel (:func:`~.ops.pairwise_relu`), which
+    never stores the (B, T, C, hidden) values: most of a long horizon's training step otherwise."""
     first, last, skip, s = mlp.mlp[0], mlp.mlp[2], mlp.skip, step.shape[-1]
 
     def linear(layer: nn.Linear) -> torch.Tensor:
         by_step = F.linear(step, layer.weight[:, :s], layer.bias)  # (B, T, O)
         return by_step[:, :, None] + F.linear(context, layer.weight[:, s:])[:, None]  # (B, T, C, O)
 
+    if _kernel_for(mlp, step) is not None:
+        by_step, by_channel = F.linear(step, first.weight[:, :s], first.bias), F.linear(context, first.weight[:, s:])
+        return (ops.pairwise_relu(by_step, by_channel, last.weight[0]) + last.bias)[..., None] + linear(skip)
     return last(torch.relu(linear(first))) + linear(skip)
+
+
+def _kernel_for(mlp: ResidualMLP, step: torch.Tensor):
+    """The C++ kernels where :func:`pairwise` may use them: a training step (inference and export
+    keep PyTorch's operations) on CPU in float32 or float64, a single output, the kernels built."""
+    usable = mlp.training and torch.is_grad_enabled() and mlp.mlp[2].out_features == 1
+    if not usable or step.device.type != "cpu" or step.dtype not in (torch.float32, torch.float64):
+        return None
+    return crab_kernel.load()

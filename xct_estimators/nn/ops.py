@@ -206,3 +206,40 @@ def _keep_grad(ctx, grad):
 
 
 scaled_keep.register_autograd(_keep_grad, setup_context=_keep_setup)
+
+
+# -- the known-future decoder's pairwise hidden layer --------------------------------------------
+@torch.library.custom_op("xct::pairwise_relu", mutates_args=())
+def pairwise_relu(a: Tensor, c: Tensor, w: Tensor) -> Tensor:
+    """``relu(a[b, t] + c[b, j]) . w`` for every step t and channel j: a (B, T, H), c (B, C, H) and
+    w (H,) give (B, T, C), in the C++ kernel (:func:`known_future.pairwise` calls it only where it
+    loaded), the (B, T, C, H) hidden values never stored."""
+    return crab_kernel.load().pairwise_forward(a.contiguous(), c.contiguous(), w.contiguous())
+
+
+@pairwise_relu.register_fake
+def _(a, c, w):
+    return a.new_empty(a.shape[0], a.shape[1], c.shape[1])
+
+
+@torch.library.custom_op("xct::pairwise_relu_backward", mutates_args=())
+def pairwise_relu_backward(grad: Tensor, a: Tensor, c: Tensor, w: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """The gradients of :func:`pairwise_relu`'s a, c and w, the hidden values recomputed."""
+    ga, gc, gw = crab_kernel.load().pairwise_backward(grad.contiguous(), a.contiguous(), c.contiguous(), w.contiguous())
+    return ga, gc, gw
+
+
+@pairwise_relu_backward.register_fake
+def _(grad, a, c, w):
+    return torch.empty_like(a), torch.empty_like(c), torch.empty_like(w)
+
+
+def _pairwise_setup(ctx, inputs, output) -> None:
+    ctx.save_for_backward(*inputs)
+
+
+def _pairwise_grad(ctx, grad):
+    return pairwise_relu_backward(grad, *ctx.saved_tensors)
+
+
+pairwise_relu.register_autograd(_pairwise_grad, setup_context=_pairwise_setup)

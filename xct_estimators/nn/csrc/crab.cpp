@@ -316,8 +316,14 @@ torch::Tensor scaled_keep(torch::Tensor x, double p, int64_t seed) {
   return out;
 }
 
+// pairwise.cpp: the known-future decoder's hidden layer.
+torch::Tensor pairwise_forward(torch::Tensor a, torch::Tensor c, torch::Tensor w);
+std::vector<torch::Tensor> pairwise_backward(torch::Tensor grad, torch::Tensor a, torch::Tensor c, torch::Tensor w);
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, module) {
   module.def("forward", &crab_forward, "CRAB forward chain, in place on the scores");
   module.def("backward", &crab_backward, "CRAB backward chain, in place on the gradient");
   module.def("scaled_keep", &scaled_keep, "activation dropout with a hashed mask: x * keep / (1 - p)");
+  module.def("pairwise_forward", &pairwise_forward, "relu(a[b, t] + c[b, j]) . w for every step and channel");
+  module.def("pairwise_backward", &pairwise_backward, "the gradients of a, c and w");
 }
