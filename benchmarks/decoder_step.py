@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from contextlib import ExitStack, nullcontext
 from unittest import mock
 
@@ -85,7 +86,8 @@ def main(argv=None) -> dict:
     print(f"  the kernel is {speedup:.2f}x faster; with it, covariates cost {ms['kernel'] / ms['no covariates']:.2f}x")
     settings = {k: getattr(args, k) for k in ("dataset", "horizon", "covariates", "threads", "repeats")}
     result = {
-        "settings": {**settings, "torch": torch.__version__},
+        # other work on the machine moves the milliseconds more than the ratios
+        "settings": {**settings, "torch": torch.__version__, "load_average": round(os.getloadavg()[0], 2)},
         "train_ms": ms,
         **provenance(None if argv is None else ["python", "-m", "benchmarks.decoder_step", *argv]),
     }
