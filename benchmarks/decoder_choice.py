@@ -33,6 +33,8 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 - ``level_floor``: the package's decoder, ``replicated_history`` whose gain scales the window's
   level above the lowest window mean of training plus a learned positive margin, not the level
   from the training mean (on ETTm1 with a calendar the test level lies far from the training mean).
+- ``level_floor_without_gain``: ``level_floor`` without its gain (a check of what the gain costs
+  ETTm1 with a calendar at horizon 720).
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.

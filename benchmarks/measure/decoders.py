@@ -286,6 +286,14 @@ class StepGain(Regression):
     gain_inputs = staticmethod(known_future.KnownFutureDecoder.gain_inputs)
 
 
+class LevelFloorWithoutGain(known_future.KnownFutureDecoder):
+    """The package's decoder without its gain on the window's level: each effect is ``d level_std``.
+    A check of what the gain costs ETTm1 with a calendar at long horizons. It keeps the unused
+    ``gain`` and ``offset`` (a seed draws the package's weights), which its parameter count includes."""
+
+    forward = RegressionWithoutGain.forward
+
+
 CANDIDATES = {
     "filters": Filters,
     "tide": Tide,
@@ -298,6 +306,7 @@ CANDIDATES = {
     "step_gain": StepGain,
     "replicated_history": ReplicatedHistory,
     "level_floor": known_future.KnownFutureDecoder,  # the package's: replicated_history, the level from the floor
+    "level_floor_without_gain": LevelFloorWithoutGain,
 }
 
 
