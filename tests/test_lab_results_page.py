@@ -70,9 +70,9 @@ def test_an_older_gpu_check_shows_its_sentence_and_the_current_one_its_tables_fr
     assert "The fused path the device took in float32 (PyTorch operations) matches" in text  # not "Triton kernels"
 
 
-def test_the_committed_page_opens_with_its_answer_and_stays_under_650_lines():
+def test_the_committed_page_opens_with_its_answer_and_stays_under_700_lines():
     text = (ROOT / "docs" / "results.md").read_text()
-    assert len(text.splitlines()) < 650, (
+    assert len(text.splitlines()) < 700, (
         "the results page is a guide to the records, not a dump of them"
-    )  # the covariate suite: 12 datasets
+    )  # the covariate suite: 12 datasets; the GPU tables' baselines, run on the CPU
     assert text.split("\n## ")[1].startswith("When XCTFormer helps")
