@@ -25,17 +25,23 @@ def test_each_step_takes_the_path_it_is_named_for():
 
     with mock.patch.object(known_future.ops, "pairwise_relu", counted("pairwise", pairwise)), \
             mock.patch.object(torch.fft, "rfft", counted("fft", rfft)):  # fmt: skip
-        decoder_step.training_step("ETTh1", 16, 2, decoder_step.pytorch_decoder)()
+        decoder_step.training_step("ETTh1", 16, 2, decoder_step.as_before)()
         assert calls == {"pairwise": 0, "fft": 0}
+        decoder_step.training_step("ETTh1", 16, 2, decoder_step.without_kernel)()
+        assert calls == {"pairwise": 0, "fft": 2}
+        calls.update(fft=0)
         decoder_step.training_step("ETTh1", 16, 2)()
         assert calls == {"pairwise": 2, "fft": 2}  # the decode and gain layers; features and filters
 
 
-def test_the_benchmark_prints_and_records_its_three_steps(tmp_path, capsys):
+def test_the_benchmark_prints_and_records_its_four_steps(tmp_path, capsys):
     if crab_kernel.load() is None:
         pytest.skip(f"the C++ kernels are not built here: {crab_kernel.unavailable_reason()}")
     out = tmp_path / "decoder.json"
     result = decoder_step.main(["--dataset", "ETTh1", "--horizon", "16", "--repeats", "1", "--json", str(out)])
-    assert set(result["train_ms"]) == {"kernel", "pytorch", "no covariates"} and min(result["train_ms"].values()) > 0
+    assert (
+        set(result["train_ms"]) == {"kernel", "no kernel", "neither", "no covariates"}
+        and min(result["train_ms"].values()) > 0
+    )
     assert result["settings"]["horizon"] == 16 and result["command"].startswith("python -m benchmarks.decoder_step")
-    assert "the kernel is" in capsys.readouterr().out and out.exists()
+    assert "without the kernel" in capsys.readouterr().out and out.exists()

@@ -236,25 +236,28 @@ def test_pairwise_is_the_mlp_of_every_step_and_channel_concatenated():
     torch.testing.assert_close(pairwise(mlp, step, context), mlp(both))
 
 
-def test_in_training_the_kernel_gives_the_values_and_gradients_of_the_concatenated_mlp():
+@pytest.mark.parametrize("dtype, batch, steps", [(torch.float64, 3, 7), (torch.float32, 4, 300)])
+def test_in_training_the_kernel_gives_the_values_and_gradients_of_the_concatenated_mlp(dtype, batch, steps):
     from xct_estimators.nn import crab_kernel
     from xct_estimators.nn.known_future import ResidualMLP, _kernel_for
 
     torch.manual_seed(0)
-    mlp = trained(ResidualMLP(5 + 3, 16, 1)).double().train()
-    step = torch.randn(3, 7, 5, dtype=torch.float64, requires_grad=True)
-    context = torch.randn(3, 4, 3, dtype=torch.float64, requires_grad=True)
+    mlp = trained(ResidualMLP(5 + 3, 16, 1)).to(dtype).train()
+    step = torch.randn(batch, steps, 5, dtype=dtype, requires_grad=True)
+    context = torch.randn(batch, 4, 3, dtype=dtype, requires_grad=True)
     if crab_kernel.load() is None:
         pytest.skip(f"the C++ kernels are not built here: {crab_kernel.unavailable_reason()}")
     assert _kernel_for(mlp, step) is not None, "a training step on CPU takes the kernel"
-    both = torch.cat([step[:, :, None].expand(3, 7, 4, 5), context[:, None].expand(3, 7, 4, 3)], dim=-1)
-    weights = torch.randn(3, 7, 4, 1, dtype=torch.float64)
+    both = torch.cat([step[:, :, None].expand(-1, -1, 4, 5), context[:, None].expand(-1, steps, 4, 3)], dim=-1)
+    weights = torch.randn(batch, steps, 4, 1, dtype=dtype)
     leaves = [step, context, *mlp.parameters()]
     fused, plain = pairwise(mlp, step, context), mlp(both)
     torch.testing.assert_close(fused, plain)
     for got, want in zip(torch.autograd.grad((fused * weights).sum(), leaves),
                          torch.autograd.grad((plain * weights).sum(), leaves), strict=True):  # fmt: skip
-        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(
+            got, want, rtol=1e-4 if dtype == torch.float32 else None, atol=1e-4 if dtype == torch.float32 else None
+        )
 
 
 def test_in_training_the_filters_by_fft_give_the_convolution_s_responses_and_gradients():
@@ -271,3 +274,24 @@ def test_in_training_the_filters_by_fft_give_the_convolution_s_responses_and_gra
     torch.testing.assert_close(fft, convolution)
     for got, want in zip(fft_grads, convolution_grads, strict=True):
         torch.testing.assert_close(got, want)
+
+
+def _covariate_network():
+    torch.manual_seed(0)
+    net = XCTFormerNet(config(n_channels=4, n_future_channels=2, dropout=0.0, fc_dropout=0.0, attn_dropout=0.0)).train()
+    trained(net.known_future)
+    return net, torch.randn(3, L, 4), torch.randn(3, H, 2)
+
+
+def test_a_training_step_with_covariates_runs_under_cpu_autocast():
+    net, x, future = _covariate_network()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = net(x, future=future)
+    out.float().square().mean().backward()
+    assert torch.isfinite(out).all() and torch.isfinite(net.known_future.features.skip.weight.grad).all()
+
+
+def test_a_training_step_with_covariates_compiles_as_one_graph():
+    net, x, future = _covariate_network()
+    compiled = torch.compile(net, backend="aot_eager", fullgraph=True)
+    torch.testing.assert_close(compiled(x, future=future), net(x, future=future), rtol=1e-4, atol=1e-4)

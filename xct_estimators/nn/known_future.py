@@ -130,9 +130,10 @@ class KnownFutureDecoder(nn.Module):
         """The filters' responses to ``features`` (B, E, seq_len - 1 + T), (B, R, T). In eager training
         on CPU by FFT (a seq_len-wide convolution's backward is most of a long horizon's step there),
         elsewhere by the convolution: inference and export keep one plain operator, and inductor
-        generates no code for complex numbers."""
+        generates no code for complex numbers (nor the CPU's FFT for half precision)."""
         eager = not torch.compiler.is_compiling()
-        if not (self.training and torch.is_grad_enabled() and eager and features.device.type == "cpu"):
+        full = features.dtype in (torch.float32, torch.float64) and not torch.is_autocast_enabled("cpu")
+        if not (self.training and torch.is_grad_enabled() and eager and full and features.device.type == "cpu"):
             return self.filters(features)
         n, width = features.shape[-1], self.seq_len
         size = 1 << (n - 1).bit_length()  # a circular product this long is the linear one where it is read
@@ -174,9 +175,13 @@ def pairwise(mlp: ResidualMLP, step: torch.Tensor, context: torch.Tensor) -> tor
 
 
 def _kernel_for(mlp: ResidualMLP, step: torch.Tensor):
-    """The C++ kernels where :func:`pairwise` may use them: a training step (inference and export
-    keep PyTorch's operations) on CPU in float32 or float64, a single output, the kernels built."""
-    usable = mlp.training and torch.is_grad_enabled() and mlp.mlp[2].out_features == 1
-    if not usable or step.device.type != "cpu" or step.dtype not in (torch.float32, torch.float64):
+    """The C++ kernels where :func:`pairwise` may use them: an eager training step (inference,
+    export and compiled runs keep PyTorch's operators) on CPU in float32 or float64 without
+    autocast (whose products would hand the kernel bfloat16), a single output, the kernels built."""
+    if not (mlp.training and torch.is_grad_enabled() and mlp.mlp[2].out_features == 1):
+        return None
+    if torch.compiler.is_compiling() or torch.is_autocast_enabled("cpu"):
+        return None
+    if step.device.type != "cpu" or step.dtype not in (torch.float32, torch.float64):
         return None
     return crab_kernel.load()

@@ -213,7 +213,7 @@ scaled_keep.register_autograd(_keep_grad, setup_context=_keep_setup)
 def pairwise_relu(a: Tensor, c: Tensor, w: Tensor) -> Tensor:
     """``relu(a[b, t] + c[b, j]) . w`` for every step t and channel j: a (B, T, H), c (B, C, H) and
     w (H,) give (B, T, C), in the C++ kernel (:func:`known_future.pairwise` calls it only where it
-    loaded), the (B, T, C, H) hidden values never stored."""
+    loaded), the (B, T, C, H) hidden values never stored. First derivatives only."""
     return crab_kernel.load().pairwise_forward(a.contiguous(), c.contiguous(), w.contiguous())
 
 
@@ -231,7 +231,7 @@ def pairwise_relu_backward(grad: Tensor, a: Tensor, c: Tensor, w: Tensor) -> tup
 
 @pairwise_relu_backward.register_fake
 def _(grad, a, c, w):
-    return torch.empty_like(a), torch.empty_like(c), torch.empty_like(w)
+    return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (a, c, w))  # contiguous, as the kernel's
 
 
 def _pairwise_setup(ctx, inputs, output) -> None:

@@ -19,6 +19,7 @@ Sizes sizes_of(const torch::Tensor& a, const torch::Tensor& c, const torch::Tens
   TORCH_CHECK(a.dim() == 3 && c.dim() == 3 && w.dim() == 1, "pairwise: a (B, T, H), c (B, C, H), w (H)");
   TORCH_CHECK(a.size(0) == c.size(0) && a.size(2) == c.size(2) && a.size(2) == w.size(0),
               "pairwise: a, c and w disagree on B or H");
+  TORCH_CHECK(a.device().is_cpu() && c.device().is_cpu() && w.device().is_cpu(), "pairwise: a CPU kernel");
   TORCH_CHECK(a.is_contiguous() && c.is_contiguous() && w.is_contiguous(), "pairwise: inputs must be contiguous");
   TORCH_CHECK(a.scalar_type() == c.scalar_type() && a.scalar_type() == w.scalar_type(),
               "pairwise: inputs must share a dtype");
