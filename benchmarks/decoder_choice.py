@@ -106,11 +106,13 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated, from: %(default)s")
     parser.add_argument("--families", default=",".join(CHOSEN_ON), help="comma-separated, default: %(default)s")
     parser.add_argument("--horizons", default=str(HORIZON), help="comma-separated, default: %(default)s")
+    parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="comma-separated, default: %(default)s")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="runs at once, 1 thread each")
     parser.add_argument("--output", type=Path, required=True, help="folder of rows.jsonl; a rerun resumes it")
     args = parser.parse_args(argv)
     names, families = args.candidates.split(","), args.families.split(",")
     horizons = [int(h) for h in args.horizons.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")]
     known_families = (*FAMILIES, *CALENDAR_DATASETS)
     for option, given, known in (("--candidates", names, CANDIDATES), ("--families", families, known_families)):
         unknown = sorted(set(given) - set(known))
@@ -122,7 +124,7 @@ def main(argv=None) -> list[dict]:
     rows_path = args.output / "rows.jsonl"
     rows = [json.loads(line) for line in rows_path.read_text().splitlines()] if rows_path.exists() else []
     done = {_key(row) for row in rows}
-    runs = [(n, f, s, h) for f in families for h in horizons for s in SEEDS for n in names]
+    runs = [(n, f, s, h) for f in families for h in horizons for s in seeds for n in names]
     todo = [(n, f, s, h) for n, f, s, h in runs if (n, f, h, s) not in done]
     print(f"{len(todo)} runs to go ({len(done)} in {rows_path})", flush=True)
     command = command_line(["python", "-m", "benchmarks.decoder_choice", *(sys.argv[1:] if argv is None else argv)])
