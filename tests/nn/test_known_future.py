@@ -262,13 +262,14 @@ def test_in_training_the_kernel_gives_the_values_and_gradients_of_the_concatenat
 
 def test_in_training_the_filters_by_fft_give_the_convolution_s_responses_and_gradients():
     module = trained(KnownFutureDecoder(L, F, C)).double()
-    features = torch.randn(2, module.filters.in_channels, L - 1 + L + H, dtype=torch.float64)
+    features = torch.randn(2, module.filters.in_channels, L - 1 + L + H, dtype=torch.float64, requires_grad=True)
+    leaves = [features, *module.filters.parameters()]  # the features' gradient reaches the feature MLP
     results = []
     for training in (True, False):
         module.train(training)
         responses = module.filtered(features)
         weights = torch.randn_like(responses, generator=torch.Generator().manual_seed(1))
-        results.append((responses, torch.autograd.grad((responses * weights).sum(), list(module.filters.parameters()))))
+        results.append((responses, torch.autograd.grad((responses * weights).sum(), leaves)))
     (fft, fft_grads), (convolution, convolution_grads) = results
     assert fft.shape == (2, 16, L + H)
     torch.testing.assert_close(fft, convolution)

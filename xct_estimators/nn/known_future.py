@@ -128,12 +128,9 @@ class KnownFutureDecoder(nn.Module):
 
     def filtered(self, features: torch.Tensor) -> torch.Tensor:
         """The filters' responses to ``features`` (B, E, seq_len - 1 + T), (B, R, T). In eager training
-        on CPU by FFT (a seq_len-wide convolution's backward is most of a long horizon's step there),
-        elsewhere by the convolution: inference and export keep one plain operator, and inductor
-        generates no code for complex numbers (nor the CPU's FFT for half precision)."""
-        eager = not torch.compiler.is_compiling()
-        full = features.dtype in (torch.float32, torch.float64) and not torch.is_autocast_enabled("cpu")
-        if not (self.training and torch.is_grad_enabled() and eager and full and features.device.type == "cpu"):
+        on CPU (:func:`_eager_cpu_training`) by FFT, since a seq_len-wide convolution's backward is
+        most of a long horizon's step there; elsewhere by the convolution."""
+        if not _eager_cpu_training(self, features):
             return self.filters(features)
         n, width = features.shape[-1], self.seq_len
         size = 1 << (n - 1).bit_length()  # a circular product this long is the linear one where it is read
@@ -175,13 +172,20 @@ def pairwise(mlp: ResidualMLP, step: torch.Tensor, context: torch.Tensor) -> tor
 
 
 def _kernel_for(mlp: ResidualMLP, step: torch.Tensor):
-    """The C++ kernels where :func:`pairwise` may use them: an eager training step (inference,
-    export and compiled runs keep PyTorch's operators) on CPU in float32 or float64 without
-    autocast (whose products would hand the kernel bfloat16), a single output, the kernels built."""
-    if not (mlp.training and torch.is_grad_enabled() and mlp.mlp[2].out_features == 1):
-        return None
-    if torch.compiler.is_compiling() or torch.is_autocast_enabled("cpu"):
-        return None
-    if step.device.type != "cpu" or step.dtype not in (torch.float32, torch.float64):
+    """The C++ kernels where :func:`pairwise` may use them: an eager training step on CPU
+    (:func:`_eager_cpu_training`), a single output, the kernels built."""
+    if not (_eager_cpu_training(mlp, step) and mlp.mlp[2].out_features == 1):
         return None
     return crab_kernel.load()
+
+
+def _eager_cpu_training(module: nn.Module, x: torch.Tensor) -> bool:
+    """Whether ``module`` takes its faster training path for ``x``: training with gradients, eager
+    (inference, export and compiled runs keep PyTorch's operators; inductor generates no code for
+    complex numbers), on CPU in float32 or float64 without autocast (whose products are bfloat16,
+    which neither the kernel nor the CPU's FFT takes)."""
+    if not (module.training and torch.is_grad_enabled()) or torch.compiler.is_compiling():
+        return False
+    if torch.is_autocast_enabled("cpu"):
+        return False
+    return x.device.type == "cpu" and x.dtype in (torch.float32, torch.float64)

@@ -225,8 +225,7 @@ def _(a, c, w):
 @torch.library.custom_op("xct::pairwise_relu_backward", mutates_args=())
 def pairwise_relu_backward(grad: Tensor, a: Tensor, c: Tensor, w: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """The gradients of :func:`pairwise_relu`'s a, c and w, the hidden values recomputed."""
-    ga, gc, gw = crab_kernel.load().pairwise_backward(grad.contiguous(), a.contiguous(), c.contiguous(), w.contiguous())
-    return ga, gc, gw
+    return tuple(crab_kernel.load().pairwise_backward(*(t.contiguous() for t in (grad, a, c, w))))
 
 
 @pairwise_relu_backward.register_fake
