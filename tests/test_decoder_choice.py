@@ -37,6 +37,7 @@ def _net(decoder_class, future: int = FUTURE) -> XCTFormerNet:
         "step_gain",
         "replicated_history",
         "level_floor",
+        "level_floor_without_gain",
     ],
 )
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, benchmark_script):
@@ -48,21 +49,73 @@ def test_every_candidate_starts_from_the_forecast_without_covariates(name, bench
     assert sum(p.numel() for p in candidate.known_future.parameters()) > 0
 
 
-def test_the_candidate_without_gain_is_the_regression_decoder_blind_to_the_level():
-    from benchmarks.measure.decoders import Regression, RegressionWithoutGain
+@pytest.mark.parametrize("with_gain, without", [("Regression", "RegressionWithoutGain"), ("LevelFloor", None)])
+def test_a_candidate_without_gain_is_its_decoder_blind_to_the_level(with_gain, without):
+    """``regression_without_gain`` is ``regression`` with a zero gain; the package's decoder is
+    ``level_floor`` with a zero gain, and draws ``level_floor``'s weights but the gain's."""
+    from benchmarks.measure import decoders
+    from xct_estimators.nn.known_future import KnownFutureDecoder
 
     torch.manual_seed(0)
-    regression, candidate = Regression(SEQ_LEN, FUTURE, CHANNELS), RegressionWithoutGain(SEQ_LEN, FUTURE, CHANNELS)
-    for parameter in regression.parameters():  # trained weights, not the zero start
+    gained = getattr(decoders, with_gain)(SEQ_LEN, FUTURE, CHANNELS)
+    torch.manual_seed(0)
+    candidate = (
+        getattr(decoders, without)(SEQ_LEN, FUTURE, CHANNELS)
+        if without
+        else KnownFutureDecoder(SEQ_LEN, FUTURE, CHANNELS)
+    )
+    for name, value in candidate.state_dict().items():  # the same draws, the gain's aside
+        torch.testing.assert_close(value, gained.state_dict()[name])
+    for parameter in gained.parameters():  # trained weights, not the zero start
         torch.nn.init.normal_(parameter, std=0.3)
-    candidate.load_state_dict(regression.state_dict())
+    candidate.load_state_dict(gained.state_dict(), strict=bool(without))
     known, level = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.randn(2, 1, CHANNELS)
     with torch.no_grad():
-        assert not torch.allclose(regression(known, level), regression(known, level + 5.0))  # the gain reads the level
-        assert torch.equal(candidate(known, level), candidate(known, level + 5.0))
-        torch.nn.init.zeros_(regression.gain.mlp[-1].weight), torch.nn.init.zeros_(regression.gain.mlp[-1].bias)
-        torch.nn.init.zeros_(regression.gain.skip.weight), torch.nn.init.zeros_(regression.gain.skip.bias)
-        torch.testing.assert_close(candidate(known, level), regression(known, level))
+        gained.level = level
+        moved = gained(known, CHANNELS)
+        gained.level = level + 5.0
+        assert not torch.allclose(moved, gained(known, CHANNELS))  # the gain reads the level
+        for layer in (gained.gain.mlp[-1], gained.gain.skip):
+            torch.nn.init.zeros_(layer.weight), torch.nn.init.zeros_(layer.bias)
+        torch.testing.assert_close(candidate(known, CHANNELS), gained(known, CHANNELS))
+
+
+def test_the_level_floor_is_the_lowest_window_mean_of_the_series_long_enough_for_a_window():
+    import numpy as np
+
+    from benchmarks.measure.decoders import lowest_window_mean
+
+    rng = np.random.default_rng(0)
+    long, short = rng.normal(size=(40, 2)), np.full((5, 2), -100.0)
+    brute = np.min([long[i : i + 8].mean(axis=0) for i in range(33)], axis=0)
+    np.testing.assert_allclose(lowest_window_mean([long, short], 8, fallback=np.zeros(2)), brute)
+    np.testing.assert_array_equal(lowest_window_mean([short], 8, fallback=np.array([1.0, 2.0])), [1.0, 2.0])
+
+
+def test_a_panel_s_floor_is_the_lowest_window_mean_within_one_series(tmp_path):
+    """The lab gives ``level_floor`` the floor of the training series through a fit; no window spans
+    two series: here the windows across the join are the lowest of all."""
+    from unittest import mock
+
+    import numpy as np
+    from darts import TimeSeries
+
+    from benchmarks.measure.decoders import LevelFloor, with_candidate, with_floor
+    from xct_estimators import XCTFormerModel, forecasting, forecasting_module
+
+    window = 16
+    low = np.r_[np.full(window // 2, -10.0), np.full(60, 10.0)].astype(np.float32)  # every window's mean is >= 0
+    first, second = TimeSeries.from_values(low[::-1].copy()), TimeSeries.from_values(low)
+    control = TimeSeries.from_values(np.zeros((len(low) + 4, 1), np.float32), columns=["control"])
+    model = XCTFormerModel(window, 4, patch_len=8, stride=8, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1,
+                           random_state=0, work_dir=str(tmp_path),
+                           pl_trainer_kwargs={"enable_progress_bar": False, "enable_model_summary": False})  # fmt: skip
+    with (
+        mock.patch.object(forecasting_module, "XCTFormerNet", with_candidate(LevelFloor)),
+        mock.patch.object(forecasting, "input_statistics", with_floor),
+    ):
+        model.fit([first, second], future_covariates=[control, control])
+    np.testing.assert_allclose(model.network_.known_future.level_floor, [0.0], atol=1e-6)
 
 
 def test_the_tide_candidate_reads_every_step_of_window_and_horizon():

@@ -4,8 +4,10 @@ seeds and horizon.
 ``regression`` (the package's decoder until ``step_gain`` was chosen), ``regression_without_gain``
 and ``step_gain`` take the decoder's place in the package's network (:class:`PackageNetwork`);
 ``replicated_history`` is ``step_gain`` whose filters read the window's first step before it, not
-zeros, and ``level_floor`` the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`
-(``replicated_history`` whose gain scales the level from the training floor). The others add to
+zeros, ``level_floor`` (:class:`LevelFloor`) ``replicated_history`` whose gain scales the level from
+the training floor, and ``level_floor_without_gain`` the package's
+:class:`~xct_estimators.nn.known_future.KnownFutureDecoder` (``level_floor`` without its gain, whose
+unused modules it keeps, so a seed draws ``level_floor``'s weights). The others add to
 the head's output, as the package's decoders did before it: they read each target channel's tokens,
 the covariates over window and horizon and the targets' window statistics, and start at zero;
 :func:`with_candidate` gives the network that runs one of them in the decoder's place
@@ -16,9 +18,12 @@ from __future__ import annotations
 from typing import Optional
 from unittest import mock
 
+import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
+from xct_estimators import forecasting
 from xct_estimators.nn import XCTFormerNet, known_future
 from xct_estimators.nn import model as network_module
 from xct_estimators.nn.known_future import (
@@ -221,7 +226,45 @@ class LevelGain(DataUnits):
         return self.laid_out(out)
 
 
-class ReplicatedHistory(known_future.KnownFutureDecoder):
+class LevelFloor(known_future.KnownFutureDecoder):
+    """The package's decoder until its gain was dropped (a gain a calendar turned against ETTm1 at
+    horizon 720): ``d level_std + g (level - floor + softplus(offset) level_std)``, ``g`` an MLP of
+    the step's features and the channel's context, ``level`` the window's mean of the target
+    (:class:`PackageNetwork` sets it), ``floor`` the lowest window mean of training
+    (:func:`with_floor`). Its gain is drawn after the package's modules, as it was."""
+
+    def __init__(self, seq_len, n_future, n_channels, n_static=0):
+        super().__init__(seq_len, n_future, n_channels, n_static)
+        self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)  # the step's features only
+        self.offset = nn.Parameter(torch.zeros(n_channels))  # the level's zero below the floor, softplus'd spreads
+        self.register_buffer("level_floor", torch.zeros(n_channels))
+
+    @torch.no_grad()
+    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
+        super().set_statistics(known_mean, known_std, level_mean, level_std)
+        if level_floor is not None:
+            self.level_floor[: len(level_std)] = torch.as_tensor(level_floor, dtype=torch.float32)
+
+    def forward(self, known, n_channels, static=None):
+        level = self.level
+        step = self.step_inputs(known).to(level.dtype)
+        context = self.channel_context(known.shape[0], n_channels, static).to(level.dtype)
+        gain = pairwise(self.gain, self.gain_inputs(step), context)[..., 0]
+        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:n_channels] + gain * self.gained(level)
+
+    def gained(self, level):
+        """What the gain scales, (B, 1, C): the window's level above the training floor, plus a
+        learned positive margin."""
+        c = level.shape[-1]
+        return level - self.level_floor[:c] + F.softplus(self.offset[:c]) * self.level_std[:c]
+
+    @staticmethod
+    def gain_inputs(step):
+        """What the gain reads of step t: its features, not the filters' responses."""
+        return step[..., FILTERS:]
+
+
+class ReplicatedHistory(LevelFloor):
     """The package's decoder until ``level_floor`` was chosen: its gain scaled the window's level
     from the training mean, ``level + offset level_std`` (offset learned from 0), so where a test
     period's level moved away from the training mean the gain scaled what it never saw."""
@@ -231,7 +274,7 @@ class ReplicatedHistory(known_future.KnownFutureDecoder):
         return level + self.offset[:c] * self.level_std[:c]
 
 
-class Regression(known_future.KnownFutureDecoder):
+class Regression(LevelFloor):
     """The package's decoder until ``step_gain`` was chosen: its gain read the filters' responses
     too, which read zeros before the window, so it could tell a window step from a horizon step (on
     ETTh1 with a calendar it pulled the horizon toward the training period's level). Its modules
@@ -267,11 +310,7 @@ class RegressionWithoutGain(Regression):
     A check of the gain on ETTh1 with a calendar. It keeps the unused ``gain`` and ``offset`` (a
     seed draws :class:`Regression`'s weights), which its parameter count includes."""
 
-    def forward(self, known, level, static=None):
-        c = level.shape[-1]
-        step = self.step_inputs(known).to(level.dtype)
-        context = self.channel_context(level.shape[0], c, static).to(level.dtype)
-        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:c]
+    forward = known_future.KnownFutureDecoder.forward
 
 
 class StepGain(Regression):
@@ -283,15 +322,15 @@ class StepGain(Regression):
         super().__init__(seq_len, n_future, n_channels, n_static)
         self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)
 
-    gain_inputs = staticmethod(known_future.KnownFutureDecoder.gain_inputs)
+    gain_inputs = staticmethod(LevelFloor.gain_inputs)
 
 
-class LevelFloorWithoutGain(known_future.KnownFutureDecoder):
-    """The package's decoder without its gain on the window's level: each effect is ``d level_std``.
-    A check of what the gain costs ETTm1 with a calendar at long horizons. It keeps the unused
-    ``gain`` and ``offset`` (a seed draws the package's weights), which its parameter count includes."""
+class LevelFloorWithoutGain(LevelFloor):
+    """:class:`LevelFloor` without its gain, each effect ``d level_std``: the package's decoder, with
+    ``level_floor``'s unused ``gain`` and ``offset`` (a seed draws its weights; its parameter count
+    includes them), as its recorded runs had them."""
 
-    forward = RegressionWithoutGain.forward
+    forward = known_future.KnownFutureDecoder.forward
 
 
 CANDIDATES = {
@@ -305,8 +344,8 @@ CANDIDATES = {
     "regression_without_gain": RegressionWithoutGain,
     "step_gain": StepGain,
     "replicated_history": ReplicatedHistory,
-    "level_floor": known_future.KnownFutureDecoder,  # the package's: replicated_history, the level from the floor
-    "level_floor_without_gain": LevelFloorWithoutGain,
+    "level_floor": LevelFloor,
+    "level_floor_without_gain": LevelFloorWithoutGain,  # the package's, with level_floor's unused modules
 }
 
 
@@ -358,6 +397,49 @@ class PackageNetwork(XCTFormerNet):
     def __init__(self, config, *args, **kwargs):
         with mock.patch.object(network_module, "KnownFutureDecoder", self.CANDIDATE):
             super().__init__(config, *args, **kwargs)
+
+    def set_statistics(self, known=None, level=None, static=None, level_floor=None) -> None:
+        super().set_statistics(known, level, static)
+        if level_floor is not None and self.config.n_future_channels:
+            self.known_future.set_statistics(*known, *level, level_floor=level_floor)
+
+    def forward(self, x, mask=None, n_outputs: Optional[int] = None, future=None, static=None):
+        """The package's forward, the candidate given the targets' window mean (``level``) first:
+        the mean of the observed values, as the package's gain read it."""
+        c = self.config
+        if c.n_future_channels:
+            n = c.n_token_channels if n_outputs is None else n_outputs
+            observed = None if mask is None else mask[..., :n].bool()
+            targets = x[..., :n] if observed is None else torch.where(observed, x[..., :n], 0.0)
+            self.known_future.level = instance_stats(targets, observed)[0]
+        return super().forward(x, mask, n_outputs, future, static)
+
+
+def with_floor(dataset) -> dict:
+    """:func:`xct_estimators.forecasting.input_statistics` (the package's own, patched in place by
+    ``decoder_choice``) with the targets' lowest window mean (``level_floor``), which
+    :class:`LevelFloor` and the decoders after it read."""
+    stats = _package_statistics(dataset)
+    series = getattr(dataset, "series", None)
+    if "level" in stats and series:
+        parts = [part.values(copy=False) for part in series]
+        fallback = np.concatenate(parts).astype(np.float64).min(axis=0)
+        stats["level_floor"] = lowest_window_mean(parts, dataset.input_chunk_length, fallback)
+    return stats
+
+
+_package_statistics = forecasting.input_statistics
+
+
+def lowest_window_mean(parts: list, window: int, fallback: np.ndarray) -> np.ndarray:
+    """Each column's lowest mean over ``window`` consecutive rows of any of ``parts`` (arrays
+    (rows, columns)); ``fallback`` where no part has that many rows."""
+    lowest = np.full(fallback.shape, np.inf)
+    for part in parts:
+        if len(part) >= window:
+            sums = np.cumsum(np.vstack([np.zeros((1, part.shape[1])), part.astype(np.float64)]), axis=0)
+            lowest = np.minimum(lowest, ((sums[window:] - sums[:-window]) / window).min(axis=0))
+    return np.where(np.isfinite(lowest), lowest, fallback)
 
 
 def with_candidate(candidate: type) -> type:

@@ -2,8 +2,6 @@
 it can be any function of a step's covariates, it is in the data's units; the network takes the
 window's effects off the window and adds the horizon's to its forecast, starting from the paper's."""
 
-import math
-
 import pytest
 import torch
 
@@ -20,56 +18,39 @@ def trained(module: torch.nn.Module) -> torch.nn.Module:
     return module
 
 
-def decoder(gain: bool = False) -> KnownFutureDecoder:
+def decoder() -> KnownFutureDecoder:
     torch.manual_seed(0)
     module = KnownFutureDecoder(L, F, C)
     trained(module.decode)
-    if gain:
-        trained(module.gain)
     return module.eval()
 
 
-def inputs(batch=2):
-    return torch.randn(batch, L + H, F), torch.randn(batch, 1, C)
-
-
 def test_an_effect_reads_the_covariates_of_its_step_and_the_window_before_it_and_none_after():
-    module = decoder(gain=True)
-    known, level = inputs()
+    module = decoder()
+    known = torch.randn(2, L + H, F)
     with torch.no_grad():
-        out = module(known, level)
+        out = module(known, C)
         assert out.shape == (2, L + H, C)
         for step in (3, L + 5):
             moved = known.clone()
             moved[:, step] += 1.0
-            changed = (module(moved, level) - out).abs().amax(dim=(0, 2))
+            changed = (module(moved, C) - out).abs().amax(dim=(0, 2))
             reached = torch.zeros(L + H, dtype=torch.bool)
             reached[step : step + L] = True  # the filters reach L steps forward from a step
             assert (changed[~reached] == 0).all() and (changed[reached] > 0).all()
 
 
-def test_effects_are_in_the_data_s_units_and_the_gain_scales_with_the_window_s_level():
-    """``d level_std + g (level - floor + softplus(offset) level_std)``: covariates in other units
-    (a x + b) give the same effects once standardised; twice the training spread, twice ``d``'s
-    part; ``g``'s part is proportional to the window's level above the training floor, plus a
-    margin of ``softplus(offset)`` training spreads."""
+def test_effects_are_in_the_data_s_units():
+    """``d level_std``: covariates in other units (a x + b) give the same effects once
+    standardised; twice the training spread, twice the effects; the first channels only."""
     module = decoder()
-    known, level = inputs()
+    known = torch.randn(2, L + H, F)
     with torch.no_grad():
-        plain = module(known, level)
+        plain = module(known, C)
         a, b = torch.tensor([9 / 5, 100.0]), torch.tensor([32.0, -5.0])
-        floor = torch.linspace(-1.0, 2.0, C)
-        module.set_statistics(b, a, torch.full((C,), 7.0), torch.full((C,), 2.0), level_floor=floor)
-        torch.testing.assert_close(module(known * a + b, level * 5.0), 2 * plain, rtol=1e-4, atol=1e-4)
-        trained(module.gain)
-        gain_part = lambda lvl: module(known * a + b, lvl) - 2 * plain  # noqa: E731
-        module.offset.fill_(-40.0)  # softplus(-40) ~ 4e-18: no margin
-        torch.testing.assert_close(gain_part(floor.expand_as(level)), torch.zeros_like(plain), rtol=0, atol=1e-5)
-        above = level.abs()
-        torch.testing.assert_close(gain_part(floor + 3 * above), 3 * gain_part(floor + above), rtol=1e-4, atol=1e-5)
-        margin = gain_part((floor + 2.0 * math.log(2.0)).expand_as(level))  # softplus(0) = log 2 spreads of 2.0
-        module.offset.zero_()
-        torch.testing.assert_close(gain_part(floor.expand_as(level)), margin, rtol=1e-4, atol=1e-5)
+        module.set_statistics(b, a, torch.full((C,), 7.0), torch.full((C,), 2.0))
+        torch.testing.assert_close(module(known * a + b, C), 2 * plain, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(module(known * a + b, C - 1), 2 * plain[..., : C - 1], rtol=1e-4, atol=1e-4)
     constant = torch.tensor([0.5, 1e15])  # constant in training: std 0, scaled by the size of the constant
     module.set_statistics(constant, torch.zeros(F), torch.zeros(C), torch.zeros(C))
     assert module.known_std.tolist() == [1.0, float(torch.tensor(1e15))] and (module.level_std == 1).all()
@@ -103,15 +84,15 @@ def test_a_network_with_future_covariates_starts_from_the_papers_forecast():
 @pytest.mark.parametrize("n_outputs", [2, 1])  # 1: the second channel is a past covariate, left as it is
 def test_the_network_forecasts_what_the_effects_leave_and_adds_the_horizon_s_effects(n_outputs):
     """A regression with forecast errors: net(window) = paper(window - its effects) + the horizon's
-    effects, the effects read off the covariates and the targets' own window level; a past
-    covariate, which nobody forecasts, keeps its values."""
+    effects, the effects read off the covariates alone; a past covariate, which nobody forecasts,
+    keeps its values."""
     torch.manual_seed(0)
     net = XCTFormerNet(config()).eval()
-    trained(net.known_future.decode), trained(net.known_future.gain)
+    trained(net.known_future)
     x, future = torch.randn(2, L, 3) + 4.0, torch.randn(2, H, 1)
     with torch.no_grad():
         known = torch.cat([x[..., 2:], future], dim=1)
-        effects = net.known_future(known, x[..., :n_outputs].mean(dim=1, keepdim=True))
+        effects = net.known_future(known, n_outputs)
         assert effects.shape == (2, L + H, n_outputs) and effects.abs().amin() > 0
         window = x[..., :2].clone()
         window[..., :n_outputs] -= effects[:, :L]
@@ -121,10 +102,10 @@ def test_the_network_forecasts_what_the_effects_leave_and_adds_the_horizon_s_eff
 
 def shifted_forecast_error(network=XCTFormerNet) -> float:
     """The largest gap between the forecast of a window shifted by 5 and the forecast shifted by 5,
-    with covariates that do not change and trained effects and gain."""
+    with covariates that do not change and a trained decoder."""
     torch.manual_seed(0)
     net = network(config()).eval()
-    trained(net.known_future.decode), trained(net.known_future.gain)
+    trained(net.known_future)
     x, future = torch.randn(2, L, 3), torch.full((2, H, 1), 0.7)
     x[..., 2] = 0.7
     shifted = x.clone()
@@ -134,10 +115,10 @@ def shifted_forecast_error(network=XCTFormerNet) -> float:
 
 
 def test_the_window_s_level_moves_the_horizon_only_as_far_as_the_covariates_say():
-    """With covariates that do not change, the gain is the same at every step, so a window shifted
-    by ``c`` gives a forecast shifted by ``c``, as the paper's network's; the lab's ``regression`` decoder (its
-    gain read the filters, zero before the window) could tell horizon from window steps and pull
-    the horizon toward the training period's level."""
+    """With covariates that do not change, every step's effect is the same, so a window shifted by
+    ``c`` gives a forecast shifted by ``c``, as the paper's network's; the lab's ``regression``
+    decoder (a gain on the level that read the filters, zero before the window) could tell horizon
+    from window steps and pull the horizon toward the training period's level."""
     from benchmarks.measure.decoders import Regression, with_candidate  # that decoder, kept in the lab
 
     assert shifted_forecast_error() < 1e-4

@@ -8,20 +8,15 @@ learned causal filters read those features over the ``seq_len`` steps up to ``t`
 taking the window's first step for the steps before it, so that covariates which hold one value
 give every step the same response; and for each target channel an MLP of the filters' responses,
 the step's features and the channel's context (which channel it is, the static covariates) gives
-the step's effect in the data's units (the channel's training spread), and an MLP of the step's
-features and the channel's context a gain on the window's level, so that the effect is ``d
-level_std + g (level - floor + softplus(offset) level_std)``. The level is measured from the
-lowest window mean of training (``floor``), so the share it scales is positive in training: a share
-of the level measured from the training mean (the mean of standardised data is 0) would flip sign
-when a test period's level moves past it, and a gain learned on small deviations from it would
-scale the larger ones of a drifting series. The gain reads no filter: the filters' responses at the
-window's first steps read a history the network does not have, so they tell a window step from a
-horizon step, and a gain that can tell them apart moves the horizon by a share of the window's
-level that no covariate explains, a pull toward the training period's level that data whose level
-drifts does not keep. The network takes the window's effects off the window before it normalises it
-and adds the horizon's to its forecast, so the backbone forecasts what the covariates do not
-explain. No effect reads the target's tokens: they would see the effects being taken off. The
-effects are zero at the start of training, which starts from the paper's forecast.
+the step's effect ``d`` in the data's units: ``d level_std``, ``level_std`` the channel's training
+spread. No part of an effect reads the window's level: a gain on it (the lab's ``level_floor``) bought
+the suite's multiplicative family nothing beyond the spread over seeds and cost ETTm1 with a calendar
+at long horizons, where a test period's level lies outside the training period's and a share of it
+learned there moves the horizon by what no covariate explains; a response that grows with the level
+is the backbone's to forecast, which reads the window. The network takes the window's effects off the
+window before it normalises it and adds the horizon's to its forecast, so the backbone forecasts what
+the covariates do not explain. No effect reads the target's tokens: they would see the effects being
+taken off. The effects are zero at the start of training, which starts from the paper's forecast.
 """
 
 from __future__ import annotations
@@ -61,13 +56,12 @@ class ResidualMLP(nn.Module):
 
 
 class KnownFutureDecoder(nn.Module):
-    """(known covariates over window and horizon, the targets' window level, static covariates) ->
+    """(known covariates over window and horizon, static covariates) ->
     each target channel's effect at every step, in the data's units.
 
-    The buffers ``known_mean``/``known_std`` (per covariate) standardise the covariates,
-    ``level_std`` (per target channel) is the data's unit of the effects and ``level_floor`` (per
-    target channel) the zero of the level the gain scales; they are the identity (and 0) until
-    :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
+    The buffers ``known_mean``/``known_std`` (per covariate) standardise the covariates and
+    ``level_std`` (per target channel) is the data's unit of the effects; they are the identity
+    until :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
     """
 
     def __init__(self, seq_len: int, n_future: int, n_channels: int, n_static: int = 0):
@@ -78,47 +72,28 @@ class KnownFutureDecoder(nn.Module):
         self.channel = nn.Parameter(torch.zeros(n_channels, CONTEXT))
         self.static = nn.Linear(n_static, CONTEXT, bias=False) if n_static else None
         self.decode = ResidualMLP(FILTERS + FEATURES + CONTEXT, HIDDEN, 1, zero=True)
-        self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)  # the step's features only
-        self.offset = nn.Parameter(torch.zeros(n_channels))  # the level's zero below the floor, softplus'd spreads
         self.register_buffer("known_mean", torch.zeros(n_future))
         self.register_buffer("known_std", torch.ones(n_future))
         self.register_buffer("level_std", torch.ones(n_channels))
-        self.register_buffer("level_floor", torch.zeros(n_channels))
 
     @torch.no_grad()
-    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
+    def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
         """The training data's mean and std of each covariate and of the first channels (the
-        targets), and the targets' lowest window mean (``level_floor``); a std of 0 (constant in
-        training) is replaced as :func:`usable_scale` says."""
+        targets); a std of 0 (constant in training) is replaced as :func:`usable_scale` says."""
         known_mean, known_std, level_mean, level_std = (
             torch.as_tensor(v, dtype=torch.float32) for v in (known_mean, known_std, level_mean, level_std)
         )
         self.known_mean[:] = known_mean
         self.known_std[:] = usable_scale(known_mean, known_std)
         self.level_std[: len(level_std)] = usable_scale(level_mean, level_std)  # the targets', the first channels
-        if level_floor is not None:
-            self.level_floor[: len(level_std)] = torch.as_tensor(level_floor, dtype=torch.float32)
 
-    def forward(self, known: torch.Tensor, level: torch.Tensor, static=None) -> torch.Tensor:
-        """``known`` (B, seq_len + future_len, F), as given; ``level`` (B, 1, C): the window mean
-        of each of the first C channels (the targets), as given; ``static`` (B, rows, features): the
-        static covariates, standardised, if the network has them. Returns the effects (B, seq_len + future_len, C)."""
-        c = level.shape[-1]
-        step = self.step_inputs(known).to(level.dtype)  # (B, L + H, R + E)
-        context = self.channel_context(level.shape[0], c, static).to(level.dtype)  # (B, C, Z)
-        gain = pairwise(self.gain, self.gain_inputs(step), context)[..., 0]
-        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:c] + gain * self.gained(level)
-
-    def gained(self, level: torch.Tensor) -> torch.Tensor:
-        """What the gain scales, (B, 1, C): the window's level above the training floor, plus a
-        learned positive margin (the module's docstring)."""
-        c = level.shape[-1]
-        return level - self.level_floor[:c] + F.softplus(self.offset[:c]) * self.level_std[:c]
-
-    @staticmethod
-    def gain_inputs(step: torch.Tensor) -> torch.Tensor:
-        """What the gain reads of step t: its features, not the filters' responses (the module's docstring)."""
-        return step[..., FILTERS:]
+    def forward(self, known: torch.Tensor, n_channels: int, static=None) -> torch.Tensor:
+        """``known`` (B, seq_len + future_len, F), as given; ``n_channels``: how many of the first
+        channels (the targets) get effects; ``static`` (B, rows, features): the static covariates,
+        standardised, if the network has them. Returns the effects (B, seq_len + future_len, n_channels)."""
+        step = self.step_inputs(known)  # (B, L + H, R + E)
+        context = self.channel_context(known.shape[0], n_channels, static).to(step.dtype)  # (B, C, Z)
+        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:n_channels]
 
     def step_inputs(self, known: torch.Tensor) -> torch.Tensor:
         """What the decoding reads of step t: the filters' responses up to t and t's features."""
