@@ -45,6 +45,8 @@ def test_every_candidate_starts_from_the_forecast_without_covariates(name, bench
     x, future = torch.randn(2, SEQ_LEN, CHANNELS + FUTURE), torch.randn(2, HORIZON, FUTURE)
     baseline = _net(candidates[name], future=0)(x[..., :CHANNELS])
     candidate = _net(candidates[name])
+    zeros, ones = torch.zeros(CHANNELS), torch.ones(CHANNELS)  # what a fit gives the lab's networks, floor and all
+    candidate.set_statistics(known=(torch.zeros(FUTURE), torch.ones(FUTURE)), level=(zeros, ones), level_floor=zeros)
     torch.testing.assert_close(candidate(x, n_outputs=CHANNELS, future=future), baseline)
     assert sum(p.numel() for p in candidate.known_future.parameters()) > 0
 
@@ -78,6 +80,57 @@ def test_a_candidate_without_gain_is_its_decoder_blind_to_the_level(with_gain, w
         for layer in (gained.gain.mlp[-1], gained.gain.skip):
             torch.nn.init.zeros_(layer.weight), torch.nn.init.zeros_(layer.bias)
         torch.testing.assert_close(candidate(known, CHANNELS), gained(known, CHANNELS))
+
+
+def test_level_floor_s_gain_scales_the_level_above_the_floor_plus_a_margin():
+    """``d level_std + g (level - floor + softplus(offset) level_std)``: ``g``'s part is zero at the
+    floor with no margin, proportional to the level above it, and the margin is ``softplus(offset)``
+    training spreads."""
+    import math
+
+    from benchmarks.measure.decoders import LevelFloor
+
+    torch.manual_seed(0)
+    module = LevelFloor(SEQ_LEN, FUTURE, CHANNELS).eval()
+    floor = torch.linspace(-1.0, 2.0, CHANNELS)
+    module.set_statistics(
+        torch.zeros(FUTURE), torch.ones(FUTURE), torch.zeros(CHANNELS), torch.full((CHANNELS,), 2.0), floor
+    )
+    for parameter in module.parameters():
+        torch.nn.init.normal_(parameter, std=0.3)
+    known, above = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.rand(2, 1, CHANNELS) + 0.5
+    with torch.no_grad():
+        module.level = floor.expand_as(above)
+        module.offset.fill_(-40.0)  # softplus(-40) ~ 4e-18: no margin
+        at_floor = module(known, CHANNELS)  # d's part alone
+        module.level = floor + 3 * above
+        three = module(known, CHANNELS) - at_floor
+        module.level = floor + above
+        torch.testing.assert_close(three, 3 * (module(known, CHANNELS) - at_floor), rtol=1e-4, atol=1e-5)
+        assert three.abs().amin() > 0
+        module.level = (floor + 2.0 * math.log(2.0)).expand_as(above)  # softplus(0) = log 2 spreads of 2.0
+        margin = module(known, CHANNELS)
+        module.offset.zero_()
+        module.level = floor.expand_as(above)
+        torch.testing.assert_close(module(known, CHANNELS), margin, rtol=1e-4, atol=1e-5)
+
+
+def test_the_lab_s_gain_reads_the_mean_of_the_observed_window():
+    """:class:`PackageNetwork` gives its decoder the targets' window mean over observed points, as
+    the package's gain read it; bad input is refused before."""
+    from benchmarks.measure.decoders import LevelFloor
+
+    net = _net(LevelFloor)
+    x, future = torch.randn(2, SEQ_LEN, CHANNELS + FUTURE) + 3.0, torch.randn(2, HORIZON, FUTURE)
+    mask = torch.rand(2, SEQ_LEN, CHANNELS + FUTURE) > 0.3
+    mask[..., CHANNELS:] = True
+    with torch.no_grad():
+        net(torch.where(mask, x, torch.nan), mask=mask, n_outputs=2, future=future)
+    observed = mask[..., :2]
+    expected = torch.where(observed, x[..., :2], 0.0).sum(1, keepdim=True) / observed.sum(1, keepdim=True)
+    torch.testing.assert_close(net.known_future.level, expected)
+    with pytest.raises(ValueError):
+        net(x[..., :2], future=future)
 
 
 def test_the_level_floor_is_the_lowest_window_mean_of_the_series_long_enough_for_a_window():

@@ -233,6 +233,8 @@ class LevelFloor(known_future.KnownFutureDecoder):
     (:class:`PackageNetwork` sets it), ``floor`` the lowest window mean of training
     (:func:`with_floor`). Its gain is drawn after the package's modules, as it was."""
 
+    REMOVED = frozenset()  # it has them: it pickles as any module
+
     def __init__(self, seq_len, n_future, n_channels, n_static=0):
         super().__init__(seq_len, n_future, n_channels, n_static)
         self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)  # the step's features only
@@ -363,6 +365,9 @@ class AddedToTheHead(XCTFormerNet):
         with mock.patch.object(network_module, "KnownFutureDecoder", candidate):
             super().__init__(config, *args, **kwargs)
 
+    def set_statistics(self, known=None, level=None, static=None, level_floor=None) -> None:
+        super().set_statistics(known, level, static)  # no candidate here reads the floor
+
     def forward(self, x, mask=None, n_outputs: Optional[int] = None, future=None, static=None):
         self._check_input(x, mask, future, static)
         c = self.config
@@ -407,6 +412,7 @@ class PackageNetwork(XCTFormerNet):
         """The package's forward, the candidate given the targets' window mean (``level``) first:
         the mean of the observed values, as the package's gain read it."""
         c = self.config
+        self._check_input(x, mask, future, static)  # before the level reads them
         if c.n_future_channels:
             n = c.n_token_channels if n_outputs is None else n_outputs
             observed = None if mask is None else mask[..., :n].bool()

@@ -56,6 +56,19 @@ def test_effects_are_in_the_data_s_units():
     assert module.known_std.tolist() == [1.0, float(torch.tensor(1e15))] and (module.level_std == 1).all()
 
 
+def test_a_pickle_of_the_decoder_with_the_unreleased_gain_is_refused():
+    """An sktime forecaster pickles its trained network: one pickled with the gain would otherwise
+    load with the gain kept unread and forecast otherwise without a word."""
+    import pickle
+
+    module = decoder()
+    restored = pickle.loads(pickle.dumps(module))
+    torch.testing.assert_close(restored(torch.ones(1, L + H, F), C), module(torch.ones(1, L + H, F), C))
+    module.register_buffer("level_floor", torch.zeros(C))
+    with pytest.raises(ValueError, match="gain on the window's level(.|\n)*must be refit"):
+        pickle.loads(pickle.dumps(module))
+
+
 def config(**changes) -> XCTFormerConfig:
     base = dict(seq_len=L, n_channels=3, out_len=H, patch_len=8, stride=4, d_model=8, n_heads=2, d_ff=16,
                 e_layers=1, n_future_channels=1, future_len=H)  # fmt: skip

@@ -76,6 +76,20 @@ class KnownFutureDecoder(nn.Module):
         self.register_buffer("known_std", torch.ones(n_future))
         self.register_buffer("level_std", torch.ones(n_channels))
 
+    #: What the unreleased decoder with a gain on the window's level held and this one has not.
+    REMOVED = frozenset({"gain", "offset", "level_floor"})
+
+    def __setstate__(self, state: dict) -> None:
+        """A pickle (an sktime forecaster's) of the decoder with the gain is refused: unpickled as it
+        is, the gain would be kept unread, and its forecasts change without a word."""
+        held = {*state.get("_modules", {}), *state.get("_parameters", {}), *state.get("_buffers", {})}
+        if self.REMOVED & held:
+            raise ValueError(
+                "This model was saved with the known-future decoder's gain on the window's level, which this "
+                "version no longer has: a model with future covariates saved by an earlier version must be refit."
+            )
+        super().__setstate__(state)
+
     @torch.no_grad()
     def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
         """The training data's mean and std of each covariate and of the first channels (the
