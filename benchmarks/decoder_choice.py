@@ -30,18 +30,18 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 - ``replicated_history``: ``step_gain`` whose filters read the window's first step for the steps
   before it, not zeros: a covariate that holds one value then gives every step the same response,
   which the backbone's normalisation takes off (the package's decoder until ``level_floor``);
-- ``level_floor``: the package's decoder, ``replicated_history`` whose gain scales the window's
-  level above the lowest window mean of training plus a learned positive margin, not the level
-  from the training mean (on ETTm1 with a calendar the test level lies far from the training mean).
-- ``level_floor_without_gain``: ``level_floor`` without its gain (a check of what the gain costs
-  ETTm1 with a calendar at horizon 720).
+- ``level_floor``: ``replicated_history`` whose gain scales the window's level above the lowest
+  window mean of training plus a learned positive margin, not the level from the training mean (on
+  ETTm1 with a calendar the test level lies far from the training mean);
+- ``level_floor_without_gain``: ``level_floor`` without its gain, the package's decoder (whose
+  unused modules the candidate keeps, so a seed draws ``level_floor``'s weights).
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.
 
 The package's decoder is the one chosen here: the lowest geometric mean of MSE over the families
-among the decoders that keep ETTh1 (every horizon) and ETTm1 (horizon 96) with a calendar no worse
-than without it (``level_floor``);
+among the decoders that keep ETTh1 and ETTm1 with a calendar no worse than without it at every
+horizon (``level_floor_without_gain``);
 ``xct-bench`` runs confirm it, unchanged, on the families held out from this choice
 (docs/forecasting.md, Covariates). Each finished run is a line of ``OUTPUT/rows.jsonl`` at once, so
 a stopped run resumes where it was:

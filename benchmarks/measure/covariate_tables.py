@@ -60,8 +60,8 @@ def table(results: Path, root: Path) -> str:
     source = (
         f"\nMSE (mean ± sd over seeds {', '.join(map(str, seeds))}), horizon "
         f"{first['horizon']}, on the test split; noise floor: the MSE of a forecast that knows everything but the "
-        f"noise; the choice: the lowest geometric mean over the families among the decoders that keep ETTh1 (every "
-        f"horizon) and ETTm1 (horizon 96) with a calendar no worse than without it. Record: "
+        f"noise; the choice: the lowest geometric mean over the families among the decoders that keep ETTh1 and "
+        f"ETTm1 with a calendar no worse than without it at every horizon. Record: "
         f"`{path.relative_to(root).as_posix()}` ({made}; 1 thread per run; "
         f"`{first['command']}`, with `--candidates` for the later ones).\n"
     )
