@@ -106,6 +106,7 @@ TABLES = {
     "decoder-choice": lambda: covariate_tables.table(RESULTS, ROOT),
     "covariate-suite": lambda: covariate_tables.suite_table(RESULTS, ROOT),
     "covariate-calendar": lambda: covariate_tables.calendar_table(RESULTS, ROOT),
+    "covariate-errors": lambda: covariate_tables.error_split_table(RESULTS, ROOT),
     "lookback-frontier": lambda: lookback_tables.frontier_table(RESULTS, ROOT),
     "lookback-inputs": lambda: lookback_tables.look_back_table(RESULTS, ROOT),
     "lookback-recipes": lambda: lookback_tables.recipes_table(RESULTS, ROOT),

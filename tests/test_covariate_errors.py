@@ -31,3 +31,26 @@ def test_an_unknown_flag_is_refused_before_any_training(tmp_path, capsys):
         main(["--flag", "temperature", "--output", str(tmp_path)])
     assert "not a covariate of known-multiplicative" in capsys.readouterr().err
     assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_the_error_table_gives_each_model_and_mode_its_means(tmp_path):
+    import json
+
+    from benchmarks.measure.covariate_tables import error_split_table
+
+    def row(model, covariates, seed, mse):
+        lead = {"0": mse / 4, "47": mse, "95": 2 * mse}
+        return {"model": model, "covariates": covariates, "seed": seed, "family": "multiplicative", "flag": "promo",
+                "horizon": 96, "mse": mse, "mse_flag_on": 2 * mse, "mse_flag_off": mse / 2, "share_on": 0.25,
+                "mse_by_lead": lead, "git_commit": "abcdef1234", "device": {"cpu": "test CPU"},
+                "command": "python -m benchmarks.covariate_errors"}  # fmt: skip
+
+    rows = [row("xctformer", "all", 1, 0.2), row("xctformer", "all", 2, 0.4), row("tsmixer", "none", 1, 0.3)]
+    path = tmp_path / "results" / "cpu" / "covariate-errors" / "rows.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = error_split_table(tmp_path / "results", tmp_path)
+    assert "| model | covariates | MSE | promo on | promo off | step 1 | step 48 | step 96 |" in table
+    assert "| `xctformer` | all | 0.300 ± 0.141 | 0.600 ± 0.283 | 0.150 ± 0.071 | 0.075 ± 0.035 |" in table
+    assert "| `tsmixer` | none | 0.300 | 0.600 | 0.150 | 0.075 | 0.300 | 0.600 |" in table
+    assert "a share 0.25 of them" in table and "commit abcdef1 on test CPU" in table

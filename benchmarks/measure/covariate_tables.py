@@ -157,3 +157,32 @@ def calendar_table(results: Path, root: Path) -> str:
         f"two standard deviations together. Record: `{path.relative_to(root).as_posix()}` ({made}).\n"
     )
     return compact_table(header, lines) + source
+
+
+def error_split_table(results: Path, root: Path) -> str:
+    """docs/forecasting.md's table of where the error lies on a family (``benchmarks/covariate_errors.py``):
+    each model's MSE over all steps, the steps with the flag on and off, and at three leads."""
+    path = results / "cpu" / "covariate-errors" / "rows.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    runs: dict = {}
+    for row in rows:
+        runs.setdefault((row["model"], row["covariates"]), []).append(row)
+    leads = ("0", "47", "95")
+    lines = []
+    for (model, covariates), mine in runs.items():
+        cells = [_mean_sd([r[key] for r in mine]) for key in ("mse", "mse_flag_on", "mse_flag_off")]
+        cells += [_mean_sd([r["mse_by_lead"][lead] for r in mine]) for lead in leads]
+        lines.append([f"`{model}`", covariates, *cells])
+    first = rows[0]
+    flag = first["flag"]
+    header = ["model", "covariates", "MSE", f"{flag} on", f"{flag} off", *(f"step {int(lead) + 1}" for lead in leads)]
+    commits = ", ".join(dict.fromkeys(f"{r['git_commit'][:7]} on {r['device']['cpu']}" for r in rows))
+    seeds = ", ".join(str(seed) for seed in sorted({r["seed"] for r in rows}))
+    source = (
+        f"\n`known-{first['family']}`, horizon {first['horizon']}, test split, mean ± sd over seeds {seeds}, "
+        f"`xct-bench`'s defaults; {flag} on/off: the MSE over the forecast steps where the {flag} flag is on "
+        f"(a share {statistics.mean(r['share_on'] for r in rows):.2f} of them) or off; step k: the MSE of the k-th "
+        f"forecast step. Record: `{path.relative_to(root).as_posix()}` (commit {commits}, 1 thread per run; "
+        f"`{first['command']}`).\n"
+    )
+    return compact_table(header, lines) + source
