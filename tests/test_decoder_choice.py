@@ -38,7 +38,6 @@ def _net(decoder_class, future: int = FUTURE) -> XCTFormerNet:
         "replicated_history",
         "level_floor",
         "level_floor_without_gain",
-        "window_scale",
     ],
 )
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, benchmark_script):
@@ -81,22 +80,6 @@ def test_a_candidate_without_gain_is_its_decoder_blind_to_the_level(with_gain, w
         for layer in (gained.gain.mlp[-1], gained.gain.skip):
             torch.nn.init.zeros_(layer.weight), torch.nn.init.zeros_(layer.bias)
         torch.testing.assert_close(candidate(known, CHANNELS), gained(known, CHANNELS))
-
-
-def test_window_scale_is_the_window_s_own_response_shrunk_toward_the_training_size():
-    from benchmarks.measure.decoders import window_scale
-
-    torch.manual_seed(0)
-    effects = torch.randn(2, 96, 3)
-    responding = 5.0 + 2.5 * effects + 0.01 * torch.randn(2, 96, 3)
-    torch.testing.assert_close(window_scale(responding, effects), torch.full((2, 1, 3), 2.5), atol=2e-3, rtol=0)
-    noisy = 5.0 + 2.5 * effects + torch.randn(2, 96, 3)  # as much noise as response: pulled toward 1
-    assert ((window_scale(noisy, 0.2 * effects) > 1.0) & (window_scale(noisy, 0.2 * effects) < 12.5)).all()
-    torch.testing.assert_close(window_scale(responding + 7.0, effects), window_scale(responding, effects))  # no level
-    silent = torch.randn(2, 96, 3)  # no response: near 0 where the effects would show, near 1 where they would not
-    assert (window_scale(silent, 3.0 * effects).abs() < 0.1).all()
-    assert ((window_scale(silent, 0.001 * effects) - 1.0).abs() < 0.05).all()
-    torch.testing.assert_close(window_scale(silent, torch.zeros(2, 96, 3)), torch.ones(2, 1, 3))
 
 
 def test_level_floor_s_gain_scales_the_level_above_the_floor_plus_a_margin():

@@ -327,35 +327,6 @@ class StepGain(Regression):
     gain_inputs = staticmethod(LevelFloor.gain_inputs)
 
 
-class WindowScale(known_future.KnownFutureDecoder):
-    """The package's decoder whose effects, window and horizon alike, are scaled per window and
-    channel by how strongly the window itself responds to them: the posterior mean of ``s`` in
-    ``window - its mean = s (effects - their mean) + noise``, with a prior ``s ~ N(1, 1)`` and the
-    noise's variance the fit's residual variance per step. A window that shows no response keeps
-    the training size (``s`` near 1); one where a promotion lifted a high level by more says so.
-    It reads no level: a window moved by ``c`` gives the same ``s``. :class:`PackageNetwork` sets
-    ``window`` (the targets' window, (B, seq_len, C))."""
-
-    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
-        super().set_statistics(known_mean, known_std, level_mean, level_std)  # it reads no floor
-
-    def forward(self, known, n_channels, static=None):
-        effects = super().forward(known, n_channels, static)
-        return effects * window_scale(self.window, effects[:, : self.seq_len])
-
-
-def window_scale(window: torch.Tensor, effects: torch.Tensor) -> torch.Tensor:
-    """(B, 1, C): the posterior mean of ``s`` (prior N(1, 1)) in ``window = a + s effects + noise``
-    over the window's steps, the noise's variance the residual variance per step of the least-squares
-    fit; ``window`` and ``effects`` (B, L, C)."""
-    x = window - window.mean(dim=1, keepdim=True)
-    e = effects - effects.mean(dim=1, keepdim=True)
-    response, energy = (e * x).sum(dim=1, keepdim=True), (e * e).sum(dim=1, keepdim=True)
-    fitted = response / energy.clamp_min(1e-12)
-    noise = ((x - fitted * e) ** 2).mean(dim=1, keepdim=True)
-    return (response + noise) / (energy + noise).clamp_min(1e-12)
-
-
 class LevelFloorWithoutGain(LevelFloor):
     """:class:`LevelFloor` without its gain, each effect ``d level_std``: the package's decoder, with
     ``level_floor``'s unused ``gain`` and ``offset`` (a seed draws its weights; its parameter count
@@ -377,7 +348,6 @@ CANDIDATES = {
     "replicated_history": ReplicatedHistory,
     "level_floor": LevelFloor,
     "level_floor_without_gain": LevelFloorWithoutGain,  # the package's, with level_floor's unused modules
-    "window_scale": WindowScale,
 }
 
 
@@ -448,7 +418,6 @@ class PackageNetwork(XCTFormerNet):
             observed = None if mask is None else mask[..., :n].bool()
             targets = x[..., :n] if observed is None else torch.where(observed, x[..., :n], 0.0)
             self.known_future.level = instance_stats(targets, observed)[0]
-            self.known_future.window = targets
         return super().forward(x, mask, n_outputs, future, static)
 
 
