@@ -27,6 +27,8 @@ from xct_estimators.bench.forecast.protocol import build_model, fit_model, forec
 
 #: Leads (0-based horizon steps) whose mean squared error a row keeps.
 LEADS = (0, 23, 47, 71, 95)
+#: The families of one series (a panel's test split is one per member).
+SINGLE_SERIES = tuple(sorted(name for name in FAMILIES if name != "panel"))
 
 
 def split_errors(truth: np.ndarray, forecasts: list[np.ndarray], flag: np.ndarray, seq_len: int) -> dict:
@@ -60,7 +62,11 @@ def run(model_name: str, family: str, covariates: str, seed: int, flag: str) -> 
         build = dict(seed=seed, accelerator="cpu", devices=1, progress=False, work_dir=Path(work_dir))
         model = build_model(model_name, dataset, HORIZON, **build)
         fit_model(model, prepared)
-        forecasts = [f.values() for f in forecast_test_split(model, prepared, HORIZON)]
+        forecasts = forecast_test_split(model, prepared, HORIZON)
+    starts = prepared.test.time_index[prepared.seq_len : prepared.seq_len + len(forecasts)]
+    if [f.start_time() for f in forecasts] != list(starts):  # split_errors reads forecast i from row seq_len + i
+        raise RuntimeError("The forecasts do not start at the test split's rows seq_len, seq_len + 1, ...")
+    forecasts = [f.values() for f in forecasts]
     errors = split_errors(prepared.test.values(), forecasts, flag_values, prepared.seq_len)
     row = {"model": model_name, "family": family, "covariates": covariates, "seed": seed, "flag": flag}
     return {**row, "horizon": HORIZON, **errors, **run_fields("cpu")}
@@ -68,33 +74,36 @@ def run(model_name: str, family: str, covariates: str, seed: int, flag: str) -> 
 
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", default="multiplicative", choices=sorted(FAMILIES))
+    parser.add_argument("--family", default="multiplicative", choices=SINGLE_SERIES)
     parser.add_argument("--flag", default="promo", help="the 0/1 covariate that splits the steps (%(default)s)")
     parser.add_argument("--models", default="xctformer,tsmixer,tide", help="comma-separated (%(default)s)")
     parser.add_argument("--covariates", default="all,none", help="comma-separated modes (%(default)s)")
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="comma-separated (%(default)s)")
     parser.add_argument("--output", type=Path, required=True, help="folder of rows.jsonl; a rerun resumes it")
     args = parser.parse_args(argv)
-    if args.flag not in load_forecast_dataset(PREFIX + args.family).future_columns:
+    data = load_forecast_dataset(PREFIX + args.family)
+    if args.flag not in data.future_columns:
         parser.error(f"--flag {args.flag}: not a covariate of known-{args.family}; name one of its 0/1 covariates.")
+    if not set(np.unique(data.members[0][args.flag].values())) <= {0.0, 1.0}:
+        parser.error(f"--flag {args.flag}: known-{args.family}'s {args.flag} is not a 0/1 flag; name one that is.")
     from xct_estimators.bench.provenance import command_line
 
     args.output.mkdir(parents=True, exist_ok=True)
     rows_path = args.output / "rows.jsonl"
-    rows = [json.loads(line) for line in rows_path.read_text().splitlines()] if rows_path.exists() else []
-    done = {(r["model"], r["family"], r["covariates"], r["seed"]) for r in rows}
+    lines = rows_path.read_text().splitlines() if rows_path.exists() else []
+    rows = [json.loads(line) for line in lines if line.strip()]
+    done = {(r["model"], r["family"], r["flag"], r["horizon"], r["covariates"], r["seed"]) for r in rows}
     command = command_line(["python", "-m", "benchmarks.covariate_errors", *(sys.argv[1:] if argv is None else argv)])
-    for seed in map(int, args.seeds.split(",")):
-        for covariates in args.covariates.split(","):
-            for model_name in args.models.split(","):
-                if (model_name, args.family, covariates, seed) in done:
-                    continue
-                row = {**run(model_name, args.family, covariates, seed, args.flag), "command": command}
-                rows.append(row)
-                with rows_path.open("a") as file:
-                    file.write(json.dumps(row) + "\n")
-                print(f"{model_name} {args.family} --covariates {covariates} seed {seed}: MSE {row['mse']:.4f}, "
-                      f"flag on {row['mse_flag_on']:.4f}, off {row['mse_flag_off']:.4f}", flush=True)  # fmt: skip
+    seeds, modes, models = (text.split(",") for text in (args.seeds, args.covariates, args.models))
+    for model_name, covariates, seed in [(m, c, int(s)) for s in seeds for c in modes for m in models]:
+        if (model_name, args.family, args.flag, HORIZON, covariates, seed) in done:
+            continue
+        row = {**run(model_name, args.family, covariates, seed, args.flag), "command": command}
+        rows.append(row)
+        with rows_path.open("a") as file:
+            file.write(json.dumps(row) + "\n")
+        split = ", ".join(f"flag {kind} {row[f'mse_flag_{kind}'] or float('nan'):.4f}" for kind in ("on", "off"))
+        print(f"{model_name} {args.family} --covariates {covariates} seed {seed}: MSE {row['mse']:.4f}, {split}")
     return rows
 
 

@@ -24,12 +24,20 @@ def test_split_errors_against_a_plain_rebuild():
     assert errors["mse_by_lead"]["95"] == pytest.approx(lead[95])
 
 
-def test_an_unknown_flag_is_refused_before_any_training(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "arguments, error",
+    [
+        (["--flag", "temperature"], "not a covariate of known-multiplicative"),
+        (["--family", "retail", "--flag", "temperature"], "retail's temperature is not a 0/1 flag"),
+        (["--family", "panel"], "invalid choice: 'panel'"),  # one test split per member: not split here
+    ],
+)
+def test_a_flag_that_cannot_split_the_steps_is_refused_before_any_training(arguments, error, tmp_path, capsys):
     from benchmarks.covariate_errors import main
 
     with pytest.raises(SystemExit):
-        main(["--flag", "temperature", "--output", str(tmp_path)])
-    assert "not a covariate of known-multiplicative" in capsys.readouterr().err
+        main([*arguments, "--output", str(tmp_path)])
+    assert error in capsys.readouterr().err
     assert not (tmp_path / "rows.jsonl").exists()
 
 
@@ -54,3 +62,7 @@ def test_the_error_table_gives_each_model_and_mode_its_means(tmp_path):
     assert "| `xctformer` | all | 0.300 ± 0.141 | 0.600 ± 0.283 | 0.150 ± 0.071 | 0.075 ± 0.035 |" in table
     assert "| `tsmixer` | none | 0.300 | 0.600 | 0.150 | 0.075 | 0.300 | 0.600 |" in table
     assert "a share 0.25 of them" in table and "commit abcdef1 on test CPU" in table
+    other = {**row("tide", "all", 1, 0.3), "family": "retail"}
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, other]))
+    with pytest.raises(ValueError, match="several \\(family, flag, horizon\\)"):
+        error_split_table(tmp_path / "results", tmp_path)

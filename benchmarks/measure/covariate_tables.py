@@ -164,6 +164,9 @@ def error_split_table(results: Path, root: Path) -> str:
     each model's MSE over all steps, the steps with the flag on and off, and at three leads."""
     path = results / "cpu" / "covariate-errors" / "rows.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    kinds = {(row["family"], row["flag"], row["horizon"]) for row in rows}
+    if len(kinds) > 1:  # one caption names one family, flag and horizon
+        raise ValueError(f"{path}: rows of several (family, flag, horizon) {sorted(kinds)}; keep one per folder.")
     runs: dict = {}
     for row in rows:
         runs.setdefault((row["model"], row["covariates"]), []).append(row)
