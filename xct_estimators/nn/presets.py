@@ -185,6 +185,9 @@ SEARCHED: dict[tuple[str, int], XCTFormerPreset] = {
     # task, dataset, patch_len, stride, e_layers, n_heads, d_model, d_ff, dropout, fc_dropout, attn_dropout,
     # decop_k, batch_size, learning_rate, epochs, input_len
     ("ETTh1", 96): XCTFormerPreset("forecast", "ETTh1", 48, 24, 2, 1, 34, 68, 0.2, 0.3, 0.8, None, 32, 0.005, 10, 96),
+    ("ETTh1", 336): XCTFormerPreset(
+        "forecast", "ETTh1", 32, 16, 1, 4, 36, 72, 0.3, 0.2, 0.8, None, 32, 0.0005, 10, 336
+    ),
 }
 
 
