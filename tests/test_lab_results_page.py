@@ -68,6 +68,9 @@ def test_an_older_gpu_check_shows_its_sentence_and_the_current_one_its_tables_fr
     assert "### " not in text
     assert "an older check of this GPU than `benchmarks/results/gpu_check/2026-11-28-h200-2`" in text
     assert "The fused path the device took in float32 (PyTorch operations) matches" in text  # not "Triton kernels"
+    other_gpu = kernel_section(ROOT / "benchmarks/results/gpu_check/2026-11-27-h100")  # no current H100 check
+    assert "### " not in other_gpu
+    assert "an older check of any GPU than `benchmarks/results/gpu_check/2026-11-28-h200-2`" in other_gpu
 
 
 def test_the_committed_page_opens_with_its_answer_and_stays_under_700_lines():
