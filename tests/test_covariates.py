@@ -125,8 +125,11 @@ def test_a_saved_model_with_future_covariates_forecasts_the_same_after_loading(t
     checkpoint = torch.load(tmp_path / "model.pt.ckpt", weights_only=False)  # a save of the unreleased gain
     checkpoint["state_dict"]["net.known_future.offset"] = torch.zeros(2)
     torch.save(checkpoint, tmp_path / "model.pt.ckpt")
-    with pytest.raises(ValueError, match="known_future.offset(.|\n)*must be refit"):
+    with pytest.raises(ValueError, match="must be refit(.|\n)*known_future.offset"):
         XCTFormerModel.load(str(tmp_path / "model.pt"))
+    fresh = model(tmp_path)  # the weights alone, into a model of the same settings
+    with pytest.raises(ValueError, match="must be refit. Its weights hold net.known_future.offset."):
+        fresh.load_weights(str(tmp_path / "model.pt"))
 
 
 def test_fit_gives_the_decoder_the_training_data_s_statistics_encoders_included(tmp_path):

@@ -70,7 +70,10 @@ def test_a_candidate_without_gain_is_its_decoder_blind_to_the_level(with_gain, w
         torch.testing.assert_close(value, gained.state_dict()[name])
     for parameter in gained.parameters():  # trained weights, not the zero start
         torch.nn.init.normal_(parameter, std=0.3)
-    candidate.load_state_dict(gained.state_dict(), strict=bool(without))
+    weights = gained.state_dict()
+    if not without:  # the package's decoder refuses the gain's weights (tests/test_covariates.py)
+        weights = {name: value for name, value in weights.items() if name.split(".")[0] not in candidate.REMOVED}
+    candidate.load_state_dict(weights)
     known, level = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.randn(2, 1, CHANNELS)
     with torch.no_grad():
         gained.level = level

@@ -78,17 +78,27 @@ class KnownFutureDecoder(nn.Module):
 
     #: What the unreleased decoder with a gain on the window's level held and this one has not.
     REMOVED = frozenset({"gain", "offset", "level_floor"})
+    REFIT = (
+        "This model was saved with the known-future decoder's gain on the window's level, which this version no "
+        "longer has: a model with future covariates saved by an earlier version must be refit."
+    )
 
     def __setstate__(self, state: dict) -> None:
         """A pickle (an sktime forecaster's) of the decoder with the gain is refused: unpickled as it
         is, the gain would be kept unread, and its forecasts change without a word."""
         held = {*state.get("_modules", {}), *state.get("_parameters", {}), *state.get("_buffers", {})}
         if self.REMOVED & held:
-            raise ValueError(
-                "This model was saved with the known-future decoder's gain on the window's level, which this "
-                "version no longer has: a model with future covariates saved by an earlier version must be refit."
-            )
+            raise ValueError(self.REFIT)
         super().__setstate__(state)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
+        """Weights with the gain (``load_weights``, Lightning's ``load_from_checkpoint``) are refused
+        with :attr:`REFIT`, not a list of unexpected keys."""
+        own = (key for key in state_dict if key.startswith(prefix))
+        removed = sorted(key for key in own if key[len(prefix) :].split(".")[0] in self.REMOVED)
+        if removed:
+            raise ValueError(f"{self.REFIT} Its weights hold {', '.join(removed)}.")
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     @torch.no_grad()
     def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
