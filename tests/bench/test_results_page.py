@@ -35,6 +35,10 @@ def test_every_table_says_where_its_numbers_come_from(tmp_path):
     assert page.count("| ETTh1   | 96      | 0.390     | 0.389     |") == 2  # beside the paper's MSE
     gpu = provenance_lines([parse_record({**RECORD, **where, "device": {"gpu": "NVIDIA H200"}, "git_dirty": True})])
     assert gpu[0] == "- device: NVIDIA H200" and "(uncommitted changes)" in gpu[1]
+    both = [parse_record({**RECORD, **where, "command": f"xct-bench forecast --full --seq-len {n}"}) for n in (96, 336)]
+    assert provenance_lines(both)[2:] == [
+        "- commands: `xct-bench forecast --full --seq-len 336`; `xct-bench forecast --full --seq-len 96`"
+    ]  # one line however many settings a folder ran, in distinct_commands' order
 
 
 def test_the_command_writes_the_page_and_refuses_folders_without_markdown(tmp_path, capsys):

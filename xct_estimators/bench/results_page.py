@@ -69,7 +69,9 @@ def provenance_lines(records: list[Record]) -> list[str]:
 
     switches = values(lambda r: f"{r.precision}{', compiled' if r.compile else ''}")
     lines = [f"- device: {values(_device)}", f"- code: commit {values(_commit)}; precision: {switches}"]
-    lines += [f"- command: `{command}`" for command in distinct_commands(records)]
+    commands = distinct_commands(records)
+    if commands:  # one line: a folder with many settings stays short
+        lines.append(f"- command{'s' if len(commands) > 1 else ''}: " + "; ".join(f"`{c}`" for c in commands))
     if any(r.git_commit is None for r in records):
         lines.append("- some records predate the provenance fields: their code is older than the tables' commits")
     return lines
