@@ -58,19 +58,20 @@ def test_the_page_names_what_the_paper_reports_and_no_record_covers(tmp_path):
     assert not any(dataset == "MSL" for _, dataset, _ in rows) and ("detect", "SMAP", "all") in rows
 
 
-def test_an_older_gpu_check_shows_its_sentence_and_the_current_one_its_tables_from_any_path():
+def test_a_gpu_check_the_estimates_do_not_read_shows_its_sentence_and_a_current_one_its_tables(monkeypatch):
+    from benchmarks.measure import page_sections
     from benchmarks.measure.page_sections import kernel_section
 
     current = (ROOT / "benchmarks/results/gpu_check/2026-11-28-h200-2").resolve()  # in estimates.STEP_RECORDS
     older = (ROOT / "benchmarks/results/gpu_check/2026-11-28-h200").resolve()
     assert "### Training step" in kernel_section(current)  # an absolute path is the same folder
-    text = kernel_section(older)
-    assert "### " not in text
-    assert "an older check of this GPU than `benchmarks/results/gpu_check/2026-11-28-h200-2`" in text
-    assert "The fused path the device took in float32 (PyTorch operations) matches" in text  # not "Triton kernels"
-    other_gpu = kernel_section(ROOT / "benchmarks/results/gpu_check/2026-11-27-h100")  # no current H100 check
-    assert "### " not in other_gpu
-    assert "an older check of any GPU than `benchmarks/results/gpu_check/2026-11-28-h200-2`" in other_gpu
+    for other in (older, ROOT / "benchmarks/results/gpu_check/2026-11-27-h100"):  # that GPU's, another GPU's
+        text = kernel_section(other)
+        assert "### " not in text
+        assert "not one of the checks the estimates read (`benchmarks/results/gpu_check/2026-11-28-h200-2`" in text
+    assert "The fused path the device took in float32 (PyTorch operations) matches" in kernel_section(older)
+    monkeypatch.setattr(page_sections, "current_checks", lambda: {})  # none current: every check shows its tables
+    assert "### Training step" in kernel_section(older) and "estimates read" not in kernel_section(older)
 
 
 def test_the_committed_page_opens_with_its_answer_and_stays_under_700_lines():

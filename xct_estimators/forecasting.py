@@ -46,9 +46,19 @@ from .nn.hyperparameters import (
     hyperparameters_of,
     network_kwargs,
 )
+from .nn.known_future import KnownFutureDecoder
 from .nn.presets import RECIPES, searched_preset
 
 DecopK = Union[int, Literal["auto"], None]
+
+
+def _incomplete_save(path: str, error: Exception) -> ValueError:
+    return ValueError(
+        f"{path} (or its checkpoint {path}.ckpt) is not a complete XCTFormerModel save: loading failed with "
+        f"{type(error).__name__}: {error}. Save the model again with model.save(path); a model with future or "
+        "static covariates saved by an earlier version must be refit; files from elsewhere are loaded safely "
+        "and refused when they contain anything but a model."
+    )
 
 
 def _check_checkpoint_matches(model, path: str) -> None:
@@ -414,13 +424,12 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             raise FileNotFoundError(f"No saved model at {path}: pass the path given to model.save(...).")
         try:
             model = super().load(path, pl_trainer_kwargs=pl_trainer_kwargs, trusted=trusted, **kwargs)
+        except ValueError as error:
+            if KnownFutureDecoder.REFIT in str(error):  # a complete save, of a decoder this version lacks
+                raise ValueError(f"{path}: {error}") from error
+            raise _incomplete_save(path, error) from error
         except Exception as error:
-            raise ValueError(
-                f"{path} (or its checkpoint {path}.ckpt) is not a complete XCTFormerModel save: loading failed "
-                f"with {type(error).__name__}: {error}. Save the model again with model.save(path); a model with "
-                "future or static covariates saved by an earlier version must be refit; files from elsewhere are "
-                "loaded safely and refused when they contain anything but a model."
-            ) from error
+            raise _incomplete_save(path, error) from error
         if not isinstance(model, cls):
             raise ValueError(f"{path} holds a {type(model).__name__}, not an {cls.__name__}: load it with its class.")
         _check_checkpoint_matches(model, path)
@@ -430,6 +439,17 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             if model.model is not None:
                 model.model.compile_options = compile_options(compile)
         return model
+
+    def load_weights_from_checkpoint(self, *args, **kwargs):
+        """Darts' ``load_weights_from_checkpoint`` (``load_weights`` calls it): weights it refuses
+        leave the model as it was, not a fresh network with part of the file's weights."""
+        before = self.__dict__.copy()
+        try:
+            return super().load_weights_from_checkpoint(*args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
 
     def to_onnx(self, path: Optional[str] = None, **kwargs):
         """Darts' ``to_onnx``: the fitted network as an ONNX file for torch-free serving (e.g.

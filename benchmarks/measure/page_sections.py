@@ -72,9 +72,8 @@ def current_checks() -> dict[str, list[Path]]:
 def kernel_section(folder: Path) -> str:
     """A ``gpu_check.py --kernel-only`` record: the CRAB kernel's correctness and speed, and the
     training steps on either attention path, with one sentence of what they show; a check that is
-    not a current one (:func:`current_checks`: those of its GPU, else every GPU's) in that sentence
-    alone: the current checks are what the estimates and docs read, the rest keep their tables in
-    their report.md."""
+    not a current one (:func:`current_checks`, what the estimates and docs read) in that sentence
+    alone, its tables in its report.md."""
     report = json.loads((Path(folder) / "report.json").read_text())
     environment = report["environment"]
     checks = report.get("kernel_correctness", [])
@@ -95,15 +94,12 @@ def kernel_section(folder: Path) -> str:
             if fused in row["ms"] and plain in row["ms"]:
                 ratio = row["ms"][fused] / row["ms"][plain]
                 said.append(f"{row['preset']}'s {fused} step takes {ratio:.2f}x the plain path's")
-    checks_by_gpu = current_checks()
-    current = checks_by_gpu.get(environment["gpu"], [])
-    older = Path(folder).resolve() not in sum(checks_by_gpu.values(), [])  # its sentence stays, not its tables
+    current = [path for paths in current_checks().values() for path in paths]
+    older = bool(current) and Path(folder).resolve() not in current  # its sentence stays, not its tables
     status = "" if report.get("finished") else CUT_SHORT
     if older:
-        which = "of this GPU" if current else "of any GPU"
-        current = current or sum(checks_by_gpu.values(), [])
         names = "` and `".join(str(path.relative_to(RECORDS.parent.parent.resolve())) for path in current)
-        status = f"- an older check {which} than `{names}`: its tables are in its report.md"
+        status = f"- not one of the checks the estimates read (`{names}`): its tables are in its report.md"
     lines = [
         f"## `{folder}`: the CRAB kernel on a GPU",
         "",

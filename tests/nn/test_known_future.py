@@ -65,8 +65,22 @@ def test_a_pickle_of_the_decoder_with_the_unreleased_gain_is_refused():
     restored = pickle.loads(pickle.dumps(module))
     torch.testing.assert_close(restored(torch.ones(1, L + H, F), C), module(torch.ones(1, L + H, F), C))
     module.register_buffer("level_floor", torch.zeros(C))
-    with pytest.raises(ValueError, match="gain on the window's level(.|\n)*must be refit"):
+    with pytest.raises(ValueError, match="gain on the window's level(.|\n)*refit the model"):
         pickle.loads(pickle.dumps(module))
+
+
+def test_weights_with_the_unreleased_gain_are_refused_by_name_and_only_they():
+    weights = {f"kf.{name}": value for name, value in decoder().state_dict().items()}
+    holder = torch.nn.Module()
+    holder.kf, holder.other = decoder(), torch.nn.Module()
+    holder.other.register_buffer("gain", torch.zeros(1))  # another module's gain is its own
+    holder.load_state_dict({**weights, "other.gain": torch.ones(1)})
+    weights["other.gain"] = torch.ones(1)
+    for strict in (True, False):
+        with pytest.raises(ValueError, match=r"\(its weights hold kf.gain.skip.weight\)"):
+            holder.load_state_dict({**weights, "kf.gain.skip.weight": torch.ones(1)}, strict)
+    with pytest.raises(RuntimeError, match="kf.gain_x"):  # a name that only starts like it: torch's own error
+        holder.load_state_dict({**weights, "kf.gain_x": torch.ones(1)})
 
 
 def config(**changes) -> XCTFormerConfig:

@@ -79,8 +79,8 @@ class KnownFutureDecoder(nn.Module):
     #: What the unreleased decoder with a gain on the window's level held and this one has not.
     REMOVED = frozenset({"gain", "offset", "level_floor"})
     REFIT = (
-        "This model was saved with the known-future decoder's gain on the window's level, which this version no "
-        "longer has: a model with future covariates saved by an earlier version must be refit."
+        "This model was saved by a development build whose known-future decoder had a gain on the window's level, "
+        "which no release has: refit the model with its future covariates"
     )
 
     def __setstate__(self, state: dict) -> None:
@@ -88,7 +88,7 @@ class KnownFutureDecoder(nn.Module):
         is, the gain would be kept unread, and its forecasts change without a word."""
         held = {*state.get("_modules", {}), *state.get("_parameters", {}), *state.get("_buffers", {})}
         if self.REMOVED & held:
-            raise ValueError(self.REFIT)
+            raise ValueError(f"{self.REFIT}.")
         super().__setstate__(state)
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
@@ -97,7 +97,7 @@ class KnownFutureDecoder(nn.Module):
         own = (key for key in state_dict if key.startswith(prefix))
         removed = sorted(key for key in own if key[len(prefix) :].split(".")[0] in self.REMOVED)
         if removed:
-            raise ValueError(f"{self.REFIT} Its weights hold {', '.join(removed)}.")
+            raise ValueError(f"{self.REFIT} (its weights hold {', '.join(removed)}).")
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     @torch.no_grad()
