@@ -52,15 +52,6 @@ from .nn.presets import RECIPES, searched_preset
 DecopK = Union[int, Literal["auto"], None]
 
 
-def _incomplete_save(path: str, error: Exception) -> ValueError:
-    return ValueError(
-        f"{path} (or its checkpoint {path}.ckpt) is not a complete XCTFormerModel save: loading failed with "
-        f"{type(error).__name__}: {error}. Save the model again with model.save(path); a model with future or "
-        "static covariates saved by an earlier version must be refit; files from elsewhere are loaded safely "
-        "and refused when they contain anything but a model."
-    )
-
-
 def _check_checkpoint_matches(model, path: str) -> None:
     """The network comes from ``path.ckpt`` and the settings from ``path``: a checkpoint of another
     model beside a save would predict under settings that are not its own."""
@@ -424,12 +415,15 @@ class XCTFormerModel(MixedCovariatesTorchModel):
             raise FileNotFoundError(f"No saved model at {path}: pass the path given to model.save(...).")
         try:
             model = super().load(path, pl_trainer_kwargs=pl_trainer_kwargs, trusted=trusted, **kwargs)
-        except ValueError as error:
+        except Exception as error:
             if KnownFutureDecoder.REFIT in str(error):  # a complete save, of a decoder this version lacks
                 raise ValueError(f"{path}: {error}") from error
-            raise _incomplete_save(path, error) from error
-        except Exception as error:
-            raise _incomplete_save(path, error) from error
+            raise ValueError(
+                f"{path} (or its checkpoint {path}.ckpt) is not a complete XCTFormerModel save: loading failed "
+                f"with {type(error).__name__}: {error}. Save the model again with model.save(path); a model with "
+                "future or static covariates saved by an earlier version must be refit; files from elsewhere are "
+                "loaded safely and refused when they contain anything but a model."
+            ) from error
         if not isinstance(model, cls):
             raise ValueError(f"{path} holds a {type(model).__name__}, not an {cls.__name__}: load it with its class.")
         _check_checkpoint_matches(model, path)
