@@ -34,7 +34,10 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
   window mean of training plus a learned positive margin, not the level from the training mean (on
   ETTm1 with a calendar the test level lies far from the training mean);
 - ``level_floor_without_gain``: ``level_floor`` without its gain, the package's decoder (whose
-  unused modules the candidate keeps, so a seed draws ``level_floor``'s weights).
+  unused modules the candidate keeps, so a seed draws ``level_floor``'s weights);
+- ``window_spread``: the package's decoder whose effects may scale with the target's spread over the
+  window, by a learned share per channel, 0 at the start (a daily profile whose size follows the
+  season; the package's is fixed in the data's units).
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.

@@ -335,6 +335,26 @@ class LevelFloorWithoutGain(LevelFloor):
     forward = known_future.KnownFutureDecoder.forward
 
 
+class WindowSpread(known_future.KnownFutureDecoder):
+    """The package's decoder whose effects may scale with the window's spread: ``d level_std (1 +
+    a (spread / level_std - 1))``, ``spread`` the target's std over the window (:class:`PackageNetwork`
+    sets it), ``a`` a learned share per channel, 0 at the start (the package's decoder): a daily
+    profile whose size follows the series' season, a promotion whose effect grows with the series'
+    swings. Its share is drawn after the package's modules (zeros: a seed draws the package's weights)."""
+
+    def __init__(self, seq_len, n_future, n_channels, n_static=0):
+        super().__init__(seq_len, n_future, n_channels, n_static)
+        self.spread_share = nn.Parameter(torch.zeros(n_channels))
+
+    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
+        super().set_statistics(known_mean, known_std, level_mean, level_std)  # it reads no floor
+
+    def forward(self, known, n_channels, static=None):
+        effects = super().forward(known, n_channels, static)
+        ratio = self.spread.to(effects.dtype) / self.level_std[:n_channels]  # (B, 1, C)
+        return effects * (1 + self.spread_share[:n_channels] * (ratio - 1))
+
+
 CANDIDATES = {
     "filters": Filters,
     "tide": Tide,
@@ -348,6 +368,7 @@ CANDIDATES = {
     "replicated_history": ReplicatedHistory,
     "level_floor": LevelFloor,
     "level_floor_without_gain": LevelFloorWithoutGain,  # the package's, with level_floor's unused modules
+    "window_spread": WindowSpread,
 }
 
 
@@ -409,15 +430,15 @@ class PackageNetwork(XCTFormerNet):
             self.known_future.set_statistics(*known, *level, level_floor=level_floor)
 
     def forward(self, x, mask=None, n_outputs: Optional[int] = None, future=None, static=None):
-        """The package's forward, the candidate given the targets' window mean (``level``) first:
-        the mean of the observed values, as the package's gain read it."""
+        """The package's forward, the candidate given the targets' window mean and std (``level``,
+        ``spread``) first: over the observed values, as the package's gain read the mean."""
         c = self.config
         self._check_input(x, mask, future, static)  # before the level reads them
         if c.n_future_channels:
             n = c.n_token_channels if n_outputs is None else n_outputs
             observed = None if mask is None else mask[..., :n].bool()
             targets = x[..., :n] if observed is None else torch.where(observed, x[..., :n], 0.0)
-            self.known_future.level = instance_stats(targets, observed)[0]
+            self.known_future.level, self.known_future.spread = instance_stats(targets, observed)
         return super().forward(x, mask, n_outputs, future, static)
 
 
