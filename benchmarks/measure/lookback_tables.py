@@ -23,6 +23,7 @@ XCTFORMER = {"xctformer": "XCTFormer, paper recipe", "xctformer_searched": "XCTF
 SEARCH_RECORDS = {
     ("ETTh1", 96): "benchmarks/results/cpu/lookback-search/tune_xctformer-forecast-ETTh1-H96-lookback.json",
     ("ETTh1", 336): "benchmarks/results/cpu/lookback-search/tune_xctformer-forecast-ETTh1-H336-lookback.json",
+    ("ETTh2", 96): "benchmarks/results/cpu/lookback-search/tune_xctformer-forecast-ETTh2-H96-lookback.json",
 }
 #: The issue's goal for the searched recipe's average MSE.
 GOALS = {"ETTh1": 0.405, "ETTh2": 0.330, "ETTm1": 0.345, "ETTm2": 0.250}

@@ -188,6 +188,7 @@ SEARCHED: dict[tuple[str, int], XCTFormerPreset] = {
     ("ETTh1", 336): XCTFormerPreset(
         "forecast", "ETTh1", 32, 16, 1, 4, 36, 72, 0.3, 0.2, 0.8, None, 32, 0.0005, 10, 336
     ),
+    ("ETTh2", 96): XCTFormerPreset("forecast", "ETTh2", 32, 16, 1, 1, 48, 96, 0.2, 0.15, 0.8, None, 32, 0.01, 10, 192),
 }
 
 
