@@ -38,6 +38,7 @@ def _net(decoder_class, future: int = FUTURE) -> XCTFormerNet:
         "replicated_history",
         "level_floor",
         "level_floor_without_gain",
+        "window_spread",
     ],
 )
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, benchmark_script):

@@ -7,7 +7,8 @@ and ``step_gain`` take the decoder's place in the package's network (:class:`Pac
 zeros, ``level_floor`` (:class:`LevelFloor`) ``replicated_history`` whose gain scales the level from
 the training floor, and ``level_floor_without_gain`` the package's
 :class:`~xct_estimators.nn.known_future.KnownFutureDecoder` (``level_floor`` without its gain, whose
-unused modules it keeps, so a seed draws ``level_floor``'s weights). The others add to
+unused modules it keeps, so a seed draws ``level_floor``'s weights); ``window_spread`` is the package's
+decoder whose effects may scale with the window's spread. The others add to
 the head's output, as the package's decoders did before it: they read each target channel's tokens,
 the covariates over window and horizon and the targets' window statistics, and start at zero;
 :func:`with_candidate` gives the network that runs one of them in the decoder's place
