@@ -39,6 +39,7 @@ def _net(decoder_class, future: int = FUTURE) -> XCTFormerNet:
         "level_floor",
         "level_floor_without_gain",
         "window_spread",
+        "feature_dropout",
     ],
 )
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, benchmark_script):
@@ -341,3 +342,24 @@ def test_the_choice_table_refuses_rows_at_another_horizon(tmp_path):
     (suite / "rows.jsonl").write_text(json.dumps(row) + "\n")
     with pytest.raises(ValueError, match=r"horizon\(s\) \[336\]"):
         table(tmp_path / "results", tmp_path)
+
+
+def test_feature_dropout_is_the_package_decoder_outside_training():
+    """``feature_dropout`` draws the package decoder's weights and, in evaluation, gives its effects;
+    in training its dropout moves them."""
+    from benchmarks.measure.decoders import FeatureDropout
+    from xct_estimators.nn.known_future import KnownFutureDecoder
+
+    torch.manual_seed(0)
+    package = KnownFutureDecoder(SEQ_LEN, FUTURE, CHANNELS)
+    torch.manual_seed(0)
+    candidate = FeatureDropout(SEQ_LEN, FUTURE, CHANNELS)
+    for parameter in package.parameters():  # trained weights, not the zero start
+        torch.nn.init.normal_(parameter, std=0.3)
+    weights = {name.replace("features.mlp.2", "features.mlp.3"): value for name, value in package.state_dict().items()}
+    candidate.load_state_dict(weights)
+    known = torch.randn(2, SEQ_LEN + HORIZON, FUTURE)
+    with torch.no_grad():
+        expected = package.eval()(known, CHANNELS)
+        torch.testing.assert_close(candidate.eval()(known, CHANNELS), expected)
+        assert not torch.allclose(candidate.train()(known, CHANNELS), expected)

@@ -8,7 +8,8 @@ zeros, ``level_floor`` (:class:`LevelFloor`) ``replicated_history`` whose gain s
 the training floor, and ``level_floor_without_gain`` the package's
 :class:`~xct_estimators.nn.known_future.KnownFutureDecoder` (``level_floor`` without its gain, whose
 unused modules it keeps, so a seed draws ``level_floor``'s weights); ``window_spread`` is the package's
-decoder whose effects may scale with the window's spread. The others add to
+decoder whose effects may scale with the window's spread, ``feature_dropout`` the package's decoder
+with TiDE's dropout. The others add to
 the head's output, as the package's decoders did before it: they read each target channel's tokens,
 the covariates over window and horizon and the targets' window statistics, and start at zero;
 :func:`with_candidate` gives the network that runs one of them in the decoder's place
@@ -356,6 +357,30 @@ class WindowSpread(known_future.KnownFutureDecoder):
         return effects * (1 + self.spread_share[:n_channels] * (ratio - 1))
 
 
+class FeatureDropout(known_future.KnownFutureDecoder):
+    """The package's decoder with dropout where TiDE has it, at TiDE's default rate: on its feature
+    MLP's hidden layer and on what the decoding reads of each step (filters' responses, features).
+    Effects learned from a few hundred repetitions of a calendar slot (a weekday's hour) are mostly
+    noise; dropout shrinks what the data support weakly. No parameters of its own: a seed draws
+    the package's weights."""
+
+    DROP = 0.1  # TiDE's default (darts.models.TiDEModel)
+
+    def __init__(self, seq_len, n_future, n_channels, n_static=0):
+        super().__init__(seq_len, n_future, n_channels, n_static)
+        first, relu, last = self.features.mlp
+        self.features.mlp = nn.Sequential(first, relu, nn.Dropout(self.DROP), last)
+        self.drop = nn.Dropout(self.DROP)
+
+    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
+        super().set_statistics(known_mean, known_std, level_mean, level_std)  # it reads no floor
+
+    def forward(self, known, n_channels, static=None):
+        step = self.drop(self.step_inputs(known))
+        context = self.channel_context(known.shape[0], n_channels, static).to(step.dtype)
+        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:n_channels]
+
+
 CANDIDATES = {
     "filters": Filters,
     "tide": Tide,
@@ -370,6 +395,7 @@ CANDIDATES = {
     "level_floor": LevelFloor,
     "level_floor_without_gain": LevelFloorWithoutGain,  # the package's, with level_floor's unused modules
     "window_spread": WindowSpread,
+    "feature_dropout": FeatureDropout,
 }
 
 
