@@ -61,13 +61,13 @@ def test_a_candidate_without_gain_is_its_decoder_blind_to_the_level(with_gain, w
     from xct_estimators.nn.known_future import KnownFutureDecoder
 
     torch.manual_seed(0)
-    gained = getattr(decoders, with_gain)(SEQ_LEN, FUTURE, CHANNELS)
+    gained = getattr(decoders, with_gain)(SEQ_LEN, FUTURE, CHANNELS).eval()  # the package's drops out in training
     torch.manual_seed(0)
     candidate = (
         getattr(decoders, without)(SEQ_LEN, FUTURE, CHANNELS)
         if without
         else KnownFutureDecoder(SEQ_LEN, FUTURE, CHANNELS)
-    )
+    ).eval()
     for name, value in candidate.state_dict().items():  # the same draws, the gain's aside
         torch.testing.assert_close(value, gained.state_dict()[name])
     for parameter in gained.parameters():  # trained weights, not the zero start
@@ -344,22 +344,16 @@ def test_the_choice_table_refuses_rows_at_another_horizon(tmp_path):
         table(tmp_path / "results", tmp_path)
 
 
-def test_feature_dropout_is_the_package_decoder_outside_training():
-    """``feature_dropout`` draws the package decoder's weights and, in evaluation, gives its effects;
-    in training its dropout moves them."""
-    from benchmarks.measure.decoders import FeatureDropout
-    from xct_estimators.nn.known_future import KnownFutureDecoder
+@pytest.mark.parametrize("name", ["level_floor", "level_floor_without_gain", "window_spread"])
+def test_the_candidates_recorded_before_the_package_s_dropout_have_none(name):
+    """Their rows ran without dropout: a training forward gives the evaluation's effects."""
+    from benchmarks.measure.decoders import CANDIDATES
 
     torch.manual_seed(0)
-    package = KnownFutureDecoder(SEQ_LEN, FUTURE, CHANNELS)
-    torch.manual_seed(0)
-    candidate = FeatureDropout(SEQ_LEN, FUTURE, CHANNELS)
-    for parameter in package.parameters():  # trained weights, not the zero start
+    module = CANDIDATES[name](SEQ_LEN, FUTURE, CHANNELS)
+    for parameter in module.parameters():  # trained weights, not the zero start
         torch.nn.init.normal_(parameter, std=0.3)
-    weights = {name.replace("features.mlp.2", "features.mlp.3"): value for name, value in package.state_dict().items()}
-    candidate.load_state_dict(weights)
+    module.level = module.spread = torch.ones(2, 1, CHANNELS)
     known = torch.randn(2, SEQ_LEN + HORIZON, FUTURE)
     with torch.no_grad():
-        expected = package.eval()(known, CHANNELS)
-        torch.testing.assert_close(candidate.eval()(known, CHANNELS), expected)
-        assert not torch.allclose(candidate.train()(known, CHANNELS), expected)
+        torch.testing.assert_close(module.train()(known, CHANNELS), module.eval()(known, CHANNELS))

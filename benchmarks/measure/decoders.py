@@ -5,11 +5,11 @@ seeds and horizon.
 and ``step_gain`` take the decoder's place in the package's network (:class:`PackageNetwork`);
 ``replicated_history`` is ``step_gain`` whose filters read the window's first step before it, not
 zeros, ``level_floor`` (:class:`LevelFloor`) ``replicated_history`` whose gain scales the level from
-the training floor, and ``level_floor_without_gain`` the package's
-:class:`~xct_estimators.nn.known_future.KnownFutureDecoder` (``level_floor`` without its gain, whose
-unused modules it keeps, so a seed draws ``level_floor``'s weights); ``window_spread`` is the package's
-decoder whose effects may scale with the window's spread, ``feature_dropout`` the package's decoder
-with TiDE's dropout. The others add to
+the training floor, and ``level_floor_without_gain`` ``level_floor`` without its gain (whose
+unused modules it keeps, so a seed draws ``level_floor``'s weights): the package's decoder until
+``feature_dropout``, the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`,
+added TiDE's dropout; ``window_spread`` is ``level_floor_without_gain`` whose effects may scale with
+the window's spread. None but ``feature_dropout`` has dropout. The others add to
 the head's output, as the package's decoders did before it: they read each target channel's tokens,
 the covariates over window and horizon and the targets' window statistics, and start at zero;
 :func:`with_candidate` gives the network that runs one of them in the decoder's place
@@ -236,6 +236,7 @@ class LevelFloor(known_future.KnownFutureDecoder):
     (:func:`with_floor`). Its gain is drawn after the package's modules, as it was."""
 
     REMOVED = frozenset()  # it has them: it pickles as any module
+    DROPOUT = 0.0  # as it ran, before the package's decoder had dropout
 
     def __init__(self, seq_len, n_future, n_channels, n_static=0):
         super().__init__(seq_len, n_future, n_channels, n_static)
@@ -330,9 +331,9 @@ class StepGain(Regression):
 
 
 class LevelFloorWithoutGain(LevelFloor):
-    """:class:`LevelFloor` without its gain, each effect ``d level_std``: the package's decoder, with
-    ``level_floor``'s unused ``gain`` and ``offset`` (a seed draws its weights; its parameter count
-    includes them), as its recorded runs had them."""
+    """:class:`LevelFloor` without its gain, each effect ``d level_std``: the package's decoder until
+    ``feature_dropout`` (no dropout), with ``level_floor``'s unused ``gain`` and ``offset`` (a seed
+    draws its weights; its parameter count includes them), as its recorded runs had them."""
 
     forward = known_future.KnownFutureDecoder.forward
 
@@ -342,43 +343,19 @@ class WindowSpread(known_future.KnownFutureDecoder):
     a (spread / level_std - 1))``, ``spread`` the target's std over the window (:class:`PackageNetwork`
     sets it), ``a`` a learned share per channel, 0 at the start (the package's decoder): a daily
     profile whose size follows the series' season, a promotion whose effect grows with the series'
-    swings. Its share is drawn after the package's modules (zeros: a seed draws the package's weights)."""
+    swings. Its share is drawn after the package's modules (zeros: a seed draws the package's weights).
+    It has no dropout: it ran before the package's decoder had."""
+
+    DROPOUT = 0.0
 
     def __init__(self, seq_len, n_future, n_channels, n_static=0):
         super().__init__(seq_len, n_future, n_channels, n_static)
         self.spread_share = nn.Parameter(torch.zeros(n_channels))
 
-    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
-        super().set_statistics(known_mean, known_std, level_mean, level_std)  # it reads no floor
-
     def forward(self, known, n_channels, static=None):
         effects = super().forward(known, n_channels, static)
         ratio = self.spread.to(effects.dtype) / self.level_std[:n_channels]  # (B, 1, C)
         return effects * (1 + self.spread_share[:n_channels] * (ratio - 1))
-
-
-class FeatureDropout(known_future.KnownFutureDecoder):
-    """The package's decoder with dropout where TiDE has it, at TiDE's default rate: on its feature
-    MLP's hidden layer and on what the decoding reads of each step (filters' responses, features).
-    Effects learned from a few hundred repetitions of a calendar slot (a weekday's hour) are mostly
-    noise; dropout shrinks what the data support weakly. No parameters of its own: a seed draws
-    the package's weights."""
-
-    DROP = 0.1  # TiDE's default (darts.models.TiDEModel)
-
-    def __init__(self, seq_len, n_future, n_channels, n_static=0):
-        super().__init__(seq_len, n_future, n_channels, n_static)
-        first, relu, last = self.features.mlp
-        self.features.mlp = nn.Sequential(first, relu, nn.Dropout(self.DROP), last)
-        self.drop = nn.Dropout(self.DROP)
-
-    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
-        super().set_statistics(known_mean, known_std, level_mean, level_std)  # it reads no floor
-
-    def forward(self, known, n_channels, static=None):
-        step = self.drop(self.step_inputs(known))
-        context = self.channel_context(known.shape[0], n_channels, static).to(step.dtype)
-        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:n_channels]
 
 
 CANDIDATES = {
@@ -393,9 +370,9 @@ CANDIDATES = {
     "step_gain": StepGain,
     "replicated_history": ReplicatedHistory,
     "level_floor": LevelFloor,
-    "level_floor_without_gain": LevelFloorWithoutGain,  # the package's, with level_floor's unused modules
+    "level_floor_without_gain": LevelFloorWithoutGain,  # with level_floor's unused modules
     "window_spread": WindowSpread,
-    "feature_dropout": FeatureDropout,
+    "feature_dropout": known_future.KnownFutureDecoder,  # the package's
 }
 
 
@@ -453,7 +430,7 @@ class PackageNetwork(XCTFormerNet):
 
     def set_statistics(self, known=None, level=None, static=None, level_floor=None) -> None:
         super().set_statistics(known, level, static)
-        if level_floor is not None and self.config.n_future_channels:
+        if level_floor is not None and hasattr(self.known_future, "level_floor"):  # a decoder that reads one
             self.known_future.set_statistics(*known, *level, level_floor=level_floor)
 
     def forward(self, x, mask=None, n_outputs: Optional[int] = None, future=None, static=None):
@@ -498,8 +475,6 @@ def lowest_window_mean(parts: list, window: int, fallback: np.ndarray) -> np.nda
 
 def with_candidate(candidate: type) -> type:
     """The network class that runs ``candidate`` (a value of :data:`CANDIDATES`) as its decoder."""
-    if candidate is known_future.KnownFutureDecoder:
-        return XCTFormerNet
     if issubclass(candidate, known_future.KnownFutureDecoder):  # the package's network, another decoder in it
         return type(f"With{candidate.__name__}", (PackageNetwork,), {"CANDIDATE": candidate})
     return type(f"With{candidate.__name__}", (AddedToTheHead,), {"CANDIDATE": candidate})

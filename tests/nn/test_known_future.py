@@ -2,6 +2,8 @@
 it can be any function of a step's covariates, it is in the data's units; the network takes the
 window's effects off the window and adds the horizon's to its forecast, starting from the paper's."""
 
+from unittest import mock
+
 import pytest
 import torch
 
@@ -303,4 +305,22 @@ def test_a_training_step_with_covariates_runs_under_cpu_autocast():
 def test_a_training_step_with_covariates_compiles_as_one_graph():
     net, x, future = _covariate_network()
     compiled = torch.compile(net, backend="aot_eager", fullgraph=True)
-    torch.testing.assert_close(compiled(x, future=future), net(x, future=future), rtol=1e-4, atol=1e-4)
+    torch.manual_seed(0)  # the same dropout draws
+    expected = net(x, future=future)
+    torch.manual_seed(0)
+    torch.testing.assert_close(compiled(x, future=future), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_the_decoder_drops_out_in_training_only():
+    """Dropout (TiDE's rate) moves a training forward's effects; evaluation gives the effects of
+    the same weights without it."""
+    torch.manual_seed(0)
+    module = trained(KnownFutureDecoder(L, F, C))
+    known = torch.randn(2, L + H, F)
+    with torch.no_grad(), mock.patch.object(KnownFutureDecoder, "DROPOUT", 0.0):
+        undropped = KnownFutureDecoder(L, F, C)
+        undropped.load_state_dict(module.state_dict())
+        expected = undropped.train()(known, C)
+    with torch.no_grad():
+        torch.testing.assert_close(module.eval()(known, C), expected)
+        assert not torch.allclose(module.train()(known, C), expected)

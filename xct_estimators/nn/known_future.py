@@ -31,6 +31,9 @@ from . import crab_kernel, ops
 FEATURES, FILTERS, CONTEXT = 8, 16, 16
 #: Hidden widths of the per-step feature MLP and of the per-channel decoding MLP.
 FEATURE_HIDDEN, HIDDEN = 32, 64
+#: Dropout in training on the feature MLP's hidden layer and on what the decoding reads of a step:
+#: TiDE's default rate (``darts.models.TiDEModel``), which shrinks effects the data support weakly.
+DROPOUT = 0.1
 
 
 def usable_scale(mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
@@ -40,19 +43,27 @@ def usable_scale(mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
 
 
 class ResidualMLP(nn.Module):
-    """TiDE's residual block without its layer norm: ``Linear -> ReLU -> Linear`` plus a linear skip."""
+    """TiDE's residual block without its layer norm: ``Linear -> ReLU -> Linear`` plus a linear
+    skip, ``dropout`` on the hidden layer in training."""
 
-    def __init__(self, inputs: int, hidden: int, outputs: int, zero: bool = False):
+    def __init__(self, inputs: int, hidden: int, outputs: int, zero: bool = False, dropout: float = 0.0):
         super().__init__()
         self.mlp = nn.Sequential(nn.Linear(inputs, hidden), nn.ReLU(), nn.Linear(hidden, outputs))
         self.skip = nn.Linear(inputs, outputs)
+        self.dropout = dropout
         if zero:  # the output starts at zero
             for layer in (self.mlp[-1], self.skip):
                 nn.init.zeros_(layer.weight)
                 nn.init.zeros_(layer.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.mlp(x) + self.skip(x)
+        first, relu, last = self.mlp
+        return last(_dropped(relu(first(x)), self.dropout, self.training)) + self.skip(x)
+
+
+def _dropped(x: torch.Tensor, rate: float, training: bool) -> torch.Tensor:
+    """``x`` through dropout at ``rate`` in training; untouched (no random draw) at rate 0."""
+    return F.dropout(x, rate, training) if rate else x
 
 
 class KnownFutureDecoder(nn.Module):
@@ -64,10 +75,13 @@ class KnownFutureDecoder(nn.Module):
     until :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
     """
 
+    #: The decoder's dropout rate (the lab's earlier decoders have none).
+    DROPOUT = DROPOUT
+
     def __init__(self, seq_len: int, n_future: int, n_channels: int, n_static: int = 0):
         super().__init__()
         self.seq_len = seq_len
-        self.features = ResidualMLP(n_future, FEATURE_HIDDEN, FEATURES)
+        self.features = ResidualMLP(n_future, FEATURE_HIDDEN, FEATURES, dropout=self.DROPOUT)
         self.filters = nn.Conv1d(FEATURES, FILTERS, seq_len)  # causal: step t reads the seq_len steps up to t
         self.channel = nn.Parameter(torch.zeros(n_channels, CONTEXT))
         self.static = nn.Linear(n_static, CONTEXT, bias=False) if n_static else None
@@ -115,7 +129,7 @@ class KnownFutureDecoder(nn.Module):
         """``known`` (B, seq_len + future_len, F), as given; ``n_channels``: how many of the first
         channels (the targets) get effects; ``static`` (B, rows, features): the static covariates,
         standardised, if the network has them. Returns the effects (B, seq_len + future_len, n_channels)."""
-        step = self.step_inputs(known)  # (B, L + H, R + E)
+        step = _dropped(self.step_inputs(known), self.DROPOUT, self.training)  # (B, L + H, R + E)
         context = self.channel_context(known.shape[0], n_channels, static).to(step.dtype)  # (B, C, Z)
         return pairwise(self.decode, step, context)[..., 0] * self.level_std[:n_channels]
 
