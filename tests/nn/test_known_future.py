@@ -324,3 +324,16 @@ def test_the_decoder_drops_out_in_training_only():
     with torch.no_grad():
         torch.testing.assert_close(module.eval()(known, C), expected)
         assert not torch.allclose(module.train()(known, C), expected)
+
+
+def test_a_block_pickled_before_its_dropout_rate_forwards_without_dropout():
+    """A development build's pickle has no ``dropout`` attribute: it unpickles as a block with none."""
+    import pickle
+
+    from xct_estimators.nn.known_future import ResidualMLP
+
+    block = trained(ResidualMLP(F, 4, 1))
+    del block.__dict__["dropout"]  # as such a pickle holds it
+    loaded = pickle.loads(pickle.dumps(block)).train()
+    x = torch.randn(5, F)
+    torch.testing.assert_close(loaded(x), loaded.eval()(x))

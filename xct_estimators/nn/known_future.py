@@ -16,7 +16,9 @@ learned there moves the horizon by what no covariate explains; a response that g
 is the backbone's to forecast, which reads the window. The network takes the window's effects off the
 window before it normalises it and adds the horizon's to its forecast, so the backbone forecasts what
 the covariates do not explain. No effect reads the target's tokens: they would see the effects being
-taken off. The effects are zero at the start of training, which starts from the paper's forecast.
+taken off. In training, dropout (:data:`DROPOUT`) on the feature MLP's hidden layer and on what the
+decoding reads of a step shrinks effects the data support weakly (ETTm1's day of week). The effects
+are zero at the start of training, which starts from the paper's forecast.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def usable_scale(mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
 class ResidualMLP(nn.Module):
     """TiDE's residual block without its layer norm: ``Linear -> ReLU -> Linear`` plus a linear
     skip, ``dropout`` on the hidden layer in training."""
+
+    dropout = 0.0  # what a pickle made before the rate was an attribute unpickles with
 
     def __init__(self, inputs: int, hidden: int, outputs: int, zero: bool = False, dropout: float = 0.0):
         super().__init__()
