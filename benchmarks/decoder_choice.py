@@ -33,18 +33,21 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 - ``level_floor``: ``replicated_history`` whose gain scales the window's level above the lowest
   window mean of training plus a learned positive margin, not the level from the training mean (on
   ETTm1 with a calendar the test level lies far from the training mean);
-- ``level_floor_without_gain``: ``level_floor`` without its gain, the package's decoder (whose
-  unused modules the candidate keeps, so a seed draws ``level_floor``'s weights);
-- ``window_spread``: the package's decoder whose effects may scale with the target's spread over the
-  window, by a learned share per channel, 0 at the start (a daily profile whose size follows the
-  season; the package's is fixed in the data's units).
+- ``level_floor_without_gain``: ``level_floor`` without its gain, the package's decoder until
+  ``feature_dropout`` (whose unused modules the candidate keeps, so a seed draws ``level_floor``'s
+  weights);
+- ``window_spread``: that decoder (without the unused modules) whose effects may scale with the
+  target's spread over the window, by a learned share per channel, 0 at the start (a daily profile
+  whose size follows the season; the package's is fixed in the data's units);
+- ``feature_dropout``: the package's decoder: ``level_floor_without_gain``'s design with TiDE's
+  dropout on its feature MLP's hidden layer and on what the decoding reads of a step.
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.
 
 The package's decoder is the one chosen here: the lowest geometric mean of MSE over the families
 among the decoders that keep ETTh1 and ETTm1 with a calendar no worse than without it at every
-horizon (``level_floor_without_gain``);
+horizon (``feature_dropout``);
 ``xct-bench`` runs confirm it, unchanged, on the families held out from this choice
 (docs/forecasting.md, Covariates). Each finished run is a line of ``OUTPUT/rows.jsonl`` at once, so
 a stopped run resumes where it was:

@@ -28,8 +28,8 @@ def test_effects_off_gives_the_forecast_of_the_backbone_alone(tmp_path):
     fitted = model(tmp_path, n_epochs=1)
     fitted.fit(series, future_covariates=control)
     decoder = fitted.model.net.known_future
-    with torch.no_grad():  # effects the decoder learned, so "off" differs from "on"
-        decoder.decode.skip.bias.fill_(1.0)
+    with torch.no_grad():  # effects that vary with the covariate, so "off" differs from "on"
+        decoder.decode.skip.weight.fill_(1.0)
     on = fitted.predict(8, future_covariates=control).values()
     with effects_off(fitted):
         off = fitted.predict(8, future_covariates=control).values()

@@ -8,8 +8,8 @@ zeros, ``level_floor`` (:class:`LevelFloor`) ``replicated_history`` whose gain s
 the training floor, and ``level_floor_without_gain`` ``level_floor`` without its gain (whose
 unused modules it keeps, so a seed draws ``level_floor``'s weights): the package's decoder until
 ``feature_dropout``, the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`,
-added TiDE's dropout; ``window_spread`` is ``level_floor_without_gain`` whose effects may scale with
-the window's spread. None but ``feature_dropout`` has dropout. The others add to
+added TiDE's dropout; ``window_spread`` is the package's decoder before that dropout whose effects
+may scale with the window's spread. None but ``feature_dropout`` has dropout. The others add to
 the head's output, as the package's decoders did before it: they read each target channel's tokens,
 the covariates over window and horizon and the targets' window statistics, and start at zero;
 :func:`with_candidate` gives the network that runs one of them in the decoder's place

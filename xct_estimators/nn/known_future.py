@@ -175,7 +175,9 @@ def pairwise(mlp: ResidualMLP, step: torch.Tensor, context: torch.Tensor) -> tor
     ``step`` (B, T, S) and ``context`` (B, C, Z): its first layer and skip are linear, so each is
     applied to the step and the channel apart and the two added, not to B x T x C concatenations.
     In training on CPU the hidden layer runs in the C++ kernel (:func:`~.ops.pairwise_relu`), which
-    never stores the (B, T, C, hidden) values: most of a long horizon's training step otherwise."""
+    never stores the (B, T, C, hidden) values: most of a long horizon's training step otherwise.
+    ``mlp`` has no dropout here (the decoder drops out ``step``'s values before)."""
+    assert not mlp.dropout, "pairwise applies no hidden dropout"
     first, last, skip, s = mlp.mlp[0], mlp.mlp[2], mlp.skip, step.shape[-1]
 
     def linear(layer: nn.Linear) -> torch.Tensor:
