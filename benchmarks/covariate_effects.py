@@ -26,6 +26,7 @@ from unittest import mock
 import numpy as np
 import torch
 
+from benchmarks.covariate_errors import squared_errors
 from benchmarks.measure.decoders import SEEDS
 from xct_estimators.bench.datasets import load_forecast_dataset
 from xct_estimators.bench.forecast.protocol import build_model, fit_model, prepare
@@ -34,12 +35,8 @@ SPLITS = {"val": 1, "test": 2}  # PreparedSeries.future's index of each split
 
 
 def per_channel_mse(truth: np.ndarray, forecasts: list[np.ndarray], seq_len: int) -> np.ndarray:
-    """Each channel's MSE over every forecast step; ``truth`` (rows, channels) is the split,
-    forecast ``i`` (horizon, channels) starts at row ``seq_len + i``."""
-    horizon = forecasts[0].shape[0]
-    return np.stack([(f - truth[seq_len + i : seq_len + i + horizon]) ** 2 for i, f in enumerate(forecasts)]).mean(
-        axis=(0, 1)
-    )
+    """Each channel's MSE over every forecast step (``squared_errors``' layout)."""
+    return squared_errors(truth, forecasts, seq_len).mean(axis=(0, 1))
 
 
 def keep_columns(prepared, columns: list[str]):

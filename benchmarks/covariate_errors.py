@@ -31,12 +31,19 @@ LEADS = (0, 23, 47, 71, 95)
 SINGLE_SERIES = tuple(sorted(name for name in FAMILIES if name != "panel"))
 
 
+def squared_errors(truth: np.ndarray, forecasts: list[np.ndarray], seq_len: int) -> np.ndarray:
+    """(forecasts, horizon, channels) squared errors; ``truth`` (rows, channels) is the split,
+    forecast ``i`` (horizon, channels) starts at row ``seq_len + i``."""
+    horizon = forecasts[0].shape[0]
+    return np.stack([(f - truth[seq_len + i : seq_len + i + horizon]) ** 2 for i, f in enumerate(forecasts)])
+
+
 def split_errors(truth: np.ndarray, forecasts: list[np.ndarray], flag: np.ndarray, seq_len: int) -> dict:
     """MSE over every forecast step, over the steps whose ``flag`` is on and off, and by lead.
     ``truth`` (rows, channels) and ``flag`` (rows,) cover the test split; forecast ``i``
     (horizon, channels) starts at row ``seq_len + i``."""
     horizon = forecasts[0].shape[0]
-    squared = np.stack([(f - truth[seq_len + i : seq_len + i + horizon]) ** 2 for i, f in enumerate(forecasts)])
+    squared = squared_errors(truth, forecasts, seq_len)
     on = np.stack([flag[seq_len + i : seq_len + i + horizon] for i in range(len(forecasts))]).astype(bool)
     by_lead = squared.mean(axis=(0, 2))
     return {
