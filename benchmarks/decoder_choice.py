@@ -40,7 +40,9 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
   target's spread over the window, by a learned share per channel, 0 at the start (a daily profile
   whose size follows the season; the package's is fixed in the data's units);
 - ``feature_dropout``: the package's decoder: ``level_floor_without_gain``'s design with TiDE's
-  dropout on its feature MLP's hidden layer and on what the decoding reads of a step.
+  dropout on its feature MLP's hidden layer and on what the decoding reads of a step;
+- ``level_floor_dropout``: ``level_floor`` with that dropout (an effect scaling with the target's
+  level, which ``known-multiplicative`` asks for); not yet run.
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.

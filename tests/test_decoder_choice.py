@@ -40,6 +40,7 @@ def _net(decoder_class, future: int = FUTURE) -> XCTFormerNet:
         "level_floor_without_gain",
         "window_spread",
         "feature_dropout",
+        "level_floor_dropout",
     ],
 )
 def test_every_candidate_starts_from_the_forecast_without_covariates(name, benchmark_script):
@@ -357,3 +358,22 @@ def test_the_candidates_recorded_before_the_package_s_dropout_have_none(name):
     known = torch.randn(2, SEQ_LEN + HORIZON, FUTURE)
     with torch.no_grad():
         torch.testing.assert_close(module.train()(known, CHANNELS), module.eval()(known, CHANNELS))
+
+
+def test_level_floor_dropout_is_level_floor_in_eval_and_drops_out_in_training():
+    from benchmarks.measure.decoders import LevelFloor, LevelFloorDropout
+
+    torch.manual_seed(0)
+    plain = LevelFloor(SEQ_LEN, FUTURE, CHANNELS)
+    torch.manual_seed(0)
+    dropped = LevelFloorDropout(SEQ_LEN, FUTURE, CHANNELS)
+    for parameter in plain.parameters():  # trained weights: the zero start hides the decoding
+        torch.nn.init.normal_(parameter, std=0.3)
+    dropped.load_state_dict(plain.state_dict())
+    known = torch.randn(2, SEQ_LEN + HORIZON, FUTURE)
+    for module in (plain, dropped):
+        module.level = torch.randn(2, 1, CHANNELS)
+    dropped.level = plain.level
+    with torch.no_grad():
+        torch.testing.assert_close(dropped.eval()(known, CHANNELS), plain.eval()(known, CHANNELS))
+        assert not torch.allclose(dropped.train()(known, CHANNELS), plain.train()(known, CHANNELS))

@@ -9,7 +9,8 @@ the training floor, and ``level_floor_without_gain`` ``level_floor`` without its
 unused modules it keeps, so a seed draws ``level_floor``'s weights): the package's decoder until
 ``feature_dropout``, the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`,
 added TiDE's dropout; ``window_spread`` is the package's decoder before that dropout whose effects
-may scale with the window's spread. None but ``feature_dropout`` has dropout. The others add to
+may scale with the window's spread; ``level_floor_dropout`` is ``level_floor`` with the package's
+dropout. None but those two have dropout. The others add to
 the head's output, as the package's decoders did before it: they read each target channel's tokens,
 the covariates over window and horizon and the targets' window statistics, and start at zero;
 :func:`with_candidate` gives the network that runs one of them in the decoder's place
@@ -338,6 +339,18 @@ class LevelFloorWithoutGain(LevelFloor):
     forward = known_future.KnownFutureDecoder.forward
 
 
+class LevelFloorDropout(LevelFloor):
+    """:class:`LevelFloor` with the package's dropout where the package drops out (the feature MLP's
+    hidden layer, the step's inputs to decoding and gain): the gain that an effect scaling with the
+    target's level (``known-multiplicative``) asks for, with the dropout that kept ETTm1's calendar
+    at 720 within the spread."""
+
+    DROPOUT = known_future.DROPOUT
+
+    def step_inputs(self, known):
+        return known_future._dropped(super().step_inputs(known), self.DROPOUT, self.training)
+
+
 class WindowSpread(known_future.KnownFutureDecoder):
     """The package's decoder whose effects may scale with the window's spread: ``d level_std (1 +
     a (spread / level_std - 1))``, ``spread`` the target's std over the window (:class:`PackageNetwork`
@@ -373,6 +386,7 @@ CANDIDATES = {
     "level_floor_without_gain": LevelFloorWithoutGain,  # with level_floor's unused modules
     "window_spread": WindowSpread,
     "feature_dropout": known_future.KnownFutureDecoder,  # the package's
+    "level_floor_dropout": LevelFloorDropout,
 }
 
 
