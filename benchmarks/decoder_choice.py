@@ -42,7 +42,7 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 - ``feature_dropout``: the package's decoder: ``level_floor_without_gain``'s design with TiDE's
   dropout on its feature MLP's hidden layer and on what the decoding reads of a step;
 - ``level_floor_dropout``: ``level_floor`` with that dropout (an effect scaling with the target's
-  level, which ``known-multiplicative`` asks for); not yet run.
+  level, which ``known-multiplicative`` asks for); run on the families chosen on, not yet on the calendars.
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.
