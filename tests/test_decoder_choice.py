@@ -360,8 +360,13 @@ def test_the_candidates_recorded_before_the_package_s_dropout_have_none(name):
         torch.testing.assert_close(module.train()(known, CHANNELS), module.eval()(known, CHANNELS))
 
 
-def test_level_floor_dropout_is_level_floor_in_eval_and_drops_out_in_training():
+def test_level_floor_dropout_is_level_floor_in_eval_and_drops_out_where_the_package_does():
+    """In training: once on the feature MLP's hidden layer, once on the step's inputs (which the
+    decoding and the gain both read), at the package's rate; in eval: ``level_floor`` itself."""
+    from unittest import mock
+
     from benchmarks.measure.decoders import LevelFloor, LevelFloorDropout
+    from xct_estimators.nn import known_future as kf
 
     torch.manual_seed(0)
     plain = LevelFloor(SEQ_LEN, FUTURE, CHANNELS)
@@ -371,9 +376,16 @@ def test_level_floor_dropout_is_level_floor_in_eval_and_drops_out_in_training():
         torch.nn.init.normal_(parameter, std=0.3)
     dropped.load_state_dict(plain.state_dict())
     known = torch.randn(2, SEQ_LEN + HORIZON, FUTURE)
-    for module in (plain, dropped):
-        module.level = torch.randn(2, 1, CHANNELS)
-    dropped.level = plain.level
+    plain.level = dropped.level = torch.randn(2, 1, CHANNELS)
     with torch.no_grad():
         torch.testing.assert_close(dropped.eval()(known, CHANNELS), plain.eval()(known, CHANNELS))
-        assert not torch.allclose(dropped.train()(known, CHANNELS), plain.train()(known, CHANNELS))
+    calls, real = [], torch.nn.functional.dropout
+
+    def spy(x, p, training):
+        calls.append((x.shape[-1], p, training))
+        return real(x, p, training)
+
+    with mock.patch.object(kf.F, "dropout", spy), torch.no_grad():
+        dropped.train()(known, CHANNELS)
+    expected = [(kf.FEATURE_HIDDEN, kf.DROPOUT, True), (kf.FILTERS + kf.FEATURES, kf.DROPOUT, True)]
+    assert sorted(calls) == sorted(expected)
