@@ -57,7 +57,8 @@ def split_errors(model, prepared, horizon: int, split: str) -> np.ndarray:
 def effects_off(model):
     """A context in which ``model``'s decoder gives zero effects."""
     decoder = model.model.net.known_future
-    return mock.patch.object(decoder, "forward", lambda known, n, static=None: known.new_zeros(*known.shape[:2], n))
+    zeros = lambda known, level, static=None: known.new_zeros(*known.shape[:2], level.shape[-1])  # noqa: E731
+    return mock.patch.object(decoder, "forward", zeros)
 
 
 def run(dataset: str, horizon: int, covariates: str, columns: list[str], seed: int, data_dir) -> dict:

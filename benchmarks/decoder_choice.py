@@ -71,8 +71,8 @@ from unittest import mock
 
 import torch
 
-from benchmarks.measure.decoders import CANDIDATES, CHOSEN_ON, HORIZON, SEEDS, with_candidate, with_floor
-from xct_estimators import forecasting, forecasting_module
+from benchmarks.measure.decoders import CANDIDATES, CHOSEN_ON, HORIZON, SEEDS, with_candidate
+from xct_estimators import forecasting_module
 from xct_estimators.bench.covariate_suite import FAMILIES, PREFIX, make_family, noise_floor
 from xct_estimators.bench.datasets import load_forecast_dataset
 from xct_estimators.bench.forecast.protocol import build_model, prepare, run_forecast
@@ -95,7 +95,6 @@ def run(candidate: str, family: str, seed: int, horizon: int = HORIZON) -> dict:
     with (
         tempfile.TemporaryDirectory() as work_dir,
         mock.patch.object(forecasting_module, "XCTFormerNet", with_candidate(CANDIDATES[candidate])),
-        mock.patch.object(forecasting, "input_statistics", with_floor),
     ):
         build = dict(seed=seed, accelerator="cpu", devices=1, progress=False, work_dir=Path(work_dir), epochs=EPOCHS)
         forecaster = build_model("xctformer", dataset, horizon, **build)

@@ -34,10 +34,8 @@ def test_effects_off_gives_the_forecast_of_the_backbone_alone(tmp_path):
     with effects_off(fitted):
         off = fitted.predict(8, future_covariates=control).values()
     with torch.no_grad():
-        decoder.decode.skip.bias.fill_(0.0)
-        decoder.decode.skip.weight.zero_()
-        decoder.decode.mlp[-1].weight.zero_()
-        decoder.decode.mlp[-1].bias.zero_()  # zero effects, the decoder's own way
+        for layer in (decoder.decode.skip, decoder.decode.mlp[-1], decoder.gain.skip, decoder.gain.mlp[-1]):
+            layer.weight.zero_(), layer.bias.zero_()  # zero effects, the decoder's own way
     np.testing.assert_allclose(off, fitted.predict(8, future_covariates=control).values(), atol=1e-5)
     assert not np.allclose(on, off)
 

@@ -8,6 +8,7 @@ import torch
 from darts import TimeSeries
 
 from xct_estimators import XCTFormerModel
+from xct_estimators.forecasting import lowest_window_mean
 
 IN, OUT = 32, 8
 
@@ -116,21 +117,21 @@ def test_a_saved_model_with_future_covariates_forecasts_the_same_after_loading(t
     fitted.save(str(tmp_path / "model.pt"))
     loaded = XCTFormerModel.load(str(tmp_path / "model.pt"))
     saved, restored = fitted.network_.known_future.state_dict(), loaded.network_.known_future.state_dict()
-    assert saved.keys() == restored.keys() and {"known_mean", "known_std", "level_std"} <= saved.keys()
+    assert saved.keys() == restored.keys() and {"known_mean", "known_std", "level_std", "level_floor"} <= saved.keys()
     for name, value in saved.items():
         torch.testing.assert_close(restored[name], value)
     np.testing.assert_allclose(
         loaded.predict(OUT, future_covariates=control).values(), fitted.predict(OUT, future_covariates=control).values()
     )
-    checkpoint = torch.load(tmp_path / "model.pt.ckpt", weights_only=False)  # a save of the unreleased gain
-    checkpoint["state_dict"]["net.known_future.offset"] = torch.zeros(2)
+    checkpoint = torch.load(tmp_path / "model.pt.ckpt", weights_only=False)  # a development build's, no gain
+    del checkpoint["state_dict"]["net.known_future.offset"]
     torch.save(checkpoint, tmp_path / "model.pt.ckpt")
-    refused = r"model.pt: .*development build.*\(its weights hold net.known_future.offset\)"
+    refused = r"model.pt: .*development build.*\(its weights lack net.known_future.offset\)"
     with pytest.raises(ValueError, match=refused):
         XCTFormerModel.load(str(tmp_path / "model.pt"))
     before = fitted.predict(OUT, future_covariates=control).values()
     for strict in (True, False):  # the weights alone, into a fitted model: refused, and the model kept
-        with pytest.raises(ValueError, match=r"refit the model .* \(its weights hold net.known_future.offset\)"):
+        with pytest.raises(ValueError, match=r"refit the model .* \(its weights lack net.known_future.offset\)"):
             fitted.load_weights(str(tmp_path / "model.pt"), strict=strict)
         np.testing.assert_array_equal(fitted.predict(OUT, future_covariates=control).values(), before)
 
@@ -152,6 +153,26 @@ def test_fit_gives_the_decoder_the_training_data_s_statistics_encoders_included(
     np.testing.assert_allclose(decoder.known_mean, [plan.values().mean(), hour.mean()], rtol=1e-4)
     np.testing.assert_allclose(decoder.known_std, [plan.values().std(), hour.std()], rtol=1e-4)
     np.testing.assert_allclose(decoder.level_std, hours.values().std(axis=0), rtol=1e-4)
+    window_means = hours.to_dataframe().rolling(fitted.input_chunk_length).mean().min()  # the gain's floor
+    np.testing.assert_allclose(decoder.level_floor, window_means.values, rtol=1e-4, atol=1e-6)
+
+
+def test_the_floor_is_the_lowest_window_mean_of_the_series_long_enough_for_a_window():
+    rng = np.random.default_rng(0)
+    long, short = rng.normal(size=(40, 2)), np.full((5, 2), -100.0)
+    brute = np.min([long[i : i + 8].mean(axis=0) for i in range(33)], axis=0)
+    np.testing.assert_allclose(lowest_window_mean([long, short], 8, fallback=np.zeros(2)), brute)
+    np.testing.assert_array_equal(lowest_window_mean([short], 8, fallback=np.array([1.0, 2.0])), [1.0, 2.0])
+
+
+def test_a_panel_s_floor_is_the_lowest_window_mean_within_one_series(tmp_path):
+    """No window spans two series: here the windows across the join are the lowest of all."""
+    low = np.r_[np.full(IN // 2, -10.0), np.full(60, 10.0)].astype(np.float32)  # every window's mean is at least 0
+    first, second = TimeSeries.from_values(low[::-1].copy()), TimeSeries.from_values(low)
+    control = TimeSeries.from_values(np.zeros((len(low) + OUT, 1), np.float32), columns=["control"])
+    fitted = model(tmp_path, n_epochs=1)
+    fitted.fit([first, second], future_covariates=[control, control])
+    np.testing.assert_allclose(fitted.network_.known_future.level_floor, [0.0], atol=1e-6)
 
 
 def test_a_static_covariate_far_from_its_training_constant_gives_a_finite_moderate_forecast(tmp_path):

@@ -54,127 +54,55 @@ def test_every_candidate_starts_from_the_forecast_without_covariates(name, bench
     assert sum(p.numel() for p in candidate.known_future.parameters()) > 0
 
 
-@pytest.mark.parametrize("with_gain, without", [("Regression", "RegressionWithoutGain"), ("LevelFloor", None)])
+@pytest.mark.parametrize(
+    "with_gain, without",
+    [("Regression", "RegressionWithoutGain"), ("LevelFloor", "LevelFloorWithoutGain"), ("package", "FeatureDropout")],
+)
 def test_a_candidate_without_gain_is_its_decoder_blind_to_the_level(with_gain, without):
-    """``regression_without_gain`` is ``regression`` with a zero gain; the package's decoder is
-    ``level_floor`` with a zero gain, and draws ``level_floor``'s weights but the gain's."""
+    """``regression_without_gain`` and ``level_floor_without_gain`` are their decoders with a zero
+    gain and draw their weights; ``feature_dropout`` is the package's decoder with a zero gain, and
+    draws its weights but the gain's, which it lacks."""
     from benchmarks.measure import decoders
     from xct_estimators.nn.known_future import KnownFutureDecoder
 
+    gained_class = KnownFutureDecoder if with_gain == "package" else getattr(decoders, with_gain)
     torch.manual_seed(0)
-    gained = getattr(decoders, with_gain)(SEQ_LEN, FUTURE, CHANNELS).eval()  # the package's drops out in training
+    gained = gained_class(SEQ_LEN, FUTURE, CHANNELS).eval()  # the package's drops out in training
     torch.manual_seed(0)
-    candidate = (
-        getattr(decoders, without)(SEQ_LEN, FUTURE, CHANNELS)
-        if without
-        else KnownFutureDecoder(SEQ_LEN, FUTURE, CHANNELS)
-    ).eval()
+    candidate = getattr(decoders, without)(SEQ_LEN, FUTURE, CHANNELS).eval()
     for name, value in candidate.state_dict().items():  # the same draws, the gain's aside
         torch.testing.assert_close(value, gained.state_dict()[name])
     for parameter in gained.parameters():  # trained weights, not the zero start
         torch.nn.init.normal_(parameter, std=0.3)
-    weights = gained.state_dict()
-    if not without:  # the package's decoder refuses the gain's weights (tests/test_covariates.py)
-        weights = {name: value for name, value in weights.items() if name.split(".")[0] not in candidate.REMOVED}
-    candidate.load_state_dict(weights)
+    candidate.load_state_dict(
+        {name: value for name, value in gained.state_dict().items() if name in candidate.state_dict()}
+    )
     known, level = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.randn(2, 1, CHANNELS)
     with torch.no_grad():
-        gained.level = level
-        moved = gained(known, CHANNELS)
-        gained.level = level + 5.0
-        assert not torch.allclose(moved, gained(known, CHANNELS))  # the gain reads the level
+        assert not torch.allclose(gained(known, level), gained(known, level + 5.0))  # the gain reads the level
         for layer in (gained.gain.mlp[-1], gained.gain.skip):
             torch.nn.init.zeros_(layer.weight), torch.nn.init.zeros_(layer.bias)
-        torch.testing.assert_close(candidate(known, CHANNELS), gained(known, CHANNELS))
+        torch.testing.assert_close(candidate(known, level), gained(known, level))
+        torch.testing.assert_close(candidate(known, level + 5.0), gained(known, level))
 
 
-def test_level_floor_s_gain_scales_the_level_above_the_floor_plus_a_margin():
-    """``d level_std + g (level - floor + softplus(offset) level_std)``: ``g``'s part is zero at the
-    floor with no margin, proportional to the level above it, and the margin is ``softplus(offset)``
-    training spreads."""
-    import math
+def test_the_lab_s_spread_is_the_std_of_the_observed_window():
+    """:class:`PackageNetwork` gives ``window_spread`` the targets' window std over observed points,
+    as the package reads their mean; bad input is refused before."""
+    from benchmarks.measure.decoders import WindowSpread
 
-    from benchmarks.measure.decoders import LevelFloor
-
-    torch.manual_seed(0)
-    module = LevelFloor(SEQ_LEN, FUTURE, CHANNELS).eval()
-    floor = torch.linspace(-1.0, 2.0, CHANNELS)
-    module.set_statistics(
-        torch.zeros(FUTURE), torch.ones(FUTURE), torch.zeros(CHANNELS), torch.full((CHANNELS,), 2.0), floor
-    )
-    for parameter in module.parameters():
-        torch.nn.init.normal_(parameter, std=0.3)
-    known, above = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.rand(2, 1, CHANNELS) + 0.5
-    with torch.no_grad():
-        module.level = floor.expand_as(above)
-        module.offset.fill_(-40.0)  # softplus(-40) ~ 4e-18: no margin
-        at_floor = module(known, CHANNELS)  # d's part alone
-        module.level = floor + 3 * above
-        three = module(known, CHANNELS) - at_floor
-        module.level = floor + above
-        torch.testing.assert_close(three, 3 * (module(known, CHANNELS) - at_floor), rtol=1e-4, atol=1e-5)
-        assert three.abs().amin() > 0
-        module.level = (floor + 2.0 * math.log(2.0)).expand_as(above)  # softplus(0) = log 2 spreads of 2.0
-        margin = module(known, CHANNELS)
-        module.offset.zero_()
-        module.level = floor.expand_as(above)
-        torch.testing.assert_close(module(known, CHANNELS), margin, rtol=1e-4, atol=1e-5)
-
-
-def test_the_lab_s_gain_reads_the_mean_of_the_observed_window():
-    """:class:`PackageNetwork` gives its decoder the targets' window mean over observed points, as
-    the package's gain read it; bad input is refused before."""
-    from benchmarks.measure.decoders import LevelFloor
-
-    net = _net(LevelFloor)
-    x, future = torch.randn(2, SEQ_LEN, CHANNELS + FUTURE) + 3.0, torch.randn(2, HORIZON, FUTURE)
+    net = _net(WindowSpread)
+    x, future = torch.randn(2, SEQ_LEN, CHANNELS + FUTURE) * 3.0, torch.randn(2, HORIZON, FUTURE)
     mask = torch.rand(2, SEQ_LEN, CHANNELS + FUTURE) > 0.3
     mask[..., CHANNELS:] = True
     with torch.no_grad():
         net(torch.where(mask, x, torch.nan), mask=mask, n_outputs=2, future=future)
-    observed = mask[..., :2]
-    expected = torch.where(observed, x[..., :2], 0.0).sum(1, keepdim=True) / observed.sum(1, keepdim=True)
-    torch.testing.assert_close(net.known_future.level, expected)
+    for b in range(2):
+        for c in range(2):
+            values = x[b, mask[b, :, c], c]
+            torch.testing.assert_close(net.known_future.spread[b, 0, c], values.var(unbiased=False).add(1e-5).sqrt())
     with pytest.raises(ValueError):
         net(x[..., :2], future=future)
-
-
-def test_the_level_floor_is_the_lowest_window_mean_of_the_series_long_enough_for_a_window():
-    import numpy as np
-
-    from benchmarks.measure.decoders import lowest_window_mean
-
-    rng = np.random.default_rng(0)
-    long, short = rng.normal(size=(40, 2)), np.full((5, 2), -100.0)
-    brute = np.min([long[i : i + 8].mean(axis=0) for i in range(33)], axis=0)
-    np.testing.assert_allclose(lowest_window_mean([long, short], 8, fallback=np.zeros(2)), brute)
-    np.testing.assert_array_equal(lowest_window_mean([short], 8, fallback=np.array([1.0, 2.0])), [1.0, 2.0])
-
-
-def test_a_panel_s_floor_is_the_lowest_window_mean_within_one_series(tmp_path):
-    """The lab gives ``level_floor`` the floor of the training series through a fit; no window spans
-    two series: here the windows across the join are the lowest of all."""
-    from unittest import mock
-
-    import numpy as np
-    from darts import TimeSeries
-
-    from benchmarks.measure.decoders import LevelFloor, with_candidate, with_floor
-    from xct_estimators import XCTFormerModel, forecasting, forecasting_module
-
-    window = 16
-    low = np.r_[np.full(window // 2, -5.0), np.full(60, 15.0)].astype(np.float32)  # every window's mean is >= 5
-    first, second = TimeSeries.from_values(low[::-1].copy()), TimeSeries.from_values(low)
-    control = TimeSeries.from_values(np.zeros((len(low) + 4, 1), np.float32), columns=["control"])
-    model = XCTFormerModel(window, 4, patch_len=8, stride=8, d_model=8, n_heads=1, d_ff=16, e_layers=1, n_epochs=1,
-                           random_state=0, work_dir=str(tmp_path),
-                           pl_trainer_kwargs={"enable_progress_bar": False, "enable_model_summary": False})  # fmt: skip
-    with (
-        mock.patch.object(forecasting_module, "XCTFormerNet", with_candidate(LevelFloor)),
-        mock.patch.object(forecasting, "input_statistics", with_floor),
-    ):
-        model.fit([first, second], future_covariates=[control, control])
-    np.testing.assert_allclose(model.network_.known_future.level_floor, [5.0], atol=1e-5)  # not the buffer's 0
 
 
 def test_the_tide_candidate_reads_every_step_of_window_and_horizon():
@@ -354,38 +282,25 @@ def test_the_candidates_recorded_before_the_package_s_dropout_have_none(name):
     module = CANDIDATES[name](SEQ_LEN, FUTURE, CHANNELS)
     for parameter in module.parameters():  # trained weights, not the zero start
         torch.nn.init.normal_(parameter, std=0.3)
-    module.level = module.spread = torch.ones(2, 1, CHANNELS)
+    level = module.spread = torch.ones(2, 1, CHANNELS)
     known = torch.randn(2, SEQ_LEN + HORIZON, FUTURE)
     with torch.no_grad():
-        torch.testing.assert_close(module.train()(known, CHANNELS), module.eval()(known, CHANNELS))
+        torch.testing.assert_close(module.train()(known, level), module.eval()(known, level))
 
 
-def test_level_floor_dropout_is_level_floor_in_eval_and_drops_out_where_the_package_does():
-    """In training: once on the feature MLP's hidden layer, once on the step's inputs (which the
-    decoding and the gain both read), at the package's rate; in eval: ``level_floor`` itself."""
-    from unittest import mock
+def test_level_floor_dropout_is_the_package_s_decoder_and_level_floor_in_eval():
+    from benchmarks.measure.decoders import CANDIDATES, LevelFloor
+    from xct_estimators.nn.known_future import KnownFutureDecoder
 
-    from benchmarks.measure.decoders import LevelFloor, LevelFloorDropout
-    from xct_estimators.nn import known_future as kf
-
+    assert CANDIDATES["level_floor_dropout"] is KnownFutureDecoder
     torch.manual_seed(0)
     plain = LevelFloor(SEQ_LEN, FUTURE, CHANNELS)
     torch.manual_seed(0)
-    dropped = LevelFloorDropout(SEQ_LEN, FUTURE, CHANNELS)
+    dropped = KnownFutureDecoder(SEQ_LEN, FUTURE, CHANNELS)
     for parameter in plain.parameters():  # trained weights: the zero start hides the decoding
         torch.nn.init.normal_(parameter, std=0.3)
     dropped.load_state_dict(plain.state_dict())
-    known = torch.randn(2, SEQ_LEN + HORIZON, FUTURE)
-    plain.level = dropped.level = torch.randn(2, 1, CHANNELS)
+    known, level = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.randn(2, 1, CHANNELS)
     with torch.no_grad():
-        torch.testing.assert_close(dropped.eval()(known, CHANNELS), plain.eval()(known, CHANNELS))
-    calls, real = [], torch.nn.functional.dropout
-
-    def spy(x, p, training):
-        calls.append((x.shape[-1], p, training))
-        return real(x, p, training)
-
-    with mock.patch.object(kf.F, "dropout", spy), torch.no_grad():
-        dropped.train()(known, CHANNELS)
-    expected = [(kf.FEATURE_HIDDEN, kf.DROPOUT, True), (kf.FILTERS + kf.FEATURES, kf.DROPOUT, True)]
-    assert sorted(calls) == sorted(expected)
+        torch.testing.assert_close(dropped.eval()(known, level), plain.eval()(known, level))
+        assert not torch.allclose(dropped.train()(known, level), plain.train()(known, level))

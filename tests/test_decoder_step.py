@@ -31,7 +31,7 @@ def test_each_step_takes_the_path_it_is_named_for():
         assert calls == {"pairwise": 0, "fft": 2}
         calls.update(fft=0)
         decoder_step.training_step("ETTh1", 16, 2)()
-        assert calls == {"pairwise": 1, "fft": 2}  # the decode layer; features and filters
+        assert calls == {"pairwise": 2, "fft": 2}  # the decode and gain layers; features and filters
 
 
 def test_the_benchmark_prints_and_records_its_four_steps(tmp_path, capsys):

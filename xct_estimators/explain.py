@@ -90,7 +90,8 @@ def horizon_dependency_map(model) -> xr.DataArray:
     feature of the covariates ``lag`` steps before the step whose effect it gives (0: the step
     itself; a horizon step's reach back into the window). Dimensions ``filter, lag, feature``. A
     feature is a learned function of one step's standardised covariates; each target channel
-    decodes the filters' responses with its own context into an effect (see docs/forecasting.md)."""
+    decodes the filters' responses with its own context into an effect, beside a gain on its level
+    read off the step's features alone (see docs/forecasting.md)."""
     net, _ = _net_and_names(model)
     config = net.config
     if not config.n_future_channels:

@@ -72,22 +72,36 @@ def _check_checkpoint_matches(model, path: str) -> None:
         )
 
 
-def input_statistics(dataset) -> dict:
+def input_statistics(dataset, window: int) -> dict:
     """The training data's statistics that the network standardises with
     (:meth:`XCTFormerNet.set_statistics`): the (mean, std) of each future covariate and each target
     over a Darts training dataset's series (the covariates as the network sees them, encoders'
-    included) and each static covariate's (mean, std) over the series. Empty for a dataset that does
-    not expose its series."""
+    included), each target's lowest mean over ``window`` steps, and each static covariate's (mean,
+    std) over the series. Empty for a dataset that does not expose its series."""
     series, future = getattr(dataset, "series", None), getattr(dataset, "future_covariates", None)
     stats = {}
     moments = lambda values: (values.mean(axis=0), values.std(axis=0))  # noqa: E731
     if series and future:
         values = lambda parts: np.concatenate([part.values(copy=False) for part in parts]).astype(np.float64)  # noqa: E731
-        stats.update(known=moments(values(future)), level=moments(values(series)))
+        targets = values(series)
+        stats.update(known=moments(values(future)), level=moments(targets), level_floor=lowest_window_mean(
+            [part.values(copy=False) for part in series], window, fallback=targets.min(axis=0)
+        ))  # fmt: skip
     statics = [s.static_covariates_values(copy=False) for s in series or () if s.static_covariates is not None]
     if statics and len(statics) == len(series):
         stats["static"] = moments(np.stack(statics).astype(np.float64))
     return stats
+
+
+def lowest_window_mean(parts: list, window: int, fallback: np.ndarray) -> np.ndarray:
+    """Each column's lowest mean over ``window`` consecutive rows of any of ``parts`` (arrays
+    (rows, columns)); ``fallback`` where no part has that many rows."""
+    lowest = np.full(fallback.shape, np.inf)
+    for part in parts:
+        if len(part) >= window:
+            sums = np.cumsum(np.vstack([np.zeros((1, part.shape[1])), part.astype(np.float64)]), axis=0)
+            lowest = np.minimum(lowest, ((sums[window:] - sums[:-window]) / window).min(axis=0))
+    return np.where(np.isfinite(lowest), lowest, fallback)
 
 
 @documented("darts", extra={"decop_k": DECOP_AUTO_DOC}, more={"compile": COMPILE})
@@ -310,7 +324,7 @@ class XCTFormerModel(MixedCovariatesTorchModel):
 
     def _setup_for_train(self, train_dataset, *args, **kwargs):
         if self.model is None:  # a new network: it standardises covariates with this data's statistics
-            self._input_statistics = input_statistics(train_dataset)
+            self._input_statistics = input_statistics(train_dataset, self.input_chunk_length)
         return super()._setup_for_train(train_dataset, *args, **kwargs)
 
     def _load_from_checkpoint(self, file_path, trusted=False, **kwargs):

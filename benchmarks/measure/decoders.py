@@ -7,11 +7,11 @@ and ``step_gain`` take the decoder's place in the package's network (:class:`Pac
 zeros, ``level_floor`` (:class:`LevelFloor`) ``replicated_history`` whose gain scales the level from
 the training floor, and ``level_floor_without_gain`` ``level_floor`` without its gain (whose
 unused modules it keeps, so a seed draws ``level_floor``'s weights): the package's decoder until
-``feature_dropout``, the package's :class:`~xct_estimators.nn.known_future.KnownFutureDecoder`,
-added TiDE's dropout; ``window_spread`` is the package's decoder before that dropout whose effects
-may scale with the window's spread; ``level_floor_dropout`` is ``level_floor`` with the package's
-dropout. None but those two have dropout. The others add to
-the head's output, as the package's decoders did before it: they read each target channel's tokens,
+``feature_dropout`` (:class:`FeatureDropout`, no gain modules) added TiDE's dropout; ``window_spread``
+is ``feature_dropout`` before that dropout whose effects may scale with the window's spread;
+``level_floor_dropout``, ``level_floor`` with that dropout, is the package's
+:class:`~xct_estimators.nn.known_future.KnownFutureDecoder`. None but those two have dropout. The
+others add to the head's output, as the package's decoders did before it: they read each target channel's tokens,
 the covariates over window and horizon and the targets' window statistics, and start at zero;
 :func:`with_candidate` gives the network that runs one of them in the decoder's place
 (:class:`AddedToTheHead`)."""
@@ -21,12 +21,9 @@ from __future__ import annotations
 from typing import Optional
 from unittest import mock
 
-import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from xct_estimators import forecasting
 from xct_estimators.nn import XCTFormerNet, known_future
 from xct_estimators.nn import model as network_module
 from xct_estimators.nn.known_future import (
@@ -230,44 +227,33 @@ class LevelGain(DataUnits):
 
 
 class LevelFloor(known_future.KnownFutureDecoder):
-    """The package's decoder until its gain was dropped (a gain a calendar turned against ETTm1 at
-    horizon 720): ``d level_std + g (level - floor + softplus(offset) level_std)``, ``g`` an MLP of
-    the step's features and the channel's context, ``level`` the window's mean of the target
-    (:class:`PackageNetwork` sets it), ``floor`` the lowest window mean of training
-    (:func:`with_floor`). Its gain is drawn after the package's modules, as it was."""
+    """The package's decoder without its dropout, as it ran before it had any."""
 
-    REMOVED = frozenset()  # it has them: it pickles as any module
-    DROPOUT = 0.0  # as it ran, before the package's decoder had dropout
+    DROPOUT = 0.0
 
-    def __init__(self, seq_len, n_future, n_channels, n_static=0):
-        super().__init__(seq_len, n_future, n_channels, n_static)
-        self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)  # the step's features only
-        self.offset = nn.Parameter(torch.zeros(n_channels))  # the level's zero below the floor, softplus'd spreads
-        self.register_buffer("level_floor", torch.zeros(n_channels))
+
+def without_gain(self, known, level, static=None):
+    """A candidate's forward with no gain on the level: each effect is ``d level_std``, with the
+    candidate's dropout on the step's inputs."""
+    c = level.shape[-1]
+    step = known_future._dropped(self.step_inputs(known), self.DROPOUT, self.training).to(level.dtype)
+    context = self.channel_context(level.shape[0], c, static).to(level.dtype)
+    return pairwise(self.decode, step, context)[..., 0] * self.level_std[:c]
+
+
+class FeatureDropout(known_future.KnownFutureDecoder):
+    """The package's decoder until ``level_floor_dropout``: no gain on the level (nor its modules,
+    so a seed draws its weights), each effect ``d level_std``, with the package's dropout."""
+
+    REQUIRED = frozenset()
+    forward = without_gain
+
+    def build_gain(self, n_channels):
+        pass
 
     @torch.no_grad()
     def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
-        super().set_statistics(known_mean, known_std, level_mean, level_std)
-        if level_floor is not None:
-            self.level_floor[: len(level_std)] = torch.as_tensor(level_floor, dtype=torch.float32)
-
-    def forward(self, known, n_channels, static=None):
-        level = self.level
-        step = self.step_inputs(known).to(level.dtype)
-        context = self.channel_context(known.shape[0], n_channels, static).to(level.dtype)
-        gain = pairwise(self.gain, self.gain_inputs(step), context)[..., 0]
-        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:n_channels] + gain * self.gained(level)
-
-    def gained(self, level):
-        """What the gain scales, (B, 1, C): the window's level above the training floor, plus a
-        learned positive margin."""
-        c = level.shape[-1]
-        return level - self.level_floor[:c] + F.softplus(self.offset[:c]) * self.level_std[:c]
-
-    @staticmethod
-    def gain_inputs(step):
-        """What the gain reads of step t: its features, not the filters' responses."""
-        return step[..., FILTERS:]
+        super().set_statistics(known_mean, known_std, level_mean, level_std)  # no floor to set
 
 
 class ReplicatedHistory(LevelFloor):
@@ -316,7 +302,7 @@ class RegressionWithoutGain(Regression):
     A check of the gain on ETTh1 with a calendar. It keeps the unused ``gain`` and ``offset`` (a
     seed draws :class:`Regression`'s weights), which its parameter count includes."""
 
-    forward = known_future.KnownFutureDecoder.forward
+    forward = without_gain
 
 
 class StepGain(Regression):
@@ -336,23 +322,12 @@ class LevelFloorWithoutGain(LevelFloor):
     ``feature_dropout`` (no dropout), with ``level_floor``'s unused ``gain`` and ``offset`` (a seed
     draws its weights; its parameter count includes them), as its recorded runs had them."""
 
-    forward = known_future.KnownFutureDecoder.forward
+    forward = without_gain
 
 
-class LevelFloorDropout(LevelFloor):
-    """:class:`LevelFloor` with the package's dropout where the package drops out (the feature MLP's
-    hidden layer, the step's inputs to decoding and gain): the gain that an effect scaling with the
-    target's level (``known-multiplicative``) asks for, with the dropout that kept ETTm1's calendar
-    at 720 within the spread."""
-
-    DROPOUT = known_future.DROPOUT
-
-    def step_inputs(self, known):
-        return known_future._dropped(super().step_inputs(known), self.DROPOUT, self.training)
-
-
-class WindowSpread(known_future.KnownFutureDecoder):
-    """The package's decoder whose effects may scale with the window's spread: ``d level_std (1 +
+class WindowSpread(FeatureDropout):
+    """The package's decoder of the time (``feature_dropout`` without dropout) whose effects may
+    scale with the window's spread: ``d level_std (1 +
     a (spread / level_std - 1))``, ``spread`` the target's std over the window (:class:`PackageNetwork`
     sets it), ``a`` a learned share per channel, 0 at the start (the package's decoder): a daily
     profile whose size follows the series' season, a promotion whose effect grows with the series'
@@ -365,10 +340,10 @@ class WindowSpread(known_future.KnownFutureDecoder):
         super().__init__(seq_len, n_future, n_channels, n_static)
         self.spread_share = nn.Parameter(torch.zeros(n_channels))
 
-    def forward(self, known, n_channels, static=None):
-        effects = super().forward(known, n_channels, static)
-        ratio = self.spread.to(effects.dtype) / self.level_std[:n_channels]  # (B, 1, C)
-        return effects * (1 + self.spread_share[:n_channels] * (ratio - 1))
+    def forward(self, known, level, static=None):
+        effects, c = without_gain(self, known, level, static), level.shape[-1]
+        ratio = self.spread.to(effects.dtype) / self.level_std[:c]  # (B, 1, C)
+        return effects * (1 + self.spread_share[:c] * (ratio - 1))
 
 
 CANDIDATES = {
@@ -385,8 +360,8 @@ CANDIDATES = {
     "level_floor": LevelFloor,
     "level_floor_without_gain": LevelFloorWithoutGain,  # with level_floor's unused modules
     "window_spread": WindowSpread,
-    "feature_dropout": known_future.KnownFutureDecoder,  # the package's
-    "level_floor_dropout": LevelFloorDropout,
+    "feature_dropout": FeatureDropout,
+    "level_floor_dropout": known_future.KnownFutureDecoder,  # the package's
 }
 
 
@@ -442,49 +417,17 @@ class PackageNetwork(XCTFormerNet):
         with mock.patch.object(network_module, "KnownFutureDecoder", self.CANDIDATE):
             super().__init__(config, *args, **kwargs)
 
-    def set_statistics(self, known=None, level=None, static=None, level_floor=None) -> None:
-        super().set_statistics(known, level, static)
-        if level_floor is not None and hasattr(self.known_future, "level_floor"):  # a decoder that reads one
-            self.known_future.set_statistics(*known, *level, level_floor=level_floor)
-
     def forward(self, x, mask=None, n_outputs: Optional[int] = None, future=None, static=None):
-        """The package's forward, the candidate given the targets' window mean and std (``level``,
-        ``spread``) first: over the observed values, as the package's gain read the mean."""
+        """The package's forward, the candidate given the targets' window std (``spread``) first:
+        over the observed values, as the package reads their mean."""
         c = self.config
-        self._check_input(x, mask, future, static)  # before the level reads them
+        self._check_input(x, mask, future, static)  # before the spread reads them
         if c.n_future_channels:
             n = c.n_token_channels if n_outputs is None else n_outputs
             observed = None if mask is None else mask[..., :n].bool()
             targets = x[..., :n] if observed is None else torch.where(observed, x[..., :n], 0.0)
-            self.known_future.level, self.known_future.spread = instance_stats(targets, observed)
+            self.known_future.spread = instance_stats(targets, observed)[1]
         return super().forward(x, mask, n_outputs, future, static)
-
-
-def with_floor(dataset) -> dict:
-    """:func:`xct_estimators.forecasting.input_statistics` (the package's own, patched in place by
-    ``decoder_choice``) with the targets' lowest window mean (``level_floor``), which
-    :class:`LevelFloor` and the decoders after it read."""
-    stats = _package_statistics(dataset)
-    series = getattr(dataset, "series", None)
-    if "level" in stats and series:
-        parts = [part.values(copy=False) for part in series]
-        fallback = np.concatenate(parts).astype(np.float64).min(axis=0)
-        stats["level_floor"] = lowest_window_mean(parts, dataset.input_chunk_length, fallback)
-    return stats
-
-
-_package_statistics = forecasting.input_statistics
-
-
-def lowest_window_mean(parts: list, window: int, fallback: np.ndarray) -> np.ndarray:
-    """Each column's lowest mean over ``window`` consecutive rows of any of ``parts`` (arrays
-    (rows, columns)); ``fallback`` where no part has that many rows."""
-    lowest = np.full(fallback.shape, np.inf)
-    for part in parts:
-        if len(part) >= window:
-            sums = np.cumsum(np.vstack([np.zeros((1, part.shape[1])), part.astype(np.float64)]), axis=0)
-            lowest = np.minimum(lowest, ((sums[window:] - sums[:-window]) / window).min(axis=0))
-    return np.where(np.isfinite(lowest), lowest, fallback)
 
 
 def with_candidate(candidate: type) -> type:

@@ -87,7 +87,7 @@ def test_missing_or_misshapen_covariates_are_clear_errors():
 
 def test_the_decoder_reads_the_future_covariates_as_given_over_window_and_horizon():
     """The known-future decoder gets the covariates' window values and horizon values unchanged (it
-    standardises them with the training data's statistics), how many targets get effects, and the
+    standardises them with the training data's statistics), the targets' window means, and the
     static covariates standardised as the static tokens read them."""
     model = net(n_future_channels=1, future_len=8, n_static_tokens=2, static_features=4)
     model.static_mean.fill_(1.0), model.static_std.fill_(2.0)
@@ -96,9 +96,9 @@ def test_the_decoder_reads_the_future_covariates_as_given_over_window_and_horizo
     x, future, static = torch.randn(1, 32, 3), torch.randn(1, 8, 1), torch.randn(1, 2, 4)
     with torch.no_grad():
         model(x, future=future, static=static)
-    ((known, n_targets, standardised),) = seen
+    ((known, level, standardised),) = seen
     torch.testing.assert_close(known, torch.cat([x[..., 2:], future], dim=1))
-    assert n_targets == 2
+    torch.testing.assert_close(level, x[..., :2].mean(dim=1, keepdim=True))
     torch.testing.assert_close(standardised, (static - 1.0) / 2.0)
 
 

@@ -2,6 +2,7 @@
 it can be any function of a step's covariates, it is in the data's units; the network takes the
 window's effects off the window and adds the horizon's to its forecast, starting from the paper's."""
 
+import math
 from unittest import mock
 
 import pytest
@@ -20,69 +21,84 @@ def trained(module: torch.nn.Module) -> torch.nn.Module:
     return module
 
 
-def decoder() -> KnownFutureDecoder:
+def decoder(gain: bool = False) -> KnownFutureDecoder:
     torch.manual_seed(0)
     module = KnownFutureDecoder(L, F, C)
     trained(module.decode)
+    if gain:
+        trained(module.gain)
     return module.eval()
 
 
+def inputs(batch=2):
+    return torch.randn(batch, L + H, F), torch.randn(batch, 1, C)
+
+
 def test_an_effect_reads_the_covariates_of_its_step_and_the_window_before_it_and_none_after():
-    module = decoder()
-    known = torch.randn(2, L + H, F)
+    module = decoder(gain=True)
+    known, level = inputs()
     with torch.no_grad():
-        out = module(known, C)
+        out = module(known, level)
         assert out.shape == (2, L + H, C)
         for step in (3, L + 5):
             moved = known.clone()
             moved[:, step] += 1.0
-            changed = (module(moved, C) - out).abs().amax(dim=(0, 2))
+            changed = (module(moved, level) - out).abs().amax(dim=(0, 2))
             reached = torch.zeros(L + H, dtype=torch.bool)
             reached[step : step + L] = True  # the filters reach L steps forward from a step
             assert (changed[~reached] == 0).all() and (changed[reached] > 0).all()
 
 
-def test_effects_are_in_the_data_s_units():
-    """``d level_std``: covariates in other units (a x + b) give the same effects once
-    standardised; twice the training spread, twice the effects; the first channels only."""
+def test_effects_are_in_the_data_s_units_and_the_gain_scales_with_the_window_s_level():
+    """``d level_std + g (level - floor + softplus(offset) level_std)``: covariates in other units
+    (a x + b) give the same effects once standardised; twice the training spread, twice ``d``'s
+    part; ``g``'s part is proportional to the window's level above the training floor, plus a
+    margin of ``softplus(offset)`` training spreads."""
     module = decoder()
-    known = torch.randn(2, L + H, F)
+    known, level = inputs()
     with torch.no_grad():
-        plain = module(known, C)
+        plain = module(known, level)
         a, b = torch.tensor([9 / 5, 100.0]), torch.tensor([32.0, -5.0])
-        module.set_statistics(b, a, torch.full((C,), 7.0), torch.full((C,), 2.0))
-        torch.testing.assert_close(module(known * a + b, C), 2 * plain, rtol=1e-4, atol=1e-4)
-        torch.testing.assert_close(module(known * a + b, C - 1), 2 * plain[..., : C - 1], rtol=1e-4, atol=1e-4)
+        floor = torch.linspace(-1.0, 2.0, C)
+        module.set_statistics(b, a, torch.full((C,), 7.0), torch.full((C,), 2.0), level_floor=floor)
+        torch.testing.assert_close(module(known * a + b, level * 5.0), 2 * plain, rtol=1e-4, atol=1e-4)
+        trained(module.gain)
+        gain_part = lambda lvl: module(known * a + b, lvl) - 2 * plain  # noqa: E731
+        module.offset.fill_(-40.0)  # softplus(-40) ~ 4e-18: no margin
+        torch.testing.assert_close(gain_part(floor.expand_as(level)), torch.zeros_like(plain), rtol=0, atol=1e-5)
+        above = level.abs()
+        torch.testing.assert_close(gain_part(floor + 3 * above), 3 * gain_part(floor + above), rtol=1e-4, atol=1e-5)
+        margin = gain_part((floor + 2.0 * math.log(2.0)).expand_as(level))  # softplus(0) = log 2 spreads of 2.0
+        module.offset.zero_()
+        torch.testing.assert_close(gain_part(floor.expand_as(level)), margin, rtol=1e-4, atol=1e-5)
     constant = torch.tensor([0.5, 1e15])  # constant in training: std 0, scaled by the size of the constant
     module.set_statistics(constant, torch.zeros(F), torch.zeros(C), torch.zeros(C))
     assert module.known_std.tolist() == [1.0, float(torch.tensor(1e15))] and (module.level_std == 1).all()
 
 
-def test_a_pickle_of_the_decoder_with_the_unreleased_gain_is_refused():
-    """An sktime forecaster pickles its trained network: one pickled with the gain would otherwise
-    load with the gain kept unread and forecast otherwise without a word."""
+def test_a_pickle_of_the_decoder_without_the_gain_is_refused():
+    """An sktime forecaster pickles its trained network: one pickled by a development build without
+    the gain would otherwise load and fail at its first forecast with an error that names no cause."""
     import pickle
 
-    module = decoder()
+    module = decoder(gain=True)
+    known, level = inputs(1)
     restored = pickle.loads(pickle.dumps(module))
-    torch.testing.assert_close(restored(torch.ones(1, L + H, F), C), module(torch.ones(1, L + H, F), C))
-    module.register_buffer("level_floor", torch.zeros(C))
-    with pytest.raises(ValueError, match="gain on the window's level(.|\n)*refit the model"):
+    torch.testing.assert_close(restored(known, level), module(known, level))
+    del module.gain, module.offset, module.level_floor  # as such a build held it
+    with pytest.raises(ValueError, match="no gain on the window's level(.|\n)*refit the model"):
         pickle.loads(pickle.dumps(module))
 
 
-def test_weights_with_the_unreleased_gain_are_refused_by_name_and_only_they():
+def test_weights_without_the_gain_are_refused_by_name_and_only_they():
     weights = {f"kf.{name}": value for name, value in decoder().state_dict().items()}
     holder = torch.nn.Module()
     holder.kf, holder.other = decoder(), torch.nn.Module()
-    holder.other.register_buffer("gain", torch.zeros(1))  # another module's gain is its own
-    holder.load_state_dict({**weights, "other.gain": torch.ones(1)})
-    weights["other.gain"] = torch.ones(1)
+    holder.load_state_dict(weights)
+    without = {name: value for name, value in weights.items() if not name.startswith(("kf.gain.", "kf.offset"))}
     for strict in (True, False):
-        with pytest.raises(ValueError, match=r"\(its weights hold kf.gain.skip.weight\)"):
-            holder.load_state_dict({**weights, "kf.gain.skip.weight": torch.ones(1)}, strict)
-    with pytest.raises(RuntimeError, match="kf.gain_x"):  # a name that only starts like it: torch's own error
-        holder.load_state_dict({**weights, "kf.gain_x": torch.ones(1)})
+        with pytest.raises(ValueError, match=r"\(its weights lack kf.gain, kf.offset\)"):
+            holder.load_state_dict(without, strict)
 
 
 def config(**changes) -> XCTFormerConfig:
@@ -113,15 +129,15 @@ def test_a_network_with_future_covariates_starts_from_the_papers_forecast():
 @pytest.mark.parametrize("n_outputs", [2, 1])  # 1: the second channel is a past covariate, left as it is
 def test_the_network_forecasts_what_the_effects_leave_and_adds_the_horizon_s_effects(n_outputs):
     """A regression with forecast errors: net(window) = paper(window - its effects) + the horizon's
-    effects, the effects read off the covariates alone; a past covariate, which nobody forecasts,
-    keeps its values."""
+    effects, the effects read off the covariates and the targets' own window level; a past
+    covariate, which nobody forecasts, keeps its values."""
     torch.manual_seed(0)
     net = XCTFormerNet(config()).eval()
     trained(net.known_future)
     x, future = torch.randn(2, L, 3) + 4.0, torch.randn(2, H, 1)
     with torch.no_grad():
         known = torch.cat([x[..., 2:], future], dim=1)
-        effects = net.known_future(known, n_outputs)
+        effects = net.known_future(known, x[..., :n_outputs].mean(dim=1, keepdim=True))
         assert effects.shape == (2, L + H, n_outputs) and effects.abs().amin() > 0
         window = x[..., :2].clone()
         window[..., :n_outputs] -= effects[:, :L]
@@ -144,10 +160,10 @@ def shifted_forecast_error(network=XCTFormerNet) -> float:
 
 
 def test_the_window_s_level_moves_the_horizon_only_as_far_as_the_covariates_say():
-    """With covariates that do not change, every step's effect is the same, so a window shifted by
-    ``c`` gives a forecast shifted by ``c``, as the paper's network's; the lab's ``regression``
-    decoder (a gain on the level that read the filters, zero before the window) could tell horizon
-    from window steps and pull the horizon toward the training period's level."""
+    """With covariates that do not change, the gain is the same at every step, so a window shifted
+    by ``c`` gives a forecast shifted by ``c``, as the paper's network's; the lab's ``regression``
+    decoder (its gain read the filters, zero before the window) could tell horizon from window steps
+    and pull the horizon toward the training period's level."""
     from benchmarks.measure.decoders import Regression, with_candidate  # that decoder, kept in the lab
 
     assert shifted_forecast_error() < 1e-4
@@ -311,19 +327,48 @@ def test_a_training_step_with_covariates_compiles_as_one_graph():
     torch.testing.assert_close(compiled(x, future=future), expected, rtol=1e-4, atol=1e-4)
 
 
-def test_the_decoder_drops_out_in_training_only():
-    """Dropout (TiDE's rate) moves a training forward's effects; evaluation gives the effects of
-    the same weights without it."""
+def test_the_decoder_drops_out_in_training_only_where_it_says():
+    """In training, dropout at TiDE's rate, once on the feature MLP's hidden layer and once on the
+    step's inputs (which decoding and gain both read); evaluation gives the same weights' effects
+    without it."""
+    import xct_estimators.nn.known_future as kf
+
     torch.manual_seed(0)
     module = trained(KnownFutureDecoder(L, F, C))
-    known = torch.randn(2, L + H, F)
+    known, level = inputs()
     with torch.no_grad(), mock.patch.object(KnownFutureDecoder, "DROPOUT", 0.0):
         undropped = KnownFutureDecoder(L, F, C)
         undropped.load_state_dict(module.state_dict())
-        expected = undropped.train()(known, C)
+        expected = undropped.train()(known, level)
     with torch.no_grad():
-        torch.testing.assert_close(module.eval()(known, C), expected)
-        assert not torch.allclose(module.train()(known, C), expected)
+        torch.testing.assert_close(module.eval()(known, level), expected)
+        assert not torch.allclose(module.train()(known, level), expected)
+    calls, real = [], torch.nn.functional.dropout
+
+    def spy(x, p, training):
+        calls.append((x.shape[-1], p, training))
+        return real(x, p, training)
+
+    with mock.patch.object(kf.F, "dropout", spy), torch.no_grad():
+        module.train()(known, level)
+    expected_calls = [(kf.FEATURE_HIDDEN, kf.DROPOUT, True), (kf.FILTERS + kf.FEATURES, kf.DROPOUT, True)]
+    assert sorted(calls) == sorted(expected_calls)
+
+
+def test_the_gain_reads_the_mean_of_the_observed_window():
+    """The network gives its decoder the targets' window mean over observed points."""
+    torch.manual_seed(0)
+    net = XCTFormerNet(config()).eval()
+    seen = []
+    net.known_future.register_forward_pre_hook(lambda module, args: seen.append(args[1]))
+    x, future = torch.randn(2, L, 3) + 3.0, torch.randn(2, H, 1)
+    mask = torch.rand(2, L, 3) > 0.3
+    mask[..., 2] = True
+    with torch.no_grad():
+        net(torch.where(mask, x, torch.nan), mask=mask, n_outputs=2, future=future)
+    observed = mask[..., :2]
+    expected = torch.where(observed, x[..., :2], 0.0).sum(1, keepdim=True) / observed.sum(1, keepdim=True)
+    torch.testing.assert_close(seen[0], expected)
 
 
 def test_a_block_pickled_before_its_dropout_rate_forwards_without_dropout():

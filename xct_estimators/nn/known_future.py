@@ -8,17 +8,22 @@ learned causal filters read those features over the ``seq_len`` steps up to ``t`
 taking the window's first step for the steps before it, so that covariates which hold one value
 give every step the same response; and for each target channel an MLP of the filters' responses,
 the step's features and the channel's context (which channel it is, the static covariates) gives
-the step's effect ``d`` in the data's units: ``d level_std``, ``level_std`` the channel's training
-spread. No part of an effect reads the window's level: a gain on it (the lab's ``level_floor``) bought
-the suite's multiplicative family nothing beyond the spread over seeds and cost ETTm1 with a calendar
-at long horizons, where a test period's level lies outside the training period's and a share of it
-learned there moves the horizon by what no covariate explains; a response that grows with the level
-is the backbone's to forecast, which reads the window. The network takes the window's effects off the
-window before it normalises it and adds the horizon's to its forecast, so the backbone forecasts what
-the covariates do not explain. No effect reads the target's tokens: they would see the effects being
-taken off. In training, dropout (:data:`DROPOUT`) on the feature MLP's hidden layer and on what the
-decoding reads of a step shrinks effects the data support weakly (ETTm1's day of week). The effects
-are zero at the start of training, which starts from the paper's forecast.
+the step's effect in the data's units (the channel's training spread), and an MLP of the step's
+features and the channel's context a gain on the window's level, so that the effect is ``d
+level_std + g (level - floor + softplus(offset) level_std)``: a promotion whose effect grows with
+the series' own level (the suite's ``known-multiplicative``). The level is measured from the lowest
+window mean of training (``floor``), so the share it scales is positive in training: a share of the
+level measured from the training mean would flip sign when a test period's level moves past it. The
+gain reads no filter: the filters' responses at the window's first steps read a history the network
+does not have, so a gain that read them could tell a window step from a horizon step and move the
+horizon by a share of the window's level that no covariate explains. In training, dropout
+(:data:`DROPOUT`) on the feature MLP's hidden layer and on what decoding and gain read of a step
+shrinks effects the data support weakly: without it, the gain learned a share of ETTm1's level in
+its training period that a calendar does not explain, and moved the long horizons by it. The
+network takes the window's effects off the window before it normalises it and adds the horizon's
+to its forecast, so the backbone forecasts what the covariates do not explain. No effect reads the
+target's tokens: they would see the effects being taken off. The effects are zero at the start of
+training, which starts from the paper's forecast.
 """
 
 from __future__ import annotations
@@ -71,12 +76,13 @@ def _dropped(x: torch.Tensor, rate: float, training: bool) -> torch.Tensor:
 
 
 class KnownFutureDecoder(nn.Module):
-    """(known covariates over window and horizon, static covariates) ->
+    """(known covariates over window and horizon, the targets' window level, static covariates) ->
     each target channel's effect at every step, in the data's units.
 
-    The buffers ``known_mean``/``known_std`` (per covariate) standardise the covariates and
-    ``level_std`` (per target channel) is the data's unit of the effects; they are the identity
-    until :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
+    The buffers ``known_mean``/``known_std`` (per covariate) standardise the covariates,
+    ``level_std`` (per target channel) is the data's unit of the effects and ``level_floor`` (per
+    target channel) the zero of the level the gain scales; they are the identity (and 0) until
+    :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
     """
 
     #: The decoder's dropout rate (the lab's earlier decoders have none).
@@ -93,49 +99,72 @@ class KnownFutureDecoder(nn.Module):
         self.register_buffer("known_mean", torch.zeros(n_future))
         self.register_buffer("known_std", torch.ones(n_future))
         self.register_buffer("level_std", torch.ones(n_channels))
+        self.build_gain(n_channels)
 
-    #: What the unreleased decoder with a gain on the window's level held and this one has not.
-    REMOVED = frozenset({"gain", "offset", "level_floor"})
+    def build_gain(self, n_channels: int) -> None:
+        """The gain on the window's level, its margin and its floor, drawn after the other modules."""
+        self.gain = ResidualMLP(FEATURES + CONTEXT, HIDDEN, 1, zero=True)  # the step's features only
+        self.offset = nn.Parameter(torch.zeros(n_channels))  # the level's zero below the floor, softplus'd spreads
+        self.register_buffer("level_floor", torch.zeros(n_channels))
+
+    #: What this decoder holds and the development builds without a gain on the window's level had not.
+    REQUIRED = frozenset({"gain", "offset", "level_floor"})
     REFIT = (
-        "This model was saved by a development build whose known-future decoder had a gain on the window's level, "
+        "This model was saved by a development build whose known-future decoder had no gain on the window's level, "
         "which no release has: refit the model with its future covariates"
     )
 
     def __setstate__(self, state: dict) -> None:
-        """A pickle (an sktime forecaster's) of the decoder with the gain is refused: unpickled as it
-        is, the gain would be kept unread, and its forecasts change without a word."""
+        """A pickle (an sktime forecaster's) of the decoder without the gain is refused: unpickled as
+        it is, it would fail at its first forecast with an error that names no cause."""
         held = {*state.get("_modules", {}), *state.get("_parameters", {}), *state.get("_buffers", {})}
-        if self.REMOVED & held:
+        if self.REQUIRED - held:
             raise ValueError(f"{self.REFIT}.")
         super().__setstate__(state)
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
-        """Weights with the gain (``load_weights``, Lightning's ``load_from_checkpoint``) are refused
-        with :attr:`REFIT`, not a list of unexpected keys."""
-        own = (key for key in state_dict if key.startswith(prefix))
-        removed = sorted(key for key in own if key[len(prefix) :].split(".")[0] in self.REMOVED)
-        if removed:
-            raise ValueError(f"{self.REFIT} (its weights hold {', '.join(removed)}).")
+        """Weights without the gain (``load_weights``, Lightning's ``load_from_checkpoint``) are
+        refused with :attr:`REFIT`, not a list of missing keys."""
+        held = {key[len(prefix) :].split(".")[0] for key in state_dict if key.startswith(prefix)}
+        missing = sorted(self.REQUIRED - held)
+        if missing:
+            raise ValueError(f"{self.REFIT} (its weights lack {', '.join(prefix + name for name in missing)}).")
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     @torch.no_grad()
-    def set_statistics(self, known_mean, known_std, level_mean, level_std) -> None:
+    def set_statistics(self, known_mean, known_std, level_mean, level_std, level_floor=None) -> None:
         """The training data's mean and std of each covariate and of the first channels (the
-        targets); a std of 0 (constant in training) is replaced as :func:`usable_scale` says."""
+        targets), and the targets' lowest window mean (``level_floor``); a std of 0 (constant in
+        training) is replaced as :func:`usable_scale` says."""
         known_mean, known_std, level_mean, level_std = (
             torch.as_tensor(v, dtype=torch.float32) for v in (known_mean, known_std, level_mean, level_std)
         )
         self.known_mean[:] = known_mean
         self.known_std[:] = usable_scale(known_mean, known_std)
         self.level_std[: len(level_std)] = usable_scale(level_mean, level_std)  # the targets', the first channels
+        if level_floor is not None:
+            self.level_floor[: len(level_std)] = torch.as_tensor(level_floor, dtype=torch.float32)
 
-    def forward(self, known: torch.Tensor, n_channels: int, static=None) -> torch.Tensor:
-        """``known`` (B, seq_len + future_len, F), as given; ``n_channels``: how many of the first
-        channels (the targets) get effects; ``static`` (B, rows, features): the static covariates,
-        standardised, if the network has them. Returns the effects (B, seq_len + future_len, n_channels)."""
-        step = _dropped(self.step_inputs(known), self.DROPOUT, self.training)  # (B, L + H, R + E)
-        context = self.channel_context(known.shape[0], n_channels, static).to(step.dtype)  # (B, C, Z)
-        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:n_channels]
+    def forward(self, known: torch.Tensor, level: torch.Tensor, static=None) -> torch.Tensor:
+        """``known`` (B, seq_len + future_len, F), as given; ``level`` (B, 1, C): the window mean
+        of each of the first C channels (the targets), as given; ``static`` (B, rows, features): the
+        static covariates, standardised, if the network has them. Returns the effects (B, seq_len + future_len, C)."""
+        c = level.shape[-1]
+        step = _dropped(self.step_inputs(known), self.DROPOUT, self.training).to(level.dtype)  # (B, L + H, R + E)
+        context = self.channel_context(level.shape[0], c, static).to(level.dtype)  # (B, C, Z)
+        gain = pairwise(self.gain, self.gain_inputs(step), context)[..., 0]
+        return pairwise(self.decode, step, context)[..., 0] * self.level_std[:c] + gain * self.gained(level)
+
+    def gained(self, level: torch.Tensor) -> torch.Tensor:
+        """What the gain scales, (B, 1, C): the window's level above the training floor, plus a
+        learned positive margin (the module's docstring)."""
+        c = level.shape[-1]
+        return level - self.level_floor[:c] + F.softplus(self.offset[:c]) * self.level_std[:c]
+
+    @staticmethod
+    def gain_inputs(step: torch.Tensor) -> torch.Tensor:
+        """What the gain reads of step t: its features, not the filters' responses (the module's docstring)."""
+        return step[..., FILTERS:]
 
     def step_inputs(self, known: torch.Tensor) -> torch.Tensor:
         """What the decoding reads of step t: the filters' responses up to t and t's features."""
