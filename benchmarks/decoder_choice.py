@@ -39,17 +39,17 @@ statistics, zero at the start of training) in ``xct-bench forecast --dataset kno
 - ``window_spread``: that decoder (without the unused modules) whose effects may scale with the
   target's spread over the window, by a learned share per channel, 0 at the start (a daily profile
   whose size follows the season; the package's is fixed in the data's units);
-- ``feature_dropout``: the package's decoder: ``level_floor_without_gain``'s design with TiDE's
-  dropout on its feature MLP's hidden layer and on what the decoding reads of a step;
-- ``level_floor_dropout``: ``level_floor`` with that dropout (an effect scaling with the target's
-  level, which ``known-multiplicative`` asks for); run on the families chosen on, not yet on the calendars.
+- ``feature_dropout``: ``level_floor_without_gain``'s design with TiDE's dropout on its feature
+  MLP's hidden layer and on what the decoding reads of a step (the package's decoder until the next);
+- ``level_floor_dropout``: the package's decoder: ``level_floor`` with that dropout (an effect
+  scaling with the target's level, which ``known-multiplicative`` asks for).
 
 ``--families ETTh1`` (or ``ETTm1``, from ``$XCT_DATA_DIR``) runs a candidate on real data with the
 calendar (hour of day, day of week) as its known future, ``--horizons`` the horizons to run.
 
 The package's decoder is the one chosen here: the lowest geometric mean of MSE over the families
 among the decoders that keep ETTh1 and ETTm1 with a calendar no worse than without it at every
-horizon (``feature_dropout``);
+horizon (``level_floor_dropout``);
 ``xct-bench`` runs confirm it, unchanged, on the families held out from this choice
 (docs/forecasting.md, Covariates). Each finished run is a line of ``OUTPUT/rows.jsonl`` at once, so
 a stopped run resumes where it was:
