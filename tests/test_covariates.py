@@ -124,14 +124,18 @@ def test_a_saved_model_with_future_covariates_forecasts_the_same_after_loading(t
         loaded.predict(OUT, future_covariates=control).values(), fitted.predict(OUT, future_covariates=control).values()
     )
     checkpoint = torch.load(tmp_path / "model.pt.ckpt", weights_only=False)  # a development build's, no gain
-    del checkpoint["state_dict"]["net.known_future.offset"]
+    weights, gain = checkpoint["state_dict"], ("gain.", "offset", "level_floor")
+    checkpoint["state_dict"] = {
+        k: v for k, v in weights.items() if not k.startswith(tuple("net.known_future." + g for g in gain))
+    }
     torch.save(checkpoint, tmp_path / "model.pt.ckpt")
-    refused = r"model.pt: .*development build.*\(its weights lack net.known_future.offset\)"
+    lacked = r"\(its weights lack net.known_future.gain, net.known_future.level_floor, net.known_future.offset\)"
+    refused = r"model.pt: .*development build.*" + lacked
     with pytest.raises(ValueError, match=refused):
         XCTFormerModel.load(str(tmp_path / "model.pt"))
     before = fitted.predict(OUT, future_covariates=control).values()
     for strict in (True, False):  # the weights alone, into a fitted model: refused, and the model kept
-        with pytest.raises(ValueError, match=r"refit the model .* \(its weights lack net.known_future.offset\)"):
+        with pytest.raises(ValueError, match=r"refit the model .* " + lacked):
             fitted.load_weights(str(tmp_path / "model.pt"), strict=strict)
         np.testing.assert_array_equal(fitted.predict(OUT, future_covariates=control).values(), before)
 
@@ -167,12 +171,12 @@ def test_the_floor_is_the_lowest_window_mean_of_the_series_long_enough_for_a_win
 
 def test_a_panel_s_floor_is_the_lowest_window_mean_within_one_series(tmp_path):
     """No window spans two series: here the windows across the join are the lowest of all."""
-    low = np.r_[np.full(IN // 2, -10.0), np.full(60, 10.0)].astype(np.float32)  # every window's mean is at least 0
+    low = np.r_[np.full(IN // 2, -5.0), np.full(60, 15.0)].astype(np.float32)  # every window's mean is at least 5
     first, second = TimeSeries.from_values(low[::-1].copy()), TimeSeries.from_values(low)
     control = TimeSeries.from_values(np.zeros((len(low) + OUT, 1), np.float32), columns=["control"])
     fitted = model(tmp_path, n_epochs=1)
     fitted.fit([first, second], future_covariates=[control, control])
-    np.testing.assert_allclose(fitted.network_.known_future.level_floor, [0.0], atol=1e-6)
+    np.testing.assert_allclose(fitted.network_.known_future.level_floor, [5.0], atol=1e-5)  # not the buffer's 0
 
 
 def test_a_static_covariate_far_from_its_training_constant_gives_a_finite_moderate_forecast(tmp_path):

@@ -273,6 +273,20 @@ def test_the_choice_table_refuses_rows_at_another_horizon(tmp_path):
         table(tmp_path / "results", tmp_path)
 
 
+def test_feature_dropout_drops_out_in_training_and_has_no_gain_modules():
+    """As its rows ran: the package's dropout, and none of the gain's modules (its parameter count)."""
+    from benchmarks.measure.decoders import FeatureDropout
+
+    torch.manual_seed(0)
+    module = FeatureDropout(SEQ_LEN, FUTURE, CHANNELS)
+    assert not {"gain", "offset", "level_floor"} & {*module._modules, *module._parameters, *module._buffers}
+    for parameter in module.parameters():  # trained weights, not the zero start
+        torch.nn.init.normal_(parameter, std=0.3)
+    known, level = torch.randn(2, SEQ_LEN + HORIZON, FUTURE), torch.ones(2, 1, CHANNELS)
+    with torch.no_grad():
+        assert not torch.allclose(module.train()(known, level), module.eval()(known, level))
+
+
 @pytest.mark.parametrize("name", ["level_floor", "level_floor_without_gain", "window_spread"])
 def test_the_candidates_recorded_before_the_package_s_dropout_have_none(name):
     """Their rows ran without dropout: a training forward gives the evaluation's effects."""

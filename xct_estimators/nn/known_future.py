@@ -38,7 +38,7 @@ from . import crab_kernel, ops
 FEATURES, FILTERS, CONTEXT = 8, 16, 16
 #: Hidden widths of the per-step feature MLP and of the per-channel decoding MLP.
 FEATURE_HIDDEN, HIDDEN = 32, 64
-#: Dropout in training on the feature MLP's hidden layer and on what the decoding reads of a step:
+#: Dropout in training on the feature MLP's hidden layer and on what decoding and gain read of a step:
 #: TiDE's default rate (``darts.models.TiDEModel``), which shrinks effects the data support weakly.
 DROPOUT = 0.1
 
@@ -85,7 +85,7 @@ class KnownFutureDecoder(nn.Module):
     :meth:`set_statistics` gives them the training data's (``XCTFormerModel.fit`` does).
     """
 
-    #: The decoder's dropout rate (the lab's earlier decoders have none).
+    #: The decoder's dropout rate (the lab's candidates before ``feature_dropout`` have none).
     DROPOUT = DROPOUT
 
     def __init__(self, seq_len: int, n_future: int, n_channels: int, n_static: int = 0):
@@ -110,8 +110,8 @@ class KnownFutureDecoder(nn.Module):
     #: What this decoder holds and the development builds without a gain on the window's level had not.
     REQUIRED = frozenset({"gain", "offset", "level_floor"})
     REFIT = (
-        "This model was saved by a development build whose known-future decoder had no gain on the window's level, "
-        "which no release has: refit the model with its future covariates"
+        "This model was saved by a development build whose known-future decoder lacks this one's gain on the "
+        "window's level above the training floor, which no release has: refit the model with its future covariates"
     )
 
     def __setstate__(self, state: dict) -> None:
